@@ -1,0 +1,25 @@
+# Every target works from a fresh clone: the venv is made and filled on demand.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: test bench-protocol clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+# Reinstall whenever the dependency list changes.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q
+
+bench-protocol: $(STAMP)
+	$(BIN)/python -m bench.protocol_bench
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

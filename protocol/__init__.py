@@ -1,0 +1,25 @@
+# protocol/ is the one place that knows WRECK's wire formats. It does no I/O:
+# callers own the sockets, feed bytes in and write the bytes it returns
+# (docs/protocol.txt is the normative description).
+"""WRECK's two wire protocols, sans-I/O."""
+
+from .codes import (
+    AckResult, ErrorCode, NoticeCode, Role, Specific, Status, http_code, http_enum,
+)  # fmt: skip
+from .control import ControlConnection
+from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
+from .events import (
+    NEED_DATA, Ack, Assignment, Auth, Bye, Cancel, ConnectionClosed, Done, Error,
+    Get, Hello, Idle, Notice, Ready, Record, Working,
+)  # fmt: skip
+from .handshake import NONCE_BYTES
+from .state import State
+from .store import StoreConnection
+
+__all__ = [
+    "NEED_DATA", "NONCE_BYTES", "Ack", "AckResult", "Assignment", "Auth", "Bye",
+    "Cancel", "ConnectionClosed", "ControlConnection", "Done", "Error", "ErrorCode",
+    "Get", "Hello", "Idle", "LocalProtocolError", "Notice", "NoticeCode",
+    "ProtocolError", "Ready", "Record", "RemoteProtocolError", "Role", "Specific",
+    "State", "Status", "StoreConnection", "Working", "http_code", "http_enum",
+]  # fmt: skip

@@ -1,0 +1,229 @@
+# The control protocol between a spider (client) and the urlserver (server):
+# after the handshake, LF-terminated lines, except that a DONE header is
+# followed by a length-prefixed block of outlinks so a page's hundreds of
+# links cost one read, one validation and one split.
+#
+#   spider:    GET <n> | WORKING <id>... | DONE <header> LF <links block>
+#   urlserver: <TRANS_ID> <DOC_ID> <HOST_IP> <HOST_NAME> <URL> [k=v...]
+#              | IDLE <ms> | CANCEL <id> | BYE <reason> | ERROR <code> <text>
+#
+# The connection also keeps the credit count: a server never sends more
+# assignments than the spider has asked for with GET.
+"""ControlConnection: the spider <-> urlserver line protocol, sans-I/O."""
+
+from __future__ import annotations
+
+import msgspec
+
+from . import limits
+from . import textfields as f
+from .codes import ErrorCode, Role, Specific, Status
+from .connection import Connection
+from .errors import LocalProtocolError, RemoteProtocolError
+from .events import NEED_DATA, Assignment, Bye, Cancel, Done, Error, Get, Idle, Working
+from .handshake import decode_text, encode_error, parse_error
+from .state import CONTROL_TABLE
+
+_STATUS = {s.value.encode(): s for s in Status}
+_SPECIFIC = {s.name.encode(): s for s in Specific}
+_BYE_REASON_MAX = 32
+_DONE_KEYS = frozenset(("new", "retry", "reason"))
+
+
+class ControlConnection(Connection):
+    """One end of a spider <-> urlserver connection."""
+
+    _table = CONTROL_TABLE
+
+    def __init__(self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider") -> None:
+        super().__init__(role, service="urlserver", secret=secret, nonce=nonce, name=name)
+        self.credit = 0  # assignments the server may still send
+        self._done_header: Done | None = None  # DONE line read, links pending
+        self._links_count = 0
+        self._links_size = 0
+
+    # -- decoding ------------------------------------------------------------
+
+    def _decode_open(self) -> object:
+        buf = self._buf
+        if self._done_header is not None:
+            return self._finish_done()
+        line = buf.take_line(limits.MAX_LINE)
+        if line is None:
+            return NEED_DATA
+        parts = line.split(b" ")
+        word = parts[0]
+        if self.our_role is Role.CLIENT:
+            if word[:1].isdigit():
+                event = _parse_assignment(parts)
+                if self.credit <= 0:
+                    raise RemoteProtocolError("assignment sent without credit", ErrorCode.STATE)
+                self.credit -= 1
+                return event
+            return _parse_server_word(word, parts, line)
+        if word == b"DONE":
+            self._done_header, self._links_count, self._links_size = _parse_done_header(parts)
+            return self._finish_done()
+        if word == b"WORKING":
+            if not 2 <= len(parts) <= limits.MAX_WORKING_IDS + 1:
+                raise RemoteProtocolError(f"WORKING takes 1 to {limits.MAX_WORKING_IDS} ids")
+            return Working(tuple(f.uint(p, "transaction id") for p in parts[1:]))
+        if word == b"GET":
+            if len(parts) != 2:
+                raise RemoteProtocolError("expected 'GET <count>'")
+            count = f.uint(parts[1], "GET count", limits.MAX_GET)
+            if count == 0:
+                raise RemoteProtocolError("GET count must be at least 1")
+            if self.credit + count > limits.MAX_CREDIT:
+                raise RemoteProtocolError(f"more than {limits.MAX_CREDIT} credits outstanding", ErrorCode.LIMIT)
+            self.credit += count
+            return Get(count)
+        if word == b"ERROR":
+            return parse_error(decode_text(line, "ERROR line"))
+        raise RemoteProtocolError(f"unknown message {word[:16]!r} from a spider")
+
+    def _finish_done(self) -> object:
+        header, count = self._done_header, self._links_count
+        if count == 0:
+            self._done_header = None
+            return header
+        block = self._buf.take_block(self._links_size)
+        if block is None:
+            return NEED_DATA
+        self._done_header = None
+        return msgspec.structs.replace(header, outlinks=f.link_block(block, count))
+
+    # -- encoding ------------------------------------------------------------
+
+    def _encode_open(self, event: object) -> bytes:
+        kind = type(event)
+        if kind is Assignment:
+            if self.credit <= 0:
+                raise LocalProtocolError("no credit: the spider has not asked for more URLs")
+            data = _encode_assignment(event)
+            self.credit -= 1
+            return data
+        if kind is Done:
+            return _encode_done(event)
+        if kind is Get:
+            if not 1 <= event.count <= limits.MAX_GET:
+                raise LocalProtocolError(f"GET count must be 1..{limits.MAX_GET}")
+            if self.credit + event.count > limits.MAX_CREDIT:
+                raise LocalProtocolError(f"more than {limits.MAX_CREDIT} credits outstanding")
+            self.credit += event.count
+            return b"GET %d\n" % event.count
+        if kind is Working:
+            if not 1 <= len(event.trans_ids) <= limits.MAX_WORKING_IDS:
+                raise LocalProtocolError(f"WORKING takes 1 to {limits.MAX_WORKING_IDS} ids")
+            return ("WORKING " + " ".join(map(str, event.trans_ids)) + "\n").encode("ascii")
+        if kind is Idle:
+            return b"IDLE %d\n" % event.retry_ms
+        if kind is Cancel:
+            return b"CANCEL %d\n" % event.trans_id
+        if kind is Bye:
+            if not event.reason.isidentifier() or len(event.reason) > _BYE_REASON_MAX:
+                raise LocalProtocolError("BYE reason must be a short identifier")
+            return b"BYE %s\n" % event.reason.encode("ascii")
+        if kind is Error:
+            return encode_error(event)
+        raise LocalProtocolError(f"{kind.__name__} is not a control protocol message")
+
+
+def _parse_assignment(parts: list[bytes]) -> Assignment:
+    if len(parts) < 5:
+        raise RemoteProtocolError("assignment needs TRANS_ID DOC_ID HOST_IP HOST_NAME URL")
+    return Assignment(
+        f.uint(parts[0], "transaction id"),
+        f.uint(parts[1], "doc id", f.MAX_U32),
+        f.ip(parts[2]),
+        f.host(parts[3]),
+        f.url(parts[4]),
+        f.extras(parts[5:]) if len(parts) > 5 else {},
+    )
+
+
+def _parse_server_word(word: bytes, parts: list[bytes], line: bytes) -> object:
+    if word == b"IDLE" and len(parts) == 2:
+        return Idle(f.uint(parts[1], "IDLE delay", f.MAX_U32))
+    if word == b"CANCEL" and len(parts) == 2:
+        return Cancel(f.uint(parts[1], "transaction id"))
+    if word == b"BYE" and len(parts) == 2:
+        reason = parts[1].decode("ascii", "replace")
+        if not reason.isidentifier() or len(reason) > _BYE_REASON_MAX:
+            raise RemoteProtocolError("BYE reason must be a short identifier")
+        return Bye(reason)
+    if word == b"ERROR":
+        return parse_error(decode_text(line, "ERROR line"))
+    raise RemoteProtocolError(f"unknown or malformed message {word[:16]!r} from the urlserver")
+
+
+def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int]:
+    if len(parts) < 8:
+        raise RemoteProtocolError(
+            "expected 'DONE <trans> <status> <http> <specific> <ms> <links> <bytes> [k=v...]'"
+        )
+    status = _STATUS.get(parts[2])
+    specific = _SPECIFIC.get(parts[4])
+    if status is None or specific is None:
+        raise RemoteProtocolError(f"unknown status {parts[2][:20]!r} or specific code {parts[4][:20]!r}")
+    http = f.uint(parts[3], "HTTP code", 999)
+    if 0 < http < 100:
+        raise RemoteProtocolError(f"HTTP code {http} is not a three-digit code")
+    count = f.uint(parts[6], "outlink count", limits.MAX_OUTLINKS)
+    size = f.uint(parts[7], "outlinks size", limits.MAX_OUTLINKS_BYTES)
+    if (count == 0) != (size == 0) or size < 2 * count or size > count * (limits.MAX_URL_LEN + 1):
+        raise RemoteProtocolError(f"outlinks size {size} impossible for {count} links")
+    extra = f.extras(parts[8:]) if len(parts) > 8 else {}
+    new_url = retry = None
+    reason = ""
+    if extra:
+        if "new" in extra:
+            new_url = f.url(extra["new"].encode("ascii"), "redirect target")
+        if "retry" in extra:
+            retry = f.uint(extra["retry"].encode("ascii"), "retry-after", f.MAX_U32)
+        if "reason" in extra:
+            reason = f.decode_reason(extra["reason"])
+        extra = {k: v for k, v in extra.items() if k not in _DONE_KEYS}
+    header = Done(
+        f.uint(parts[1], "transaction id"), status, http, specific,
+        f.uint(parts[5], "milliseconds", f.MAX_U32), (), new_url, retry, reason, extra,
+    )  # fmt: skip
+    return header, count, size
+
+
+def _encode_assignment(a: Assignment) -> bytes:
+    line = b"%d %d %s %s %s" % (
+        a.trans_id, a.doc_id, a.host_ip.encode("ascii"), a.host_name.encode("ascii"),
+        f.check_url_out(a.url),
+    )  # fmt: skip
+    if a.doc_id > f.MAX_U32 or " " in a.host_ip or " " in a.host_name or not a.host_name:
+        raise LocalProtocolError(f"assignment {a.trans_id} cannot be sent")
+    if a.extra:
+        line += f.encode_extras(a.extra).encode("ascii")
+    return line + b"\n"
+
+
+def _encode_done(d: Done) -> bytes:
+    extra = dict(d.extra)
+    if d.new_url is not None:
+        extra["new"] = d.new_url
+        f.check_url_out(d.new_url, "redirect target")
+    if d.retry_after is not None:
+        extra["retry"] = str(d.retry_after)
+    if d.reason:
+        extra["reason"] = f.encode_reason(d.reason)
+    if d.outlinks:
+        block = ("\n".join(d.outlinks) + "\n").encode("ascii", "replace")
+        if len(d.outlinks) > limits.MAX_OUTLINKS or len(block) > limits.MAX_OUTLINKS_BYTES:
+            raise LocalProtocolError("too many outlinks for one DONE; truncate first")
+        try:
+            f.link_block(block, len(d.outlinks))
+        except RemoteProtocolError as exc:
+            raise LocalProtocolError(f"outlinks cannot be sent: {exc}") from None
+    else:
+        block = b""
+    head = "DONE %d %s %d %s %d %d %d%s\n" % (
+        d.trans_id, d.status.value, d.http_code, d.specific.name, d.ms,
+        len(d.outlinks), len(block), f.encode_extras(extra) if extra else "",
+    )  # fmt: skip
+    return head.encode("ascii") + block

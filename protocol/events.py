@@ -1,0 +1,153 @@
+# The messages of both protocols as plain data (msgspec Structs). Connection
+# objects turn bytes into these and these into bytes; nothing here does I/O.
+"""Events: what a connection reports and what an application sends."""
+
+from __future__ import annotations
+
+import msgspec
+
+from .codes import AckResult, ErrorCode, Specific, Status
+
+
+class _Event(msgspec.Struct, frozen=True, gc=False):
+    pass
+
+
+# -- handshake (both protocols) ---------------------------------------------
+
+
+class Hello(_Event):
+    """Server greeting: protocol version, which service, server nonce."""
+
+    service: str
+    nonce: str
+    version: int = 1
+
+
+class Auth(_Event):
+    """Client's proof of the shared secret over both nonces."""
+
+    role: str
+    name: str
+    nonce: str
+    mac: str
+    version: int = 1
+
+
+class Ready(_Event):
+    """WELCOME (server's proof) + SET lines + READY: the connection is open."""
+
+    settings: dict[str, str]
+    mac: str = ""
+
+
+class Error(_Event):
+    """The sender is closing the connection because of `code`."""
+
+    code: ErrorCode
+    reason: str = ""
+
+
+# -- control protocol: spider -> urlserver ------------------------------------
+
+
+class Get(_Event):
+    """Grant the server `count` more credits: send up to that many URLs."""
+
+    count: int
+
+
+class Working(_Event):
+    """These transactions are still in flight; keep their claims."""
+
+    trans_ids: tuple[int, ...]
+
+
+class Done(_Event):
+    """A transaction's result, sent after the store acked its record."""
+
+    trans_id: int
+    status: Status
+    http_code: int  # literal HTTP status code, 0 if no response
+    specific: Specific
+    ms: int
+    outlinks: tuple[str, ...] = ()
+    new_url: str | None = None  # redirect or meta refresh target
+    retry_after: int | None = None  # seconds, from Retry-After
+    reason: str = ""
+    extra: dict[str, str] = {}
+
+
+# -- control protocol: urlserver -> spider ------------------------------------
+
+
+class Assignment(_Event):
+    """One URL to fetch (seeds/004): TRANS_ID DOC_ID HOST_IP HOST_NAME URL."""
+
+    trans_id: int
+    doc_id: int
+    host_ip: str
+    host_name: str
+    url: str
+    extra: dict[str, str] = {}
+
+
+class Idle(_Event):
+    """Nothing is ready now; credits stand. A hint, not a request."""
+
+    retry_ms: int
+
+
+class Cancel(_Event):
+    """Abandon this transaction: its claim was withdrawn."""
+
+    trans_id: int
+
+
+class Bye(_Event):
+    """The server is closing this connection cleanly (e.g. 'done')."""
+
+    reason: str
+
+
+# -- store protocol ----------------------------------------------------------
+
+
+class Record(_Event):
+    """One fetch record (seeds/004 layout), spider -> store."""
+
+    doc_id: int
+    success: bool
+    specific: Specific
+    http: int  # HTTP code enumeration (codes.http_enum), not the literal
+    ms: int
+    url: str
+    new_url: str | None
+    document: bytes  # response status line + headers, blank line, body
+
+
+class Ack(_Event):
+    """The record for doc_id is durable on the store."""
+
+    doc_id: int
+    result: AckResult
+
+
+class Notice(_Event):
+    """Store -> spider, not fatal: e.g. the store is full and holds acks."""
+
+    code: int
+    text: str
+
+
+class ConnectionClosed(_Event):
+    """The peer closed its side cleanly at a message boundary."""
+
+
+class _NeedData:
+    def __repr__(self) -> str:
+        return "NEED_DATA"
+
+
+NEED_DATA = _NeedData()
+"""Returned by next_event() when more bytes are needed."""

@@ -1,0 +1,174 @@
+# The handshake both protocols open with, as pure functions on lines.
+#
+#   server: WRECK/1 HELLO <service> <server-nonce>
+#   client: WRECK/1 AUTH <role> <name> <client-nonce> <client-mac>
+#   server: WELCOME <server-mac> / SET <key> <value> ... / READY
+#
+# Each MAC is HMAC-SHA256 over both nonces with the shared secret (the empty
+# string when none is configured), so each side proves it holds the secret
+# without sending it, and fresh nonces on both sides defeat replay. The
+# direction word keeps a client's proof from being reflected as a server's.
+"""Handshake line codecs and the challenge-response proofs."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+
+from . import limits
+from .codes import ErrorCode
+from .errors import LocalProtocolError, RemoteProtocolError
+from .events import Auth, Error, Hello
+
+VERSION = 1
+MAGIC = b"WRECK/"
+NONCE_BYTES = 32  # 256 bits: collisions across a crawl's lifetime are moot
+SERVICES = ("urlserver", "storeserver")
+ROLES = ("spider",)
+
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_NAME = re.compile(r"[A-Za-z0-9._:@-]{1,%d}" % limits.MAX_NAME_LEN)
+_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
+# Printable text: no control characters (C0, DEL, C1) anywhere.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def proof(secret: bytes, direction: str, service: str, server_nonce: str, client_nonce: str) -> str:
+    """HMAC-SHA256 proof, as 64 lowercase hex digits (docs/protocol.txt 3.2)."""
+    msg = f"WRECK/{VERSION} {direction} {service} {server_nonce} {client_nonce}"
+    return hmac.new(secret, msg.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+def proofs_match(expected: str, got: str) -> bool:
+    """Constant-time comparison, so timing leaks nothing about the secret."""
+    return hmac.compare_digest(expected.encode("ascii"), got.encode("ascii"))
+
+
+def is_hex64(token: str) -> bool:
+    return _HEX64.fullmatch(token) is not None
+
+
+def check_nonce(nonce: str) -> None:
+    if not _HEX64.fullmatch(nonce):
+        raise RemoteProtocolError("nonce must be 64 lowercase hex digits")
+
+
+def check_text(text: str, what: str, limit: int = limits.MAX_REASON_LEN) -> None:
+    """Free text fields: bounded, no control characters."""
+    if len(text) > limit:
+        raise RemoteProtocolError(f"{what} longer than {limit} characters", ErrorCode.LIMIT)
+    if _CONTROL.search(text):
+        raise RemoteProtocolError(f"{what} contains a control character")
+
+
+def decode_text(raw: bytes, what: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise RemoteProtocolError(f"{what} is not valid UTF-8") from None
+
+
+def _version(token: str) -> int:
+    if not token.startswith("WRECK/"):
+        raise RemoteProtocolError(f"not a WRECK peer (it said {token[:40]!r})")
+    number = token[6:]
+    if number != str(VERSION):
+        raise RemoteProtocolError(
+            f"peer speaks {token[:20]}, this side speaks WRECK/{VERSION}", ErrorCode.VERSION
+        )
+    return VERSION
+
+
+# -- lines -> events ----------------------------------------------------------
+
+
+def parse_error(text: str) -> Error:
+    """`ERROR <code> [<reason>]`, the text form used by both protocols."""
+    _, _, rest = text.partition(" ")
+    code_name, _, reason = rest.partition(" ")
+    try:
+        code = ErrorCode[code_name.upper()] if code_name.islower() else None
+    except KeyError:
+        code = None
+    if code is None:
+        raise RemoteProtocolError(f"unknown error code {code_name[:20]!r}")
+    check_text(reason, "error reason")
+    return Error(code, reason)
+
+
+def parse_hello(line: bytes) -> Hello | Error:
+    text = decode_text(line, "greeting")
+    if text.startswith("ERROR "):
+        return parse_error(text)
+    parts = text.split(" ")
+    version = _version(parts[0])
+    if len(parts) != 4 or parts[1] != "HELLO":
+        raise RemoteProtocolError("greeting must be 'WRECK/1 HELLO <service> <nonce>'")
+    if parts[2] not in SERVICES:
+        raise RemoteProtocolError(f"unknown service {parts[2][:20]!r}")
+    check_nonce(parts[3])
+    return Hello(parts[2], parts[3], version)
+
+
+def parse_auth(line: bytes) -> Auth | Error:
+    text = decode_text(line, "AUTH line")
+    if text.startswith("ERROR "):
+        return parse_error(text)
+    parts = text.split(" ")
+    version = _version(parts[0])
+    if len(parts) != 6 or parts[1] != "AUTH":
+        raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac>'")
+    _, _, role, name, nonce, mac = parts
+    if role not in ROLES:
+        raise RemoteProtocolError(f"unknown role {role[:20]!r}")
+    if not _NAME.fullmatch(name):
+        raise RemoteProtocolError("name must be 1-64 of A-Z a-z 0-9 . _ : @ -")
+    check_nonce(nonce)
+    if not _HEX64.fullmatch(mac):
+        raise RemoteProtocolError("MAC must be 64 lowercase hex digits", ErrorCode.AUTH)
+    return Auth(role, name, nonce, mac, version)
+
+
+def parse_setting(text: str) -> tuple[str, str]:
+    """`SET <key> <value>`; the value is the rest of the line, maybe empty."""
+    _, _, rest = text.partition(" ")
+    key, sep, value = rest.partition(" ")
+    if not sep or not _KEY.fullmatch(key):
+        raise RemoteProtocolError("expected 'SET <key> <value>' with key [a-z][a-z0-9_]*")
+    check_text(value, f"setting {key}", limits.MAX_SETTING_VALUE_LEN)
+    return key, value
+
+
+# -- events -> lines ----------------------------------------------------------
+
+
+def encode_hello(event: Hello) -> bytes:
+    if event.service not in SERVICES:
+        raise LocalProtocolError(f"unknown service {event.service!r}")
+    return f"WRECK/{VERSION} HELLO {event.service} {event.nonce}\n".encode("ascii")
+
+
+def encode_auth(event: Auth) -> bytes:
+    if not _NAME.fullmatch(event.name):
+        raise LocalProtocolError(f"bad spider name {event.name!r}")
+    return (
+        f"WRECK/{VERSION} AUTH {event.role} {event.name} {event.nonce} {event.mac}\n"
+    ).encode("ascii")
+
+
+def encode_ready(settings: dict[str, str], mac: str) -> bytes:
+    if len(settings) > limits.MAX_SETTINGS:
+        raise LocalProtocolError(f"more than {limits.MAX_SETTINGS} settings")
+    lines = [f"WELCOME {mac}\n"]
+    for key, value in settings.items():
+        if not _KEY.fullmatch(key) or _CONTROL.search(value) or len(value) > limits.MAX_SETTING_VALUE_LEN:
+            raise LocalProtocolError(f"setting {key!r} cannot be sent")
+        lines.append(f"SET {key} {value}\n")
+    lines.append("READY\n")
+    return "".join(lines).encode("utf-8")
+
+
+def encode_error(event: Error) -> bytes:
+    reason = _CONTROL.sub(" ", event.reason)[: limits.MAX_REASON_LEN]
+    return f"ERROR {event.code.name.lower()} {reason}\n".encode("utf-8")

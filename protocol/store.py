@@ -1,0 +1,43 @@
+# The store protocol: the text handshake (connection.py), then binary. The
+# spider streams fetch records; the store answers each with an ACK once the
+# record is durable, may send NOTICE frames, and closes after an ERROR frame.
+"""StoreConnection: the spider <-> storeserver protocol, sans-I/O."""
+
+from __future__ import annotations
+
+from . import limits
+from .codes import Role
+from .connection import Connection
+from .errors import LocalProtocolError
+from .events import Record
+from .record import decode_frame, decode_record, encode_frame, encode_record
+from .state import STORE_TABLE
+
+
+class StoreConnection(Connection):
+    """One end of a spider <-> storeserver connection.
+
+    `max_doc_len` bounds the documents a store server accepts (its receive
+    side); it can never exceed limits.MAX_DOC_LEN.
+    """
+
+    _table = STORE_TABLE
+
+    def __init__(
+        self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider",
+        max_doc_len: int = limits.MAX_DOC_LEN,
+    ) -> None:  # fmt: skip
+        super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name)
+        self.max_doc_len = min(max_doc_len, limits.MAX_DOC_LEN)
+
+    def _decode_open(self) -> object:
+        if self.our_role is Role.SERVER:
+            return decode_record(self._buf, self.max_doc_len)
+        return decode_frame(self._buf)
+
+    def _encode_open(self, event: object) -> bytes:
+        if type(event) is Record:
+            return encode_record(event)
+        if self.our_role is Role.CLIENT:
+            raise LocalProtocolError("a spider has no frame but records; close the connection instead")
+        return encode_frame(event)

@@ -1,0 +1,127 @@
+# Field codecs for the line protocol, written for the hot path: validation
+# uses C-level primitives (bytes.translate, isdigit, dict lookups) rather than
+# per-character Python loops.
+"""Decimal ids, URLs, host names, IPs and key=value extensions on a line."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import string
+from urllib.parse import quote, unquote
+
+from . import limits
+from .codes import ErrorCode
+from .errors import LocalProtocolError, RemoteProtocolError
+from .handshake import check_text
+
+# Bytes a URL token or extension value may hold: printable ASCII, no space.
+_TOKEN_BYTES = bytes(range(0x21, 0x7F))
+_LINK_BLOCK_BYTES = _TOKEN_BYTES + b"\n"
+_HOST = re.compile(rb"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\]")
+_KEY = re.compile(rb"[a-z][a-z0-9_]{0,31}")
+# Reasons keep most punctuation readable; only space, '%', controls and
+# non-ASCII are percent-encoded.
+_REASON_SAFE = "".join(c for c in string.punctuation if c != "%")
+
+MAX_U32 = 2**32 - 1
+
+
+def uint(token: bytes, what: str, maximum: int = limits.MAX_ID) -> int:
+    """A canonical decimal: ASCII digits, no sign, no leading zero."""
+    if not token.isdigit() or (token[0] == 0x30 and len(token) > 1) or len(token) > 19:
+        raise RemoteProtocolError(f"{what} must be a decimal number, got {token[:24]!r}")
+    value = int(token)
+    if value > maximum:
+        raise RemoteProtocolError(f"{what} {value} is larger than {maximum}", ErrorCode.LIMIT)
+    return value
+
+
+def is_token(data: bytes) -> bool:
+    """Non-empty printable ASCII without space."""
+    return bool(data) and not data.translate(None, _TOKEN_BYTES)
+
+
+def url(token: bytes, what: str = "URL") -> str:
+    if len(token) > limits.MAX_URL_LEN:
+        raise RemoteProtocolError(f"{what} longer than {limits.MAX_URL_LEN} bytes", ErrorCode.LIMIT)
+    if not is_token(token):
+        raise RemoteProtocolError(f"{what} must be printable ASCII without spaces")
+    return token.decode("ascii")
+
+
+def host(token: bytes) -> str:
+    if len(token) > limits.MAX_HOST_LEN or not _HOST.fullmatch(token):
+        raise RemoteProtocolError(f"bad host name {token[:40]!r}")
+    return token.decode("ascii")
+
+
+def ip(token: bytes) -> str:
+    """An IP address in canonical text form (no '127.1', no leading zeros)."""
+    text = token.decode("ascii", "replace")
+    try:
+        canonical = str(ipaddress.ip_address(text))
+    except ValueError:
+        canonical = None
+    if canonical != text:
+        raise RemoteProtocolError(f"bad IP address {text[:40]!r} (canonical form required)")
+    return text
+
+
+def extras(tokens: list[bytes]) -> dict[str, str]:
+    """`key=value` extension fields; values verbatim printable ASCII."""
+    if len(tokens) > limits.MAX_EXTRAS:
+        raise RemoteProtocolError(f"more than {limits.MAX_EXTRAS} extension fields", ErrorCode.LIMIT)
+    found: dict[str, str] = {}
+    for token in tokens:
+        key, sep, value = token.partition(b"=")
+        if not sep or not _KEY.fullmatch(key) or not is_token(value):
+            raise RemoteProtocolError(f"bad extension field {token[:40]!r}")
+        name = key.decode("ascii")
+        if name in found:
+            raise RemoteProtocolError(f"extension field {name} given twice")
+        found[name] = value.decode("ascii")
+    return found
+
+
+def encode_extras(fields: dict[str, str]) -> str:
+    parts = []
+    for key, value in fields.items():
+        raw = value.encode("ascii", "replace")
+        if not _KEY.fullmatch(key.encode()) or not is_token(raw) or len(raw) > limits.MAX_URL_LEN:
+            raise LocalProtocolError(f"extension field {key}={value[:40]!r} cannot be sent")
+        parts.append(f" {key}={value}")
+    return "".join(parts)
+
+
+def check_url_out(value: str, what: str = "URL") -> bytes:
+    """Encode a URL we are about to send, refusing what would break framing."""
+    raw = value.encode("ascii", "replace")
+    if len(raw) > limits.MAX_URL_LEN or not is_token(raw) or not value.isascii():
+        raise LocalProtocolError(f"{what} cannot be sent: {value[:80]!r}")
+    return raw
+
+
+def encode_reason(reason: str) -> str:
+    return quote(reason[: limits.MAX_REASON_LEN], safe=_REASON_SAFE)
+
+
+def decode_reason(value: str) -> str:
+    try:
+        text = unquote(value, errors="strict") if "%" in value else value
+    except UnicodeDecodeError:
+        raise RemoteProtocolError("reason is not valid UTF-8 once percent-decoded") from None
+    check_text(text, "reason")
+    return text
+
+
+def link_block(block: bytes, count: int) -> tuple[str, ...]:
+    """The outlinks block: `count` URLs, each ending in LF."""
+    if block.translate(None, _LINK_BLOCK_BYTES) or block[:1] == b"\n" or b"\n\n" in block:
+        raise RemoteProtocolError("outlinks must be printable ASCII URLs, one per line")
+    links = block.decode("ascii").split("\n")
+    if links.pop() != "" or len(links) != count:
+        raise RemoteProtocolError(f"outlinks block does not hold {count} lines ending in LF")
+    if max(map(len, links)) > limits.MAX_URL_LEN:
+        raise RemoteProtocolError(f"an outlink is longer than {limits.MAX_URL_LEN} bytes", ErrorCode.LIMIT)
+    return tuple(links)

@@ -1,0 +1,83 @@
+# Command line: run the test web (HTTP + DNS) until SIGINT or SIGTERM.
+#
+#   python -m tests.web --hosts 7 --pages 20 [--port P] [--log FILE] [--hosts-file FILE]
+#
+# Prints one JSON line once everything listens: port, dns address, hosts file,
+# seed URLs, the hostile host's URL, and the log path, so scripts (make demo,
+# benchmarks) can read it and point a crawler at the site.
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import signal
+import sys
+import tempfile
+from pathlib import Path
+
+from .names import write_hosts_file
+from .server import TestWeb
+from .spec import HOSTILE_NAME, HostileSpec, SiteSpec
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.web",
+        description="Run WRECK's local test web (HTTP + DNS on 127.0.0.0/8) until SIGINT/SIGTERM.")
+    parser.add_argument("--hosts", type=int, default=7, help="ordinary hosts (default 7)")
+    parser.add_argument("--pages", type=int, default=20, help="pages per host (default 20)")
+    parser.add_argument("--links", type=int, default=5, help="same-host links per page")
+    parser.add_argument("--hosts-per-ip", type=int, default=3, help="hosts sharing an address")
+    parser.add_argument("--seed", type=int, default=2026, help="generation seed")
+    parser.add_argument("--port", type=int, default=0, help="port on every address (0: any)")
+    parser.add_argument("--crawl-delay", type=float, default=0.2, help="seconds, robots variant")
+    parser.add_argument("--feed-interval", type=float, default=30.0, help="seconds per new story")
+    parser.add_argument("--dns-ttl", type=int, default=60, help="TTL of DNS answers, seconds")
+    parser.add_argument("--no-hostile", action="store_true", help=f"do not serve {HOSTILE_NAME}")
+    parser.add_argument("--log", type=Path, help="append request records as JSON lines here")
+    parser.add_argument("--hosts-file", type=Path, help="write /etc/hosts-style names here")
+    return parser.parse_args(argv)
+
+
+async def run(args: argparse.Namespace) -> None:
+    spec = SiteSpec(hosts=args.hosts, pages_per_host=args.pages, links_per_page=args.links,
+                    hosts_per_ip=args.hosts_per_ip, seed=args.seed, port=args.port,
+                    crawl_delay=args.crawl_delay, hostile=not args.no_hostile,
+                    hostile_spec=HostileSpec(feed_item_interval=args.feed_interval))
+    web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    await web.start()
+    temp_hosts = None
+    try:
+        hosts_file = args.hosts_file
+        if hosts_file is None:
+            fd, name = tempfile.mkstemp(prefix="wreck-hosts-", suffix=".txt")
+            os.close(fd)
+            hosts_file = temp_hosts = Path(name)
+        write_hosts_file(web.site.addresses(), hosts_file)
+        dns_ip, dns_port = web.dns.address
+        print(json.dumps({
+            "port": web.port, "dns": f"{dns_ip}:{dns_port}", "hosts_file": str(hosts_file),
+            "seeds": web.site.seed_urls(), "log": str(args.log) if args.log else None,
+            "hostile": web.site.url(HOSTILE_NAME) if spec.hostile else None,
+            "addresses": web.site.addresses(),
+        }), flush=True)
+        await stop.wait()
+    finally:
+        await web.stop()
+        if temp_hosts:
+            temp_hosts.unlink(missing_ok=True)
+
+
+def main(argv: list[str] | None = None) -> int:
+    asyncio.run(run(parse_args(argv)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,160 @@
+# The hostile host, evil.wreck.test: every way a web server can hurt a crawler.
+#
+# HostileHost.handle() routes a request to a handler that writes raw bytes to
+# the Conn; it returns whether the connection may be reused.  Paths:
+#
+#   /                      index linking to every path below
+#   /robots.txt            allow-all (the host is hostile, not shy)
+#   /target                plain 200 page: where the redirects end
+#   /redirect/chain/N      302 -> /redirect/chain/N-1 ... /redirect/chain/0 -> /target
+#   /redirect/loop         302 -> /redirect/loop-back -> 302 -> /redirect/loop
+#   /redirect/self         302 to itself
+#   /redirect/cross-host   302 -> http://h0.wreck.test:PORT/
+#   /redirect/relative     302 with 'Location: ../target'
+#   /redirect/301 .. /308  that status (301, 302, 303, 307, 308) -> /target
+#   /redirect/no-location  302 without Location
+#   /redirect/unresolvable 302 -> http://nowhere.wreck.test:PORT/ (NXDOMAIN)
+#   /redirect/non-http     302 -> ftp://evil.wreck.test/file
+#   /status/N              status N (200..599) with a small HTML body; 503 and 429
+#                          carry Retry-After: HostileSpec.retry_after; 408 closes
+#   /meta-refresh          200 HTML with <meta http-equiv="refresh" content="0; url=/target">
+#   /doc.pdf /image.png /notes.txt /data.json   application/pdf, image/png,
+#                          text/plain, application/json
+#   /no-content-type       HTML body without a Content-Type header
+#   /mislabeled            PNG bytes served as text/html
+#   /feed.rss /feed.atom /story/K   growing feeds (feeds.py)
+#   /calendar/.. /s;jsessionid=../.. /deep/.. /params?page=N   traps (traps.py)
+#   /slow-drip /stall-after-headers /no-answer /close-without-response
+#   /headers-then-close /big /big-chunked /gzip-bomb /bad-gzip /bad-chunked
+#   /length-mismatch /malformed-status /malformed-headers /no-status-line
+#   /reset-mid-body /huge-headers /huge-header-line   broken transfers (breakage.py)
+# Anything else is a plain 404.
+
+from __future__ import annotations
+
+import base64
+import re
+import time
+from collections.abc import Callable
+
+from .breakage import Breakage
+from .feeds import Feeds
+from .spec import DOMAIN, HOSTILE_NAME, UNRESOLVABLE_NAME, HostileSpec
+from .traps import FIRST_MONTH, Traps
+from .wire import Conn, Request, send_response
+
+CHAIN = re.compile(r"^/redirect/chain/(\d+)$")
+STORY = re.compile(r"^/story/(\d+)$")
+MAX_CHAIN = 10_000
+"""Longest chain served; keeps a typo from building an unbounded URL space."""
+REDIRECT_CODES = (301, 302, 303, 307, 308)
+TINY_PNG = base64.b64decode(  # a valid 1x1 PNG
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5E"
+    "rkJggg==")
+HTML = "text/html; charset=utf-8"
+
+
+class HostileHost:
+    """Request router of evil.wreck.test."""
+
+    def __init__(self, spec: HostileSpec, *, port: int, seed: int,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.spec, self.port = spec, port
+        self.origin = f"http://{HOSTILE_NAME}:{port}"
+        self.breakage = Breakage(spec)
+        self.feeds = Feeds(spec, self.origin, clock=clock)
+        self.traps = Traps(seed)
+        self._exact = {
+            **self.breakage.routes(),
+            "/": self.index, "/robots.txt": self.robots, "/target": self.target,
+            "/meta-refresh": self.meta_refresh,
+            "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom,
+        }
+
+    async def handle(self, req: Request, conn: Conn) -> bool:
+        """Serve one request; return whether the connection may be reused."""
+        path = req.path.split("?", 1)[0]
+        handler = self._exact.get(path) or self.traps.match(req.path)
+        if handler:
+            return await handler(req, conn)
+        if path.startswith("/redirect/"):
+            return await self.redirect(req, conn, path)
+        if path.startswith("/status/") and path[8:].isdigit() and 200 <= int(path[8:]) <= 599:
+            return await self.status(req, conn, int(path[8:]))
+        if found := STORY.match(path):
+            return await self.feeds.story(req, conn, int(found.group(1)))
+        if path in CONTENT:
+            ctype, body = CONTENT[path]
+            headers = [("Content-Type", ctype)] if ctype else []
+            return await send_response(conn, req, 200, headers, body)
+        return await send_response(conn, req, 404, [("Content-Type", HTML)],
+                                   b"<html><body>not here</body></html>")
+
+    async def index(self, req: Request, conn: Conn) -> bool:
+        paths = [p for p in self._exact if p != "/"] + [
+            "/redirect/chain/5", "/redirect/loop", "/redirect/self", "/redirect/cross-host",
+            "/redirect/relative", *(f"/redirect/{c}" for c in REDIRECT_CODES),
+            "/redirect/no-location", "/redirect/unresolvable", "/redirect/non-http",
+            *(f"/status/{c}" for c in (404, 410, 500, 503, 429, 408)), *CONTENT,
+            "/story/0", FIRST_MONTH, "/s;jsessionid=START/page0", "/deep/a/", "/params?page=1"]
+        items = "".join(f'<li><a href="{p}">{p}</a></li>' for p in paths)
+        body = f"<html><head><title>Evil</title></head><body><ul>{items}</ul></body></html>"
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
+
+    async def robots(self, req: Request, conn: Conn) -> bool:
+        return await send_response(conn, req, 200, [("Content-Type", "text/plain")],
+                                   b"User-agent: *\nAllow: /\n")
+
+    async def target(self, req: Request, conn: Conn) -> bool:
+        return await send_response(conn, req, 200, [("Content-Type", HTML)],
+                                   b"<html><head><title>Target</title></head>"
+                                   b"<body>You have arrived.</body></html>")
+
+    async def meta_refresh(self, req: Request, conn: Conn) -> bool:
+        body = (b'<html><head><meta http-equiv="refresh" content="0; url=/target">'
+                b"<title>Refreshing</title></head><body>Moving on...</body></html>")
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
+
+    async def redirect(self, req: Request, conn: Conn, path: str) -> bool:
+        status, location = 302, self._location(path)
+        if path[10:].isdigit() and int(path[10:]) in REDIRECT_CODES:
+            status, location = int(path[10:]), "/target"
+        if location is None and path != "/redirect/no-location":
+            return await send_response(conn, req, 404, [("Content-Type", HTML)],
+                                       b"no such redirect")
+        headers = [("Content-Type", HTML)] + ([("Location", location)] if location else [])
+        return await send_response(conn, req, status, headers,
+                                   b"<html><body>redirect</body></html>")
+
+    def _location(self, path: str) -> str | None:
+        if found := CHAIN.match(path):
+            hops = min(int(found.group(1)), MAX_CHAIN)
+            return f"/redirect/chain/{hops - 1}" if hops > 0 else "/target"
+        return {
+            "/redirect/loop": "/redirect/loop-back",
+            "/redirect/loop-back": "/redirect/loop",
+            "/redirect/self": "/redirect/self",
+            "/redirect/cross-host": f"http://h0.{DOMAIN}:{self.port}/",
+            "/redirect/relative": "../target",
+            "/redirect/unresolvable": f"http://{UNRESOLVABLE_NAME}:{self.port}/",
+            "/redirect/non-http": f"ftp://{HOSTILE_NAME}/file",
+        }.get(path)
+
+    async def status(self, req: Request, conn: Conn, code: int) -> bool:
+        headers = [("Content-Type", HTML)]
+        if code in (429, 503):
+            headers.append(("Retry-After", str(self.spec.retry_after)))
+        body = f"<html><body>status {code}</body></html>".encode()
+        return await send_response(conn, req, code, headers, body, keep_alive=code != 408)
+
+
+CONTENT: dict[str, tuple[str | None, bytes]] = {
+    "/doc.pdf": ("application/pdf", b"%PDF-1.4\n%%EOF\n"),
+    "/image.png": ("image/png", TINY_PNG),
+    "/notes.txt": ("text/plain; charset=utf-8",
+                   b"Plain text notes.\nhttp://h0.wreck.test/ is not a link here.\n"),
+    "/data.json": ("application/json", b'{"links": ["/target"], "note": "not HTML"}'),
+    "/no-content-type": (None, b"<html><body><a href=\"/target\">untyped</a></body></html>"),
+    "/mislabeled": ("text/html", TINY_PNG),
+}
+"""Path -> (Content-Type or None, body) of the fixed non-HTML / odd-type resources."""

@@ -1,0 +1,103 @@
+# Settings for the local test web, as frozen dataclasses passed down explicitly.
+#
+# Every knob that shapes the generated site or the hostile host lives here with
+# its unit and the reason for its default.  Nothing reads settings from globals
+# or the environment: build a SiteSpec, hand it to TestWeb / build_site.
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+
+DOMAIN = "wreck.test"
+"""Reserved TLD (RFC 2606): can never collide with a real name."""
+
+FIRST_SITE_IP = ipaddress.IPv4Address("127.0.1.1")
+"""Generated hosts live from here up; 127.0.0.1 stays free for other services."""
+
+HOSTILE_IP = "127.66.6.6"
+"""The hostile host sits alone on its own address, so its abuse never counts
+against the per-IP politeness budget of the ordinary hosts."""
+
+HOSTILE_NAME = f"evil.{DOMAIN}"
+UNRESOLVABLE_NAME = f"nowhere.{DOMAIN}"
+"""Linked from one page but absent from DNS and the hosts file (NXDOMAIN)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class HostileSpec:
+    """Knobs of the hostile host (evil.wreck.test).  Times in seconds."""
+
+    drip_interval: float = 1.0
+    """/slow-drip sends one body byte per interval."""
+    drip_bytes: int = 3600
+    """/slow-drip Content-Length: an hour at the default interval."""
+    stall_seconds: float = 3600.0
+    """Upper bound on how long /stall-after-headers and /no-answer hold a connection."""
+    big_bytes: int = 50 * 1024 * 1024
+    """/big announces and streams this many bytes (50 MiB)."""
+    big_chunked_cap: int = 1024 * 1024 * 1024
+    """/big-chunked stops (cleanly) after this many bytes: 'forever' for a crawler."""
+    bomb_inflated_bytes: int = 1024 * 1024 * 1024
+    """/gzip-bomb inflates to this (1 GiB); deflate's ~1030:1 ceiling puts ~1 MiB on the wire."""
+    huge_headers_bytes: int = 200 * 1024
+    """/huge-headers sends this much header data."""
+    retry_after: int = 2
+    """Retry-After value (seconds) on /status/503 and /status/429."""
+    feed_initial_items: int = 3
+    """Stories in each feed at start."""
+    feed_item_interval: float = 30.0
+    """A new story appears in the feeds every interval (tests shorten it)."""
+    feed_max_items: int = 20
+    """Feeds list only the newest items, like real ones."""
+    reset_after_bytes: int = 1000
+    """/reset-mid-body sends this many of its announced 100000 bytes before RST."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SiteSpec:
+    """Shape of the generated multi-host site.
+
+    The same spec (and port) always yields the same site, byte for byte.
+    """
+
+    hosts: int = 7
+    """Number of ordinary hosts h0..h{n-1}; 7 shows every robots.txt variant once."""
+    pages_per_host: int = 20
+    """Generated pages per host, including '/' and one nofollow-only orphan."""
+    links_per_page: int = 5
+    """Same-host links on each HTML page (besides the fixed extras)."""
+    cross_links_per_page: int = 1
+    """Links from each HTML page to a random page of another host."""
+    seed: int = 2026
+    """Seed of every random choice: text, link targets, link spellings."""
+    port: int = 0
+    """TCP port on every address; 0 lets the OS choose a free one."""
+    hosts_per_ip: int = 3
+    """Consecutive hosts sharing one address, so per-IP politeness is testable."""
+    crawl_delay: float = 0.2
+    """Crawl-delay (seconds) of the crawl-delay robots variant: small so tests run fast."""
+    robots_variants: tuple[str, ...] | None = None
+    """Override of the robots plan: variant names (see robots.VARIANTS), cycled over
+    hosts.  None uses every variant in order."""
+    hostile: bool = True
+    """Serve evil.wreck.test too."""
+    hostile_spec: HostileSpec = HostileSpec()
+    keepalive_timeout: float = 15.0
+    """Idle keep-alive connections are closed after this many seconds."""
+
+    def __post_init__(self) -> None:
+        if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
+            raise ValueError("hosts, pages_per_host and hosts_per_ip must be >= 1")
+        if self.hosts > 250 * 250:
+            raise ValueError("at most 62500 hosts fit the address plan")
+
+    def host_name(self, index: int) -> str:
+        """Name of ordinary host number `index`."""
+        return f"h{index}.{DOMAIN}"
+
+    def host_ip(self, index: int) -> str:
+        """Address of host `index`: hosts_per_ip consecutive hosts share one."""
+        slot = index // self.hosts_per_ip
+        third, fourth = divmod(slot, 250)
+        return str(ipaddress.IPv4Address(int(FIRST_SITE_IP) + third * 256 + fourth))
