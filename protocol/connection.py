@@ -38,6 +38,11 @@ class Connection:
         self._eof = False
         self._welcome_mac: str | None = None  # a WELCOME line seen, READY pending
         self.opened = False  # the handshake completed (OPEN framing applies)
+        # Message types the peer may send that leave an OPEN connection OPEN.
+        self._open_from_peer = frozenset(
+            kind for (sender, state, kind), new in self._table.items()
+            if sender is self.their_role and state is State.OPEN and new is State.OPEN
+        )
 
     # -- receiving -----------------------------------------------------------
 
@@ -52,12 +57,14 @@ class Connection:
 
     def next_event(self) -> object:
         """The next event, NEED_DATA, or RemoteProtocolError (then ERROR)."""
-        if self.state is State.ERROR:
+        state = self.state
+        if state is State.ERROR:
             raise RemoteProtocolError("connection is in the error state", ErrorCode.STATE)
-        if self.state is State.CLOSED:
-            return ConnectionClosed()
+        if state is State.CLOSED:
+            # After ERROR or BYE nothing more is decoded; report end of stream.
+            return ConnectionClosed() if self._eof else NEED_DATA
         try:
-            event = self._decode()
+            event = self._decode_open() if state is State.OPEN else self._decode()
             if event is NEED_DATA:
                 if self._eof:
                     if len(self._buf):
@@ -65,7 +72,9 @@ class Connection:
                     self.state = State.CLOSED
                     return ConnectionClosed()
                 return NEED_DATA
-            self.state = transition(self._table, self.their_role, self.state, event, local=False)
+            if state is State.OPEN and type(event) in self._open_from_peer:
+                return event  # the hot path: an OPEN -> OPEN message
+            self.state = transition(self._table, self.their_role, state, event, local=False)
             self._received(event)
             self.opened = self.opened or self.state is State.OPEN
         except RemoteProtocolError:

@@ -192,12 +192,14 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int]:
 
 
 def _encode_assignment(a: Assignment) -> bytes:
-    line = b"%d %d %s %s %s" % (
-        a.trans_id, a.doc_id, a.host_ip.encode("ascii"), a.host_name.encode("ascii"),
-        f.check_url_out(a.url),
-    )  # fmt: skip
-    if a.doc_id > f.MAX_U32 or " " in a.host_ip or " " in a.host_name or not a.host_name:
-        raise LocalProtocolError(f"assignment {a.trans_id} cannot be sent")
+    try:
+        ip, host = a.host_ip.encode("ascii"), a.host_name.encode("ascii")
+        f.ip(ip), f.host(host)
+    except (UnicodeEncodeError, RemoteProtocolError) as exc:
+        raise LocalProtocolError(f"assignment {a.trans_id} cannot be sent: {exc}") from None
+    if not 0 <= a.doc_id <= f.MAX_U32:
+        raise LocalProtocolError(f"doc id {a.doc_id} does not fit in 32 bits")
+    line = b"%d %d %s %s %s" % (a.trans_id, a.doc_id, ip, host, f.check_url_out(a.url))
     if a.extra:
         line += f.encode_extras(a.extra).encode("ascii")
     return line + b"\n"
@@ -213,7 +215,10 @@ def _encode_done(d: Done) -> bytes:
     if d.reason:
         extra["reason"] = f.encode_reason(d.reason)
     if d.outlinks:
-        block = ("\n".join(d.outlinks) + "\n").encode("ascii", "replace")
+        try:
+            block = ("\n".join(d.outlinks) + "\n").encode("ascii")
+        except UnicodeEncodeError:
+            raise LocalProtocolError("outlinks must be ASCII (IDNA and percent-encoded)") from None
         if len(d.outlinks) > limits.MAX_OUTLINKS or len(block) > limits.MAX_OUTLINKS_BYTES:
             raise LocalProtocolError("too many outlinks for one DONE; truncate first")
         try:

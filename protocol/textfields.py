@@ -56,8 +56,17 @@ def host(token: bytes) -> str:
     return token.decode("ascii")
 
 
+# Validated IP tokens: a crawl hands out many URLs per address, and parsing
+# one costs microseconds. Bounded; cleared when full.
+_IP_CACHE: dict[bytes, str] = {}
+_IP_CACHE_MAX = 4096
+
+
 def ip(token: bytes) -> str:
     """An IP address in canonical text form (no '127.1', no leading zeros)."""
+    known = _IP_CACHE.get(token)
+    if known is not None:
+        return known
     text = token.decode("ascii", "replace")
     try:
         canonical = str(ipaddress.ip_address(text))
@@ -65,6 +74,9 @@ def ip(token: bytes) -> str:
         canonical = None
     if canonical != text:
         raise RemoteProtocolError(f"bad IP address {text[:40]!r} (canonical form required)")
+    if len(_IP_CACHE) >= _IP_CACHE_MAX:
+        _IP_CACHE.clear()
+    _IP_CACHE[token] = text
     return text
 
 
@@ -88,7 +100,10 @@ def encode_extras(fields: dict[str, str]) -> str:
     parts = []
     for key, value in fields.items():
         raw = value.encode("ascii", "replace")
-        if not _KEY.fullmatch(key.encode()) or not is_token(raw) or len(raw) > limits.MAX_URL_LEN:
+        if (
+            not value.isascii() or not _KEY.fullmatch(key.encode("ascii", "replace"))
+            or not is_token(raw) or len(raw) > limits.MAX_URL_LEN
+        ):  # fmt: skip
             raise LocalProtocolError(f"extension field {key}={value[:40]!r} cannot be sent")
         parts.append(f" {key}={value}")
     return "".join(parts)

@@ -1,0 +1,88 @@
+# The crawl settings a urlserver announces in its handshake (SET lines),
+# as one typed, frozen object. Both the urlserver (to_wire) and the spider
+# (from_wire) use this, so the two can never disagree on a key or a unit.
+"""CrawlSettings: what a spider learns from the urlserver's handshake."""
+
+from __future__ import annotations
+
+import ipaddress
+
+import msgspec
+
+from . import limits
+from .codes import ErrorCode
+from .errors import RemoteProtocolError
+
+REQUIRED = ("store", "timeout_update_ms", "timeout_req_ms", "max_doc_size", "user_agent")
+
+
+class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """Settings every spider of a crawl runs with (docs/protocol.txt 5.1)."""
+
+    store: tuple[str, ...]  # HOST:PORT of each store server; doc d goes to store d mod n
+    timeout_update_ms: int  # send WORKING for in-flight transactions before this
+    timeout_req_ms: int  # whole-transfer bound
+    max_doc_size: int  # bytes of decoded body; larger transfers are aborted
+    user_agent: str
+    allow_net: tuple[str, ...] = ()  # CIDRs admitted beyond public unicast
+    connect_timeout_ms: int = 10_000
+    spider_id: str = ""
+
+    def to_wire(self) -> dict[str, str]:
+        return {
+            "store": ",".join(self.store),
+            "timeout_update_ms": str(self.timeout_update_ms),
+            "timeout_req_ms": str(self.timeout_req_ms),
+            "max_doc_size": str(self.max_doc_size),
+            "user_agent": self.user_agent,
+            "allow_net": ",".join(self.allow_net),
+            "connect_timeout_ms": str(self.connect_timeout_ms),
+            "spider_id": self.spider_id,
+        }
+
+    @classmethod
+    def from_wire(cls, values: dict[str, str]) -> CrawlSettings:
+        """Typed settings from SET lines; unknown keys are ignored."""
+        missing = [k for k in REQUIRED if k not in values]
+        if missing:
+            raise RemoteProtocolError(f"urlserver did not announce {', '.join(missing)}")
+        store = tuple(s for s in values["store"].split(",") if s)
+        for address in store:
+            split_host_port(address)
+        allow = tuple(s for s in values.get("allow_net", "").split(",") if s)
+        for cidr in allow:
+            try:
+                ipaddress.ip_network(cidr)
+            except ValueError:
+                raise RemoteProtocolError(f"allow_net: {cidr!r} is not a CIDR") from None
+        if not store:
+            raise RemoteProtocolError("store: no store server announced")
+        return cls(
+            store=store,
+            timeout_update_ms=_positive(values, "timeout_update_ms"),
+            timeout_req_ms=_positive(values, "timeout_req_ms"),
+            max_doc_size=min(_positive(values, "max_doc_size"), limits.MAX_DOC_LEN),
+            user_agent=values["user_agent"],
+            allow_net=allow,
+            connect_timeout_ms=_positive(values, "connect_timeout_ms", 10_000),
+            spider_id=values.get("spider_id", ""),
+        )
+
+
+def _positive(values: dict[str, str], key: str, default: int | None = None) -> int:
+    text = values.get(key)
+    if text is None and default is not None:
+        return default
+    if not text or not text.isdigit() or len(text) > 12 or int(text) == 0:
+        raise RemoteProtocolError(f"{key} must be a positive whole number, got {text!r}")
+    return int(text)
+
+
+def split_host_port(address: str) -> tuple[str, int]:
+    """Split HOST:PORT (IPv6 hosts in brackets)."""
+    host, sep, port = address.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise RemoteProtocolError(f"store address {address!r} is not HOST:PORT", ErrorCode.SYNTAX)
+    return host.strip("[]"), int(port)
+
+
