@@ -1,9 +1,10 @@
 # The control protocol between a spider (client) and the urlserver (server):
 # after the handshake, LF-terminated lines, except that a DONE header is
 # followed by a length-prefixed block of outlinks so a page's hundreds of
-# links cost one read, one validation and one split.
+# links cost one read, one validation and one split, and, when the
+# assignment asked for it (body=<max>, e.g. robots.txt), a block of body.
 #
-#   spider:    GET <n> | WORKING <id>... | DONE <header> LF <links block>
+#   spider:    GET <n> | WORKING <id>... | DONE <header> LF <links> [<body>]
 #   urlserver: <TRANS_ID> <DOC_ID> <HOST_IP> <HOST_NAME> <URL> [k=v...]
 #              | IDLE <ms> | CANCEL <id> | BYE <reason> | ERROR <code> <text>
 #
@@ -27,7 +28,7 @@ from .state import CONTROL_TABLE
 _STATUS = {s.value.encode(): s for s in Status}
 _SPECIFIC = {s.name.encode(): s for s in Specific}
 _BYE_REASON_MAX = 32
-_DONE_KEYS = frozenset(("new", "retry", "reason"))
+_DONE_KEYS = frozenset(("new", "retry", "reason", "body"))
 
 
 class ControlConnection(Connection):
@@ -41,6 +42,7 @@ class ControlConnection(Connection):
         self._done_header: Done | None = None  # DONE line read, links pending
         self._links_count = 0
         self._links_size = 0
+        self._body_size = -1  # -1: no body block follows the links
 
     # -- decoding ------------------------------------------------------------
 
@@ -62,7 +64,7 @@ class ControlConnection(Connection):
                 return event
             return _parse_server_word(word, parts, line)
         if word == b"DONE":
-            self._done_header, self._links_count, self._links_size = _parse_done_header(parts)
+            self._done_header, self._links_count, self._links_size, self._body_size = _parse_done_header(parts)
             return self._finish_done()
         if word == b"WORKING":
             if not 2 <= len(parts) <= limits.MAX_WORKING_IDS + 1:
@@ -83,15 +85,19 @@ class ControlConnection(Connection):
         raise RemoteProtocolError(f"unknown message {word[:16]!r} from a spider")
 
     def _finish_done(self) -> object:
-        header, count = self._done_header, self._links_count
-        if count == 0:
+        """The links block, then the body block if the header announced one."""
+        header, count, body_size = self._done_header, self._links_count, self._body_size
+        if count == 0 and body_size < 0:
             self._done_header = None
             return header
-        block = self._buf.take_block(self._links_size)
-        if block is None:
+        fields = self._buf.take_fields(0, (self._links_size, max(body_size, 0)))
+        if fields is None:
             return NEED_DATA
         self._done_header = None
-        return msgspec.structs.replace(header, outlinks=f.link_block(block, count))
+        links = f.link_block(fields[0], count) if count else ()
+        return msgspec.structs.replace(
+            header, outlinks=links, body=fields[1] if body_size >= 0 else None
+        )
 
     # -- encoding ------------------------------------------------------------
 
@@ -157,7 +163,7 @@ def _parse_server_word(word: bytes, parts: list[bytes], line: bytes) -> object:
     raise RemoteProtocolError(f"unknown or malformed message {word[:16]!r} from the urlserver")
 
 
-def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int]:
+def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
     if len(parts) < 8:
         raise RemoteProtocolError(
             "expected 'DONE <trans> <status> <http> <specific> <ms> <links> <bytes> [k=v...]'"
@@ -176,7 +182,10 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int]:
     extra = f.extras(parts[8:]) if len(parts) > 8 else {}
     new_url = retry = None
     reason = ""
+    body_size = -1
     if extra:
+        if "body" in extra:
+            body_size = f.uint(extra["body"].encode("ascii"), "body size", limits.MAX_DONE_BODY)
         if "new" in extra:
             new_url = f.url(extra["new"].encode("ascii"), "redirect target")
         if "retry" in extra:
@@ -188,7 +197,7 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int]:
         f.uint(parts[1], "transaction id"), status, http, specific,
         f.uint(parts[5], "milliseconds", f.MAX_U32), (), new_url, retry, reason, extra,
     )  # fmt: skip
-    return header, count, size
+    return header, count, size, body_size
 
 
 def _encode_assignment(a: Assignment) -> bytes:
@@ -214,6 +223,10 @@ def _encode_done(d: Done) -> bytes:
         extra["retry"] = str(d.retry_after)
     if d.reason:
         extra["reason"] = f.encode_reason(d.reason)
+    if d.body is not None:
+        if len(d.body) > limits.MAX_DONE_BODY:
+            raise LocalProtocolError(f"a DONE body is at most {limits.MAX_DONE_BODY} bytes; truncate first")
+        extra["body"] = str(len(d.body))
     if d.outlinks:
         try:
             block = ("\n".join(d.outlinks) + "\n").encode("ascii")
@@ -231,4 +244,6 @@ def _encode_done(d: Done) -> bytes:
         d.trans_id, d.status.value, d.http_code, d.specific.name, d.ms,
         len(d.outlinks), len(block), f.encode_extras(extra) if extra else "",
     )  # fmt: skip
-    return head.encode("ascii") + block
+    if d.body is None:
+        return head.encode("ascii") + block
+    return b"".join((head.encode("ascii"), block, d.body))

@@ -76,6 +76,7 @@ class Done(_Event):
     retry_after: int | None = None  # seconds, from Retry-After
     reason: str = ""
     extra: dict[str, str] = {}
+    body: bytes | None = None  # only when the assignment asked (body=<max>)
 
 
 # -- control protocol: urlserver -> spider ------------------------------------

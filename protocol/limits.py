@@ -42,6 +42,11 @@ MAX_CREDIT = 100_000
 MAX_OUTLINKS = 10_000
 MAX_OUTLINKS_BYTES = 4 * 1024 * 1024
 
+# A body returned on a DONE line (robots.txt, sitemaps, feeds the urlserver
+# parses itself). RFC 9309 asks crawlers to parse at least 500 KiB of
+# robots.txt; 512 KiB covers that with room for a header block.
+MAX_DONE_BODY = 512 * 1024
+
 # Transaction ids in one WORKING line (also bounded by MAX_LINE).
 MAX_WORKING_IDS = 1_000
 

@@ -15,7 +15,7 @@ urls = st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=1
 hosts = st.from_regex(r"[a-z0-9_-]{1,20}(\.[a-z0-9_-]{1,20}){0,3}", fullmatch=True)
 ips = st.ip_addresses().map(str)
 keys = st.from_regex(r"[a-z][a-z0-9_]{0,10}", fullmatch=True)
-extras = st.dictionaries(keys.filter(lambda k: k not in ("new", "retry", "reason")), urls, max_size=4)
+extras = st.dictionaries(keys.filter(lambda k: k not in ("new", "retry", "reason", "body")), urls, max_size=4)
 reasons = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=limits.MAX_REASON_LEN)
 http_codes = st.sampled_from([0, *HTTP_ENUM_TO_CODE.values(), 199, 299, 599, 999])
 
@@ -25,6 +25,7 @@ dones = st.builds(
     Done, ids, st.sampled_from(Status), http_codes, st.sampled_from(Specific),
     st.integers(0, MAX_U32), st.lists(urls, max_size=120).map(tuple),
     st.none() | urls, st.none() | st.integers(0, MAX_U32), reasons, extras,
+    st.none() | st.binary(max_size=3000),
 )  # fmt: skip
 client_messages = st.one_of(gets, workings, dones)
 

@@ -56,6 +56,17 @@ def test_a_done_with_hundreds_of_outlinks_is_one_header_and_one_block():
     assert bytewise(server, data)[0].outlinks == links
 
 
+def test_a_robots_done_carries_the_body_after_the_links():
+    server, client = open_pair()
+    body = b"User-agent: *\nDisallow: /private/\n"
+    data = client.send(Done(4, Status.FETCHED, 200, Specific.OK, 3, ("http://h/sitemap.xml",), body=body))
+    assert data == b"DONE 4 FETCHED 200 OK 3 1 21 body=%d\nhttp://h/sitemap.xml\n" % len(body) + body
+    [done] = bytewise(server, data)
+    assert done.body == body and done.outlinks == ("http://h/sitemap.xml",)
+    [empty] = feed(server, client.send(Done(5, Status.FETCHED, 200, Specific.OK, 3, body=b"")))
+    assert empty.body == b""
+
+
 def test_credit_bounds_what_the_server_may_send():
     server, client = open_pair()
     a = Assignment(1, 1, "127.0.0.1", "h", "http://h/")
@@ -119,6 +130,8 @@ FROM_SPIDER = [
     (DONE_OK + b" retry=soon\n", ErrorCode.SYNTAX),
     (DONE_OK + b" x=1 x=2\n", ErrorCode.SYNTAX),
     (DONE_OK + b" =1\n", ErrorCode.SYNTAX),
+    (DONE_OK + b" body=%d\n" % (limits.MAX_DONE_BODY + 1), ErrorCode.LIMIT),
+    (DONE_OK + b" body=x\n", ErrorCode.SYNTAX),
     (DONE_OK + b" noequals\n", ErrorCode.SYNTAX),
     (DONE_OK + b"".join(b" k%d=1" % i for i in range(limits.MAX_EXTRAS + 1)) + b"\n", ErrorCode.LIMIT),
     (b"DONE 1 FETCHED\t200 OK 5 0 0\n", ErrorCode.SYNTAX),
