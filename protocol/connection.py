@@ -67,7 +67,7 @@ class Connection:
             event = self._decode_open() if state is State.OPEN else self._decode()
             if event is NEED_DATA:
                 if self._eof:
-                    if len(self._buf):
+                    if len(self._buf) or self._mid_message():
                         raise RemoteProtocolError("connection closed in the middle of a message")
                     self.state = State.CLOSED
                     return ConnectionClosed()
@@ -92,7 +92,7 @@ class Connection:
             if len(self._buf) > limits.MAX_LINE:
                 raise RemoteProtocolError("peer sent too much before its turn", ErrorCode.LIMIT)
             return NEED_DATA
-        while (line := self._buf.take_line(limits.MAX_HANDSHAKE_LINE, "handshake line")) is not None:
+        while (line := self._buf.take_line(self._line_limit(), "handshake line")) is not None:
             if state is State.GREETING:
                 return handshake.parse_hello(line)
             if state is State.AUTHENTICATING:
@@ -101,6 +101,14 @@ class Connection:
             if event is not None:
                 return event
         return NEED_DATA
+
+    def _line_limit(self) -> int:
+        # Once WELCOME is in, SET lines may be as long as a setting allows.
+        return limits.MAX_HANDSHAKE_LINE if self._welcome_mac is None else limits.MAX_SETTING_LINE
+
+    def _mid_message(self) -> bool:
+        """True while a message's first line is in but the rest is not."""
+        return self._welcome_mac is not None and self.state is State.WELCOMING
 
     def _is_our_turn(self, state: State) -> bool:
         speaker = Role.CLIENT if state is State.AUTHENTICATING else Role.SERVER
@@ -145,6 +153,7 @@ class Connection:
                 )
             self.name = event.name
         elif isinstance(event, Ready):
+            self.opened = True  # the peer is OPEN now, whatever we decide
             if not handshake.proofs_match(self._proof("server"), event.mac):
                 raise RemoteProtocolError(
                     f"{self.service} failed authentication (wrong or missing shared secret)",
@@ -192,7 +201,7 @@ class Connection:
         if type(event) is Ready:
             return handshake.encode_ready(event.settings, event.mac)
         if type(event) is Error and not self.opened:
-            return handshake.encode_error(event)
+            return handshake.encode_error(event, limits.MAX_HANDSHAKE_LINE)
         return self._encode_open(event)
 
     def _encode_open(self, event: object) -> bytes:

@@ -84,6 +84,9 @@ class ControlConnection(Connection):
             return parse_error(decode_text(line, "ERROR line"))
         raise RemoteProtocolError(f"unknown message {word[:16]!r} from a spider")
 
+    def _mid_message(self) -> bool:
+        return self._done_header is not None or super()._mid_message()
+
     def _finish_done(self) -> object:
         """The links block, then the body block if the header announced one."""
         header, count, body_size = self._done_header, self._links_count, self._body_size

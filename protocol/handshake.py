@@ -169,6 +169,8 @@ def encode_ready(settings: dict[str, str], mac: str) -> bytes:
     return "".join(lines).encode("utf-8")
 
 
-def encode_error(event: Error) -> bytes:
+def encode_error(event: Error, limit: int = limits.MAX_LINE) -> bytes:
+    """An ERROR line no longer than `limit` bytes (the peer's line bound)."""
     reason = _CONTROL.sub(" ", event.reason)[: limits.MAX_REASON_LEN]
-    return f"ERROR {event.code.name.lower()} {reason}\n".encode("utf-8")
+    line = f"ERROR {event.code.name.lower()} {reason}".encode("utf-8")[: limit - 1]
+    return line.decode("utf-8", "ignore").encode("utf-8") + b"\n"

@@ -31,6 +31,8 @@ MAX_EXTRAS = 16
 # Settings announced in a handshake; a real server sends about ten.
 MAX_SETTINGS = 64
 MAX_SETTING_VALUE_LEN = 1024
+# A SET line: "SET ", a key of at most 32 characters, a space, the value.
+MAX_SETTING_LINE = 4 + 32 + 1 + MAX_SETTING_VALUE_LEN
 
 # Credits: one GET asks for at most this many URLs, and a spider may hold at
 # most MAX_CREDIT outstanding, so a server never queues unbounded work.

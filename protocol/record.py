@@ -1,7 +1,7 @@
 # The store protocol's binary frames, every integer in network byte order.
 #
 # spider -> store: fetch records exactly as seeds/004 lays them out
-#   (docs/protocol.txt section 4.1), one after another, no other framing.
+#   (docs/protocol.txt section 6.2), one after another, no other framing.
 # store -> spider: a type byte, then ACK (doc_id durable), NOTICE (not
 #   fatal) or ERROR (the store closes the connection after it).
 #
@@ -20,12 +20,12 @@ from .codes import AckResult, ErrorCode, Specific, is_valid_http_enum
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import NEED_DATA, Ack, Error, Notice, Record
 
-# Section 4.1: doc_id u32, success u8, specific u8, http enum u8, pad u8,
+# Section 6.2: doc_id u32, success u8, specific u8, http enum u8, pad u8,
 # milliseconds u32, url_len u16, new_url_len u16, doc_len u32.
 RECORD_HEADER = struct.Struct("!IBBBBIHHI")
-# Section 4.2: 'A', result u8, reserved u16 (0), doc_id u32.
+# Section 6.4: 'A', result u8, reserved u16 (0), doc_id u32.
 ACK_FRAME = struct.Struct("!BBHI")
-# Sections 4.3 and 4.4: 'N' or 'E', code u8, text length u16, then UTF-8.
+# Section 6.4: 'N' or 'E', code u8, text length u16, then UTF-8.
 TEXT_FRAME = struct.Struct("!BBH")
 
 ACK_TYPE = 0x41  # 'A'

@@ -73,7 +73,7 @@ def _positive(values: dict[str, str], key: str, default: int | None = None) -> i
     text = values.get(key)
     if text is None and default is not None:
         return default
-    if not text or not text.isdigit() or len(text) > 12 or int(text) == 0:
+    if not text or not (text.isascii() and text.isdigit()) or text[0] == "0" or len(text) > 12:
         raise RemoteProtocolError(f"{key} must be a positive whole number, got {text!r}")
     return int(text)
 

@@ -69,7 +69,10 @@ def ip(token: bytes) -> str:
         return known
     text = token.decode("ascii", "replace")
     try:
-        canonical = str(ipaddress.ip_address(text))
+        parsed = ipaddress.ip_address(text)
+        # IPv4-mapped IPv6 is printed differently across Python versions and
+        # hides an IPv4 address from checks: it is never sent (spec 5.3).
+        canonical = None if getattr(parsed, "ipv4_mapped", None) else str(parsed)
     except ValueError:
         canonical = None
     if canonical != text:
@@ -117,8 +120,12 @@ def check_url_out(value: str, what: str = "URL") -> bytes:
     return raw
 
 
+_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
 def encode_reason(reason: str) -> str:
-    return quote(reason[: limits.MAX_REASON_LEN], safe=_REASON_SAFE)
+    """Percent-encoded reason; control characters become spaces first."""
+    return quote(_CONTROL_CHARS.sub(" ", reason[: limits.MAX_REASON_LEN]), safe=_REASON_SAFE)
 
 
 def decode_reason(value: str) -> str:

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import (
-    Assignment, Bye, Cancel, ConnectionClosed, Done, Error, ErrorCode, Get, Idle,
+    NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, Done, Error, ErrorCode, Get, Idle,
     LocalProtocolError, RemoteProtocolError, Specific, State, Status, Working, limits,
 )  # fmt: skip
 
@@ -213,3 +213,29 @@ def test_a_long_reason_is_truncated_not_refused():
     server, client = open_pair()
     [done] = feed(server, client.send(Done(1, Status.ERROR, 0, Specific.INTERNAL, 1, reason="x" * 5000)))
     assert done.reason == "x" * limits.MAX_REASON_LEN
+
+
+def test_a_reason_with_control_characters_arrives_with_spaces():
+    server, client = open_pair()
+    [done] = feed(server, client.send(Done(1, Status.FETCH_ERROR, 0, Specific.RESET, 9, reason="recv\tfailed\r\nagain")))
+    assert done.reason == "recv failed  again"
+
+
+@pytest.mark.parametrize("cut", [1, 10])
+def test_end_of_stream_inside_a_done_block_is_an_error_not_a_close(cut):
+    server, client = open_pair()
+    data = client.send(Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://a/",), body=b"robots"))
+    server.receive_data(data[:-cut])
+    assert server.next_event() is NEED_DATA
+    server.receive_data(b"")
+    with pytest.raises(RemoteProtocolError, match="middle of a message"):
+        server.next_event()
+
+
+def test_ipv4_mapped_addresses_are_never_accepted():
+    server, client = open_pair()
+    feed(server, client.send(Get(1)))
+    with pytest.raises(RemoteProtocolError, match="bad IP address"):
+        feed(client, b"1 2 ::ffff:7f00:1 h http://h/\n")
+    with pytest.raises(LocalProtocolError):
+        server.send(Assignment(1, 2, "::ffff:127.0.0.1", "h", "http://h/"))

@@ -3,7 +3,7 @@
 import pytest
 
 from protocol import (
-    Auth, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError, Ready,
+    NEED_DATA, Auth, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError, Ready,
     RemoteProtocolError, Role, State, StoreConnection,
 )  # fmt: skip
 from protocol import limits
@@ -127,3 +127,42 @@ def test_end_of_stream_mid_handshake_is_an_error_and_at_a_boundary_a_close():
     client.receive_data(b"")
     with pytest.raises(RemoteProtocolError, match="middle of a message"):
         client.next_event()
+
+
+def test_long_settings_pass_the_handshake():
+    settings = {"store": ",".join(f"10.0.{i}.1:7002" for i in range(60)), "allow_net": "x" * limits.MAX_SETTING_VALUE_LEN}
+    server, client = open_pair(settings=settings)
+    assert client.settings == settings and client.state is State.OPEN
+
+
+def test_end_of_stream_between_welcome_and_ready_is_an_error():
+    server, client = endpoints()
+    feed(client, server.hello())
+    feed(server, client.authenticate())
+    data = server.welcome({"store": "h:1"})
+    client.receive_data(data[: data.index(b"READY")])
+    assert client.next_event() is NEED_DATA
+    client.receive_data(b"")
+    with pytest.raises(RemoteProtocolError, match="middle of a message"):
+        client.next_event()
+
+
+def test_a_handshake_error_line_fits_the_peers_line_bound():
+    server, client = endpoints()
+    feed(client, server.hello())
+    line = client.send(Error(ErrorCode.AUTH, "é" * 2000))
+    assert len(line) <= limits.MAX_HANDSHAKE_LINE and line.endswith(b"\n")
+    [event] = feed(server, line)
+    assert event.code is ErrorCode.AUTH and event.reason.startswith("éé")
+
+
+def test_a_spider_that_rejects_the_stores_proof_just_closes():
+    server, client = endpoints(StoreConnection, server_secret=b"", client_secret=SECRET)
+    feed(client, server.hello())
+    server._received = lambda event: None  # a store that skips verification
+    feed(server, client.authenticate())
+    with pytest.raises(RemoteProtocolError):
+        feed(client, server.welcome({}))
+    # The store is already speaking binary: a text ERROR would be garbage there.
+    with pytest.raises(LocalProtocolError, match="close the connection"):
+        client.send(Error(ErrorCode.AUTH, "store failed authentication"))

@@ -28,6 +28,8 @@ def test_settings_round_trip_through_a_real_handshake():
         {"timeout_update_ms": "0"},
         {"timeout_req_ms": "-5"},
         {"max_doc_size": "lots"},
+        {"max_doc_size": "\u00b2"},
+        {"timeout_req_ms": "0100"},
         {"allow_net": "10.0.0.0/33"},
     ],
 )
