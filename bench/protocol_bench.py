@@ -102,7 +102,7 @@ def main() -> None:
         "date": date.today().isoformat(),
         "python": platform.python_version(),
         "machine": platform.machine(),
-        "assignment_lines": bench_assignments(200_000 // scale),
+        "assignment_lines": bench_assignments(limits.MAX_CREDIT // scale),  # one full credit window
         "done_100_outlinks": bench_done(20_000 // scale),
         "records_30KB": bench_records(100_000 // scale),
     }
