@@ -1,0 +1,79 @@
+# URL normalisation shared by the spider (outlinks, redirect targets) and the
+# urlserver (seeds, dedup keys), so both agree on what "the same URL" is.
+#
+# Parsing and resolving follow the WHATWG URL Standard, as browsers do, via
+# ada-url (a C++ parser): scheme and host lowercased, IDNA to punycode, IPv4
+# forms canonicalised, default port dropped, dot segments removed, whitespace
+# stripped, non-ASCII and unsafe bytes percent-encoded. On top of that this
+# module applies what WHATWG leaves alone but a crawler's dedup needs
+# (RFC 3986 6.2.2): percent-escapes in uppercase hex, escapes of unreserved
+# characters decoded; and it drops the fragment and any user:password.
+# Pure: no I/O, no state.
+"""normalize(url, base) -> canonical http(s) URL text, or None."""
+
+from __future__ import annotations
+
+import re
+
+import ada_url
+
+from . import limits
+
+SCHEMES = ("http://", "https://")
+
+# RFC 3986 2.3: these never need an escape, so %41 and A are the same URL.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# The wire carries URLs as printable ASCII tokens without spaces.
+_PRINTABLE = bytes(range(0x21, 0x7F))
+
+
+def _escape(match: re.Match[str]) -> str:
+    byte = int(match.group(1), 16)
+    return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def normalize(url: str, base: str | None = None) -> str | None:
+    """The canonical form of `url` (resolved against `base` if given).
+
+    None when the result is not a usable http/https URL: unparseable,
+    another scheme (javascript:, mailto:, data:, ftp: ...), no host, not
+    printable ASCII, or longer than limits.MAX_URL_LEN.
+    """
+    if len(url) > limits.MAX_URL_LEN:
+        return None
+    try:
+        # join_url/normalize_url return the href in one call: three times
+        # cheaper than building a URL object and reading its attributes.
+        href = ada_url.join_url(base, url) if base is not None else ada_url.normalize_url(url)
+    except ValueError:
+        return None
+    if not href.startswith(SCHEMES):
+        return None
+    if "#" in href:
+        href = href.partition("#")[0]
+    if "@" in href:
+        href = _drop_userinfo(href)
+    if "%" in href:
+        href = _ESCAPE.sub(_escape, href)
+    if len(href) > limits.MAX_URL_LEN or not href.isascii():
+        return None
+    if href.encode("ascii").translate(None, _PRINTABLE):
+        return None
+    return href
+
+
+def _drop_userinfo(href: str) -> str:
+    parsed = ada_url.URL(href)
+    if parsed.username or parsed.password:
+        parsed.username = ""
+        parsed.password = ""
+    return parsed.href
+
+
+def host_of(url: str) -> str | None:
+    """The host name (or IP literal) of a normalised URL."""
+    try:
+        return ada_url.URL(url).hostname or None
+    except ValueError:
+        return None
