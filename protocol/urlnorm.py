@@ -71,6 +71,45 @@ def _drop_userinfo(href: str) -> str:
     return parsed.href
 
 
+# A reference made only of these characters, without dot segments, resolves
+# to plain concatenation under WHATWG rules and needs no escaping: the fast
+# path of Resolver. (No '%', no quote, no backslash, no whitespace.)
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&+,;:@!$()*]*")
+
+
+class Resolver:
+    """normalize(ref, base) for many references on one page, faster.
+
+    Most links on a page are plain relative paths ('/news/1.html',
+    'item?id=3'); those are joined by string operations, which WHATWG
+    parsing would leave unchanged, and everything else goes to normalize().
+    """
+
+    __slots__ = ("base", "origin", "directory")
+
+    def __init__(self, base: str) -> None:
+        self.base = normalize(base) or base
+        scheme_end = self.base.find("//") + 2
+        path_start = self.base.find("/", scheme_end)
+        ok = self.base.startswith(SCHEMES) and path_start > 0
+        self.origin = self.base[:path_start] if ok else None
+        path = self.base.split("?", 1)[0]
+        self.directory = path[: path.rfind("/") + 1] if ok else None
+
+    def resolve(self, ref: str) -> str | None:
+        """Same result as normalize(ref, base)."""
+        if self.origin is not None and 0 < len(ref) < 1024 and "/." not in ref and _PLAIN.fullmatch(ref):
+            first = ref[0]
+            if first == "/":
+                if ref[1:2] != "/":  # not '//host/...': a path from the root
+                    return self.origin + ref
+            elif first != "." and first != "?" and ":" not in ref:
+                url = self.directory + ref
+                if len(url) <= limits.MAX_URL_LEN:
+                    return url
+        return normalize(ref, self.base)
+
+
 def host_of(url: str) -> str | None:
     """The host name (or IP literal) of a normalised URL."""
     try:

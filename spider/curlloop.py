@@ -24,9 +24,10 @@ LOG = logging.getLogger(__name__)
 
 # Idle connections kept for reuse per multi handle (all hosts together).
 MAX_CACHED_CONNECTIONS = 2_000
-# Connections per host at once: the urlserver already spaces requests to a
-# host; this only stops one host from taking every socket.
-MAX_HOST_CONNECTIONS = 8
+# No per-host connection cap here: with CONNECT_TO, libcurl counts it per
+# connect-to address, so every name on a shared IP would queue behind one
+# limit and churn connections. The urlserver's per-host and per-IP
+# politeness already bounds what reaches one server.
 
 DoneCallback = Callable[[pycurl.Curl, int, str], None]
 
@@ -41,7 +42,6 @@ class CurlLoop:
         self.multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
         self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
         self.multi.setopt(pycurl.M_MAXCONNECTS, MAX_CACHED_CONNECTIONS)
-        self.multi.setopt(pycurl.M_MAX_HOST_CONNECTIONS, MAX_HOST_CONNECTIONS)
         self.multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
         self._watched: dict[int, int] = {}  # fd -> POLL_* currently registered
         self._timer: asyncio.TimerHandle | None = None

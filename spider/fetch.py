@@ -87,12 +87,13 @@ class _Slot:
     """An easy handle with its callbacks; one transfer at a time."""
 
     __slots__ = ("handle", "key", "url", "started", "head", "head_size", "body", "size",
-                 "max_size", "aborted", "allow")
+                 "max_size", "aborted", "allow", "sockets")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
         c = self.handle = pycurl.Curl()
         self.allow = allow
         self.max_size = fs.max_doc_size
+        self.sockets: list[socket.socket] = []
         c.slot = self  # pycurl handles accept attributes: the way back from on_done
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
@@ -145,7 +146,11 @@ class _Slot:
         if not self.allow.admits(addr[0]):
             self.aborted = Specific.FORBIDDEN_ADDRESS
             return pycurl.SOCKET_BAD
-        return socket.socket(family, socktype, protocol)
+        sock = socket.socket(family, socktype, protocol)
+        # libcurl works on a duplicate of this descriptor; close ours when
+        # the transfer ends (a garbage-collected open socket costs a warning)
+        self.sockets.append(sock)
+        return sock
 
     def result(self, curl_code: int, message: str) -> FetchResult:
         c = self.handle
@@ -231,4 +236,8 @@ class Fetcher:
 
     def _release(self, slot: _Slot) -> None:
         slot.head = slot.body = []
+        if slot.sockets:
+            for sock in slot.sockets:
+                sock.close()
+            slot.sockets.clear()
         self._free.append(slot)

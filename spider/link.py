@@ -43,6 +43,9 @@ class Link(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.ready: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
         self.closed: asyncio.Future[LinkError | None] = asyncio.get_running_loop().create_future()
+        # Writes of one loop turn go out as one send: many DONEs or records
+        # finish together, and a syscall each would cost more than they do.
+        self._out: list[bytes] = []
 
     # -- asyncio.Protocol ------------------------------------------------------
 
@@ -69,16 +72,22 @@ class Link(asyncio.Protocol):
 
     def send(self, event: object) -> None:
         """Encode and write `event` (LocalProtocolError if not allowed now)."""
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(self.conn.send(event))
+        self.write(self.conn.send(event))
 
     def write(self, data: bytes) -> None:
         """Write pre-encoded protocol bytes (records encoded once, resent as is)."""
-        if self.transport is not None and not self.transport.is_closing():
-            self.transport.write(data)
+        if not self._out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
 
     def close(self) -> None:
         if self.transport is not None:
+            self._flush()
             self.transport.close()
 
     @property
@@ -96,7 +105,7 @@ class Link(asyncio.Protocol):
                     return
                 kind = type(event)
                 if kind is Hello:
-                    self.transport.write(conn.authenticate())
+                    self.write(conn.authenticate())
                 elif kind is Ready:
                     self.ready.set_result(event.settings)
                 elif kind is Error:
@@ -109,7 +118,7 @@ class Link(asyncio.Protocol):
         except ProtocolError as exc:
             cls = Refused if exc.code in FATAL_CODES else LinkError
             try:
-                self.transport.write(conn.send(Error(exc.code, str(exc))))
+                self.write(conn.send(Error(exc.code, str(exc))))
             except ProtocolError:
                 pass
             self._fail(cls(f"{self.what}: protocol error: {exc}"))

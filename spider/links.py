@@ -20,7 +20,7 @@ from typing import NamedTuple
 from selectolax.lexbor import LexborHTMLParser
 
 from protocol import limits
-from protocol.urlnorm import normalize
+from protocol.urlnorm import Resolver, normalize
 
 # HTML content types; anything else gets no link extraction.
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
@@ -70,6 +70,7 @@ def extract(html: bytes, page_url: str) -> PageLinks:
             refresh = _refresh_target(attrs.get("content") or "", base)
     if not follow:
         return PageLinks((), refresh)
+    resolve = Resolver(base).resolve
     seen: set[str] = {page_url}
     raw_seen: set[str] = set()
     out: list[str] = []
@@ -88,7 +89,7 @@ def extract(html: bytes, page_url: str) -> PageLinks:
                     continue
             elif tag == "link":
                 continue
-            url = normalize(raw, base)
+            url = resolve(raw)
             if url is None or url in seen:
                 continue
             seen.add(url)

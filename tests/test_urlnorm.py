@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from protocol import limits
-from protocol.urlnorm import host_of, normalize
+from protocol.urlnorm import Resolver, host_of, normalize
 
 BASE = "http://Example.COM:80/a/b/c.html?q=1#top"
 
@@ -70,3 +70,16 @@ def test_length_bounded():
 def test_host_of():
     assert host_of("http://example.com:81/x") == "example.com"
     assert host_of("nonsense") is None
+
+
+RESOLVER_CASES = [
+    "/a/b.html", "b.html", "sub/c?x=1&y=2", "/", "a", "?q", "//other.org/x", "/./x", "../up",
+    ".hidden", "/x/..", "a:b", "mailto:x@y", "/p%7e", "/é", "x y", "/a'b", "/a\\\\b", "", "#f",
+    "/a;b=c,d@e!$()*+", "http://h/x", "/" + "z" * 9000, "z" * 9000,
+]
+
+
+@pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "http://ex.org/f?q=/x/y"])
+@pytest.mark.parametrize("ref", RESOLVER_CASES)
+def test_resolver_agrees_with_normalize(base, ref):
+    assert Resolver(base).resolve(ref) == normalize(ref, base)
