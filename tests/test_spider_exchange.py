@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import time
 
@@ -101,14 +102,26 @@ def run_worker(address: str, secret: bytes = SECRET, concurrency: int = 4):
     return worker, asyncio.ensure_future(worker.run())
 
 
+@contextlib.asynccontextmanager
+async def spider_between_fakes(concurrency: int = 4):
+    """A worker between a fake urlserver and a fake store; stops cleanly at the end."""
+    urlserver, address, store = await start_pair()
+    worker, task = run_worker(address, concurrency=concurrency)
+    try:
+        yield urlserver, store
+    finally:
+        worker.stop()
+        assert await asyncio.wait_for(task, WAIT) == 0
+        await urlserver.stop()
+        await store.stop()
+
+
 def test_exact_exchange(web):
     fast = f"http://{HOSTILE_NAME}:{web.port}/target"
     slow = f"http://{HOSTILE_NAME}:{web.port}/slow-drip?interval=0.1&bytes=9"
 
     async def scenario():
-        urlserver, address, store = await start_pair()
-        worker, task = run_worker(address)
-        try:
+        async with spider_between_fakes() as (urlserver, store):
             _, first = await urlserver.next()
             assert first == Get(4)  # the whole window at once
             t0 = time.monotonic()
@@ -141,11 +154,6 @@ def test_exact_exchange(web):
                     await asyncio.sleep(0.01)
             kinds = [type(e).__name__ for e in urlserver.log if type(e) is not Working]
             assert kinds == ["Get", "Done", "Get", "Done", "Get"]
-        finally:
-            worker.stop()
-            assert await asyncio.wait_for(task, WAIT) == 0
-            await urlserver.stop()
-            await store.stop()
 
     uvloop.run(scenario())
 
@@ -161,9 +169,7 @@ def test_records_resent_after_store_drops_and_urlserver_reconnect(web):
     url = f"http://{HOSTILE_NAME}:{web.port}/redirect/relative"
 
     async def scenario():
-        urlserver, address, store = await start_pair()
-        worker, task = run_worker(address, concurrency=1)
-        try:
+        async with spider_between_fakes(concurrency=1) as (urlserver, store):
             await urlserver.next(Get)
             urlserver.send(Assignment(7, 70, HOSTILE_IP, HOSTILE_NAME, url))
             _, record = await store.next(Record)
@@ -180,11 +186,6 @@ def test_records_resent_after_store_drops_and_urlserver_reconnect(web):
             urlserver.drop()  # the urlserver connection drops: the spider comes back
             _, get = await urlserver.next(Get)
             assert get == Get(1) and urlserver.accepted == 2
-        finally:
-            worker.stop()
-            assert await asyncio.wait_for(task, WAIT) == 0
-            await urlserver.stop()
-            await store.stop()
 
     uvloop.run(scenario())
 
