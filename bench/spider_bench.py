@@ -32,7 +32,7 @@ from protocol.settings import CrawlSettings
 
 RESULTS = Path(__file__).parent / "results"
 SECRET = b"bench-secret-0123456789"
-HOSTS = int(os.environ.get("BENCH_HOSTS", 2000))  # distinct host names: one keep-alive connection each, like a real crawl
+HOSTS = 2000  # distinct host names: one keep-alive connection each, like a real crawl
 PAGE_BYTES = 30 * 1024
 LINKS = 60
 CONCURRENCY = 1000
