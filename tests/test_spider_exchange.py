@@ -14,7 +14,7 @@ import pytest
 import uvloop
 
 from protocol import (
-    Ack, AckResult, Assignment, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
+    Ack, AckResult, Assignment, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
 from spider.worker import EXIT_REFUSED, Worker, WorkerOptions
@@ -201,3 +201,22 @@ def test_wrong_secret_ends_the_worker_cleanly():
             await store.stop()
 
     assert uvloop.run(scenario()) == EXIT_REFUSED
+
+
+def test_cancel_and_garbage_from_the_urlserver(web):
+    stall = f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=2) as (urlserver, store):
+            assert (await urlserver.next(Get))[1] == Get(2)
+            urlserver.send(Assignment(5, 50, HOSTILE_IP, HOSTILE_NAME, stall))
+            await urlserver.next(Working)  # the fetch is under way
+            urlserver.send(Cancel(5))
+            assert (await urlserver.next(Get))[1] == Get(1)  # its slot is free again
+            assert store.events.empty()  # no record, and no DONE for a cancelled fetch
+            urlserver.writers[-1].write(b"this is not the protocol\n")
+            await urlserver.next(Get)  # a clean reconnect, not a crash
+            assert urlserver.accepted == 2
+            assert not [e for e in urlserver.log if type(e) is Done]
+
+    uvloop.run(scenario())
