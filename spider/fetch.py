@@ -197,7 +197,9 @@ class Fetcher:
         return len(self._busy)
 
     def start(self, key: Any, url: str, ip: str) -> FetchResult | None:
-        """Begin fetching; a result at once (no transfer) if the address is refused."""
+        """Begin fetching; a result at once (no transfer) for a refused address or URL."""
+        if not url.startswith(("http://", "https://")):
+            return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
         if not self.allow.admits(ip):
             return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
                                message=f"address {ip} is not admitted by allow_net")

@@ -161,6 +161,11 @@ def test_connect_refused_and_forbidden_address():
     assert mapped.outcome[:2] == (E, Specific.FORBIDDEN_ADDRESS)
 
 
+def test_other_schemes_are_bad_urls():
+    for url in ("ftp://files.wreck.test/x", "file:///etc/passwd", "gopher://g.wreck.test/"):
+        assert fetch_all([(url, "127.0.0.1")])[url][0].outcome[:2] == (E, Specific.BAD_URL)
+
+
 def test_open_socket_check_is_a_second_line_of_defence():
     url = "http://late.wreck.test:9/"
 
