@@ -22,7 +22,7 @@ from tests.spider_helpers import crawl_settings
 from tests.web import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RunningWeb, SiteSpec
 
 SECRET = b"exchange-test-secret"
-TIMEOUT_UPDATE_MS = 400
+TIMEOUT_UPDATE_MS = 900
 WAIT = 10.0  # seconds any single expected event may take before the test fails
 
 
@@ -103,9 +103,9 @@ def run_worker(address: str, secret: bytes = SECRET, concurrency: int = 4):
 
 
 @contextlib.asynccontextmanager
-async def spider_between_fakes(concurrency: int = 4):
+async def spider_between_fakes(concurrency: int = 4, **settings):
     """A worker between a fake urlserver and a fake store; stops cleanly at the end."""
-    urlserver, address, store = await start_pair()
+    urlserver, address, store = await start_pair(**settings)
     worker, task = run_worker(address, concurrency=concurrency)
     try:
         yield urlserver, store
@@ -118,10 +118,12 @@ async def spider_between_fakes(concurrency: int = 4):
 
 def test_exact_exchange(web):
     fast = f"http://{HOSTILE_NAME}:{web.port}/target"
-    slow = f"http://{HOSTILE_NAME}:{web.port}/slow-drip?interval=0.1&bytes=9"
+    # 1.5 s: longer than Timeout_Update, shorter than the low-speed window
+    # (a quarter of Timeout_Req = 2 s), so it ends well after a WORKING
+    slow = f"http://{HOSTILE_NAME}:{web.port}/slow-drip?interval=0.1&bytes=15"
 
     async def scenario():
-        async with spider_between_fakes() as (urlserver, store):
+        async with spider_between_fakes(timeout_req_ms=8000) as (urlserver, store):
             _, first = await urlserver.next()
             assert first == Get(4)  # the whole window at once
             t0 = time.monotonic()
@@ -144,7 +146,7 @@ def test_exact_exchange(web):
             assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms)
             # the slow fetch completes; stored; acked; DONE
             _, record2 = await store.next(Record)
-            assert record2.doc_id == 102 and record2.document.endswith(b"\r\n\r\n.........")
+            assert record2.doc_id == 102 and record2.document.endswith(b"\r\n\r\n" + b"." * 15)
             store.send(Ack(102, AckResult.DUPLICATE))  # a duplicate ack releases DONE too
             _, done2 = await urlserver.next(Done)
             assert (done2.trans_id, done2.status, done2.specific) == (2, Status.FETCHED, Specific.OK)
