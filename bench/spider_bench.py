@@ -1,0 +1,209 @@
+# Spider throughput on one core: one worker (spider.worker.Worker, the real
+# code path: GET window, libcurl multi on uvloop, link extraction, record
+# encoding, DONE with outlinks) with 1,000 concurrent transfers, against a
+# rig in another process: a fast HTTP server serving a 30 KB HTML page
+# (about 60 links) for every path on HOSTS host names, a fake urlserver that
+# assigns PAGES URLs as credits allow, and a fake store that acks at once.
+# The spider's CPU time comes from getrusage in its own process, so the
+# rig's work is not counted. Run: python -m bench.spider_bench [--pages N]
+"""pages/s and spider CPU-seconds per 1,000 pages; results in bench/results/."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import multiprocessing
+import os
+import platform
+import random
+import resource
+import time
+from datetime import date
+from pathlib import Path
+
+import uvloop
+
+from protocol import (
+    NEED_DATA, Ack, AckResult, Assignment, ConnectionClosed, ControlConnection, Done, Get, Record,
+    Role, StoreConnection,
+)  # fmt: skip
+from protocol.settings import CrawlSettings
+
+RESULTS = Path(__file__).parent / "results"
+SECRET = b"bench-secret-0123456789"
+HOSTS = 2000  # distinct host names: one keep-alive connection each, like a real crawl
+PAGE_BYTES = 30 * 1024
+LINKS = 60
+CONCURRENCY = 1000
+WARMUP = 1000  # pages before the clock starts (connections, caches)
+TARGET_PAGES_PER_CPU_S = 2000
+
+
+def make_page() -> bytes:
+    rng = random.Random(7)
+    links = "".join(
+        f'<li><a href="/page/{rng.randint(0, 10**6)}.html">story {i}</a> with a line of teaser text</li>'
+        for i in range(LINKS)
+    )
+    para = "<p>" + "lorem ipsum dolor sit amet, consectetur adipiscing elit " * 12 + "</p>\n"
+    head = "<!doctype html><html><head><title>Bench page</title>" \
+           '<link rel="alternate" type="application/rss+xml" href="/feed.rss"></head><body>'
+    body = head + f"<ul>{links}</ul>"
+    while len(body) < PAGE_BYTES - 20:
+        body += para
+    return (body[: PAGE_BYTES - 15] + "</body></html>").encode()
+
+
+# -- the rig (another process) -------------------------------------------------
+
+
+class _Http(asyncio.Protocol):
+    def __init__(self, response: bytes) -> None:
+        self.response, self.buf = response, b""
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def data_received(self, data: bytes) -> None:
+        self.buf += data
+        while (end := self.buf.find(b"\r\n\r\n")) >= 0:
+            self.buf = self.buf[end + 4 :]
+            self.transport.write(self.response)
+
+
+class _Server(asyncio.Protocol):
+    """Fake urlserver or store: handshake, then assign or ack."""
+
+    def __init__(self, rig: "_Rig", kind) -> None:
+        self.rig, self.conn = rig, kind(Role.SERVER, secret=SECRET, nonce=os.urandom(32))
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+        transport.write(self.conn.hello())
+
+    def data_received(self, data: bytes) -> None:
+        conn = self.conn
+        conn.receive_data(data)
+        out = []
+        while (event := conn.next_event()) is not NEED_DATA:
+            kind = type(event)
+            if kind is Record:
+                out.append(conn.send(Ack(event.doc_id, AckResult.STORED)))
+            elif kind is Get:
+                self.rig.credit += event.count
+                out.append(self.rig.assign(conn))
+            elif kind is Done:
+                self.rig.done += 1
+                self.rig.links += len(event.outlinks)
+            elif kind is ConnectionClosed:
+                break
+            elif type(event).__name__ == "Auth":
+                out.append(conn.welcome(self.rig.settings if isinstance(conn, ControlConnection) else {}))
+        if out:
+            self.transport.write(b"".join(out))
+
+
+class _Rig:
+    def __init__(self, pages: int, http_port: int, store: str) -> None:
+        self.pages, self.http_port = pages, http_port
+        self.next_id = self.credit = self.done = self.links = 0
+        self.settings = CrawlSettings(
+            store=(store,), timeout_update_ms=30_000, timeout_req_ms=30_000, max_doc_size=1 << 20,
+            user_agent="wreck-bench/0.1", allow_net=("127.0.0.0/8",),
+        ).to_wire()
+
+    def assign(self, conn: ControlConnection) -> bytes:
+        parts = []
+        while self.credit > 0 and self.next_id < self.pages:
+            i = self.next_id
+            host = f"h{i % HOSTS}.bench.test"
+            url = f"http://{host}:{self.http_port}/page/{i}.html"
+            parts.append(conn.send(Assignment(i + 1, i, "127.0.0.1", host, url)))
+            self.next_id += 1
+            self.credit -= 1
+        return b"".join(parts)
+
+
+def _rig_main(pages: int, ports: multiprocessing.Queue) -> None:
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        page = make_page()
+        response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n" \
+                   b"Content-Length: %d\r\n\r\n%s" % (len(page), page)
+        http = await loop.create_server(lambda: _Http(response), "127.0.0.1", 0, backlog=4096)
+        http_port = http.sockets[0].getsockname()[1]
+        holder: list[_Rig] = []
+        store = await loop.create_server(lambda: _Server(holder[0], StoreConnection), "127.0.0.1", 0)
+        store_addr = "127.0.0.1:%d" % store.sockets[0].getsockname()[1]
+        holder.append(_Rig(pages, http_port, store_addr))
+        urls = await loop.create_server(lambda: _Server(holder[0], ControlConnection), "127.0.0.1", 0)
+        ports.put(urls.sockets[0].getsockname()[1])
+        await asyncio.Event().wait()
+
+    uvloop.run(main())
+
+
+# -- the spider (this process) ---------------------------------------------------
+
+
+def run(pages: int, concurrency: int) -> dict:
+    from spider.worker import Worker, WorkerOptions
+
+    ctx = multiprocessing.get_context("spawn")
+    ports = ctx.Queue()
+    rig = ctx.Process(target=_rig_main, args=(pages, ports), daemon=True)
+    rig.start()
+    port = ports.get(timeout=30)
+
+    async def main() -> dict:
+        worker = Worker(WorkerOptions(f"127.0.0.1:{port}", SECRET, "bench", concurrency))
+        task = asyncio.ensure_future(worker.run())
+        while worker.session is None or worker.session.done_count < WARMUP:
+            await asyncio.sleep(0.01)
+        t0, r0 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        start_count = worker.session.done_count
+        while worker.session.done_count < pages:
+            await asyncio.sleep(0.005)
+        t1, r1 = time.perf_counter(), resource.getrusage(resource.RUSAGE_SELF)
+        counted = worker.session.done_count - start_count
+        worker.stop()
+        await task
+        cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
+        wall = t1 - t0
+        return {
+            "pages": counted, "wall_s": round(wall, 3), "pages_per_s": round(counted / wall),
+            "cpu_s": round(cpu, 3), "cpu_s_per_1000_pages": round(cpu / counted * 1000, 3),
+            "pages_per_cpu_s": round(counted / cpu),
+            "user_s": round(r1.ru_utime - r0.ru_utime, 3), "sys_s": round(r1.ru_stime - r0.ru_stime, 3),
+        }
+
+    try:
+        return uvloop.run(main())
+    finally:
+        rig.terminate()
+        rig.join(5)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pages", type=int, default=30_000)
+    parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
+    args = parser.parse_args()
+    figures = run(args.pages, args.concurrency)
+    result = {
+        "bench": "spider", "date": date.today().isoformat(), "python": platform.python_version(),
+        "machine": platform.machine(), "cpus": os.cpu_count(), "concurrency": args.concurrency,
+        "page_bytes": PAGE_BYTES, "links_per_page": LINKS + 1, "hosts": HOSTS,
+        **figures, "target_pages_per_cpu_s": TARGET_PAGES_PER_CPU_S,
+        "meets_target": figures["pages_per_cpu_s"] >= TARGET_PAGES_PER_CPU_S,
+    }
+    RESULTS.mkdir(exist_ok=True)
+    path = RESULTS / f"{result['date']}-spider.json"
+    path.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    print(f"written to {path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+# One worker's fetch engine: a pool of reusable easy handles ("slots") on a
+# CurlLoop. Each slot's options and callbacks that never change are set
+# once; a transfer sets only its URL and its connect-to address.
+#
+# - The urlserver's IP is the IP used: CONNECT_TO "::IP:" sends the URL's
+#   host and port to that address; libcurl never resolves a name. A slot's
+#   OPENSOCKETFUNCTION refuses any address AllowNet does not admit, as a
+#   second line of defence. Only http and https are enabled.
+# - Time: TIMEOUT_MS = Timeout_Req, CONNECTTIMEOUT_MS, and a low-speed limit
+#   so a slow drip frees its slot long before Timeout_Req.
+# - Size: MAXFILESIZE aborts on a Content-Length that is already too big;
+#   the write callback counts decoded bytes, so a gzip bomb stops at
+#   Max_Doc_Size too. The header callback keeps the last header block as
+#   received (reset at each status line), bounded by MAX_HEADER_BYTES.
+"""Fetcher: start(key, url, ip) -> FetchResult via on_result."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import socket
+import ssl
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pycurl
+
+from protocol import Specific
+from protocol.settings import CrawlSettings
+
+from .allownet import AllowNet
+from .curlloop import CurlLoop
+
+# Response header block bound. Real servers send 1-16 KB; libcurl itself
+# refuses far more, and a 200 KB block is abuse, not a web page.
+MAX_HEADER_BYTES = 64 * 1024
+# Low-speed rule: a transfer averaging under LOW_SPEED_BYTES per second for
+# its low-speed window (a quarter of Timeout_Req, 1-30 s) is ended.
+LOW_SPEED_BYTES = 1_000
+LOW_SPEED_WINDOW_MIN_S = 1
+LOW_SPEED_WINDOW_MAX_S = 30
+ACCEPT = b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+@dataclasses.dataclass(frozen=True)
+class FetchSettings:
+    """What a fetch needs from the handshake's CrawlSettings."""
+
+    user_agent: str
+    timeout_req_ms: int
+    connect_timeout_ms: int
+    max_doc_size: int
+    allow_net: tuple[str, ...] = ()
+    ca_file: str | None = None  # None: the system's default bundle
+
+    @classmethod
+    def from_crawl(cls, s: CrawlSettings) -> FetchSettings:
+        return cls(s.user_agent, s.timeout_req_ms, min(s.connect_timeout_ms, s.timeout_req_ms),
+                   s.max_doc_size, s.allow_net)
+
+    @property
+    def low_speed_window_s(self) -> int:
+        quarter = self.timeout_req_ms // 4000
+        return max(LOW_SPEED_WINDOW_MIN_S, min(LOW_SPEED_WINDOW_MAX_S, quarter))
+
+
+@dataclasses.dataclass(slots=True)
+class FetchResult:
+    """Everything known about one finished transfer."""
+
+    key: Any
+    url: str
+    ms: int
+    curl_code: int = 0
+    message: str = ""
+    http_code: int = 0
+    connected: bool = False
+    aborted: Specific | None = None
+    head: bytes = b""  # last header block as received, blank line included
+    body: bytes = b""  # decoded body (empty after an abort for size)
+    content_type: bytes | None = None
+
+
+class _Slot:
+    """An easy handle with its callbacks; one transfer at a time."""
+
+    __slots__ = ("handle", "key", "url", "started", "head", "head_size", "body", "size",
+                 "max_size", "aborted", "allow", "sockets")
+
+    def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
+        c = self.handle = pycurl.Curl()
+        self.allow = allow
+        self.max_size = fs.max_doc_size
+        self.sockets: list[socket.socket] = []
+        c.slot = self  # pycurl handles accept attributes: the way back from on_done
+        c.setopt(pycurl.NOSIGNAL, 1)
+        c.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
+        c.setopt(pycurl.FOLLOWLOCATION, 0)
+        c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2TLS)
+        c.setopt(pycurl.PIPEWAIT, 1)
+        c.setopt(pycurl.ACCEPT_ENCODING, "")  # every encoding this libcurl decodes
+        c.setopt(pycurl.USERAGENT, fs.user_agent)
+        c.setopt(pycurl.HTTPHEADER, [ACCEPT])
+        c.setopt(pycurl.TIMEOUT_MS, fs.timeout_req_ms)
+        c.setopt(pycurl.CONNECTTIMEOUT_MS, fs.connect_timeout_ms)
+        c.setopt(pycurl.LOW_SPEED_LIMIT, LOW_SPEED_BYTES)
+        c.setopt(pycurl.LOW_SPEED_TIME, fs.low_speed_window_s)
+        c.setopt(pycurl.MAXFILESIZE_LARGE, fs.max_doc_size)
+        c.setopt(pycurl.TCP_NODELAY, 1)
+        if fs.ca_file:
+            c.setopt(pycurl.CAINFO, fs.ca_file)
+        c.setopt(pycurl.WRITEFUNCTION, self._write)
+        c.setopt(pycurl.HEADERFUNCTION, self._header)
+        c.setopt(pycurl.OPENSOCKETFUNCTION, self._open_socket)
+
+    def begin(self, key: Any, url: str, ip: str) -> None:
+        self.key, self.url, self.started = key, url, time.monotonic()
+        self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        c = self.handle
+        c.setopt(pycurl.URL, url)
+        c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
+
+    def _write(self, data: bytes) -> int | None:
+        size = self.size + len(data)
+        if size > self.max_size:
+            self.aborted = Specific.TOO_BIG
+            return 0  # fewer bytes than given: libcurl aborts with a write error
+        self.size = size
+        self.body.append(data)
+        return None
+
+    def _header(self, line: bytes) -> int | None:
+        if line.startswith(b"HTTP/"):
+            self.head, self.head_size = [], 0  # a new response (1xx before it)
+        self.head_size += len(line)
+        if self.head_size > MAX_HEADER_BYTES:
+            self.aborted = Specific.HEADERS_TOO_BIG
+            return 0
+        self.head.append(line)
+        return None
+
+    def _open_socket(self, purpose: int, address: tuple) -> socket.socket | int:
+        family, socktype, protocol, addr = address
+        if not self.allow.admits(addr[0]):
+            self.aborted = Specific.FORBIDDEN_ADDRESS
+            return pycurl.SOCKET_BAD
+        sock = socket.socket(family, socktype, protocol)
+        # libcurl works on a duplicate of this descriptor; close ours when
+        # the transfer ends (a garbage-collected open socket costs a warning)
+        self.sockets.append(sock)
+        return sock
+
+    def result(self, curl_code: int, message: str) -> FetchResult:
+        c = self.handle
+        http_code = c.getinfo(pycurl.RESPONSE_CODE)
+        aborted = self.aborted
+        return FetchResult(
+            self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
+            http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
+            b"".join(self.head), b"" if aborted else b"".join(self.body),
+            _content_type(c) if http_code else None,
+        )  # fmt: skip
+
+
+def _content_type(c: pycurl.Curl) -> bytes | None:
+    value = c.getinfo(pycurl.CONTENT_TYPE)
+    return value.encode("latin-1") if value else None
+
+
+def default_ca_file() -> str | None:
+    """The system CA bundle, if OpenSSL knows one (libcurl's own default otherwise)."""
+    paths = ssl.get_default_verify_paths()
+    for path in (paths.cafile, paths.openssl_cafile):
+        if path and os.path.exists(path):
+            return path
+    return None
+
+
+class Fetcher:
+    """Runs up to any number of transfers; reports each via on_result."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, fs: FetchSettings,
+                 on_result: Callable[[FetchResult], None]) -> None:  # fmt: skip
+        if fs.ca_file is None:
+            fs = dataclasses.replace(fs, ca_file=default_ca_file())
+        self.settings = fs
+        self.allow = AllowNet(fs.allow_net)
+        self.on_result = on_result
+        self.curl = CurlLoop(loop, self._done)
+        self._free: list[_Slot] = []
+        self._busy: dict[Any, _Slot] = {}
+
+    @property
+    def active(self) -> int:
+        return len(self._busy)
+
+    def start(self, key: Any, url: str, ip: str) -> FetchResult | None:
+        """Begin fetching; a result at once (no transfer) for a refused address or URL."""
+        if not url.startswith(("http://", "https://")):
+            return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
+        if not self.allow.admits(ip):
+            return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
+                               message=f"address {ip} is not admitted by allow_net")
+        slot = self._free.pop() if self._free else _Slot(self.settings, self.allow)
+        try:
+            slot.begin(key, url, ip)
+        except pycurl.error as exc:
+            self._free.append(slot)
+            return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message=str(exc))
+        self._busy[key] = slot
+        self.curl.add(slot.handle)
+        return None
+
+    def cancel(self, key: Any) -> bool:
+        slot = self._busy.pop(key, None)
+        if slot is None:
+            return False
+        self.curl.remove(slot.handle)
+        self._release(slot)
+        return True
+
+    def close(self) -> None:
+        for key in list(self._busy):
+            self.cancel(key)
+        self.curl.close()
+        for slot in self._free:
+            slot.handle.close()
+        self._free.clear()
+
+    def _done(self, handle: pycurl.Curl, curl_code: int, message: str) -> None:
+        slot: _Slot = handle.slot
+        del self._busy[slot.key]
+        result = slot.result(curl_code, message)
+        self._release(slot)
+        self.on_result(result)
+
+    def _release(self, slot: _Slot) -> None:
+        slot.head = slot.body = []
+        if slot.sockets:
+            for sock in slot.sockets:
+                sock.close()
+            slot.sockets.clear()
+        self._free.append(slot)

@@ -1,0 +1,174 @@
+# One TCP connection driving one sans-I/O protocol object (ControlConnection
+# or StoreConnection): an asyncio Protocol that feeds received bytes in,
+# hands each event to its owner, and writes what the object returns. It
+# runs the client side of the handshake itself, so an owner sees only a
+# ready link (with the server's settings) or a typed failure. OS and
+# protocol errors are turned into LinkError here and nowhere else.
+"""Link: asyncio transport <-> protocol connection, with the handshake."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import socket
+from collections.abc import Callable
+
+from protocol import NEED_DATA, ConnectionClosed, Error, ErrorCode, Hello, ProtocolError, Ready
+from protocol.connection import Connection
+
+LOG = logging.getLogger(__name__)
+
+# Seconds a server has to accept the connection and complete the handshake.
+HANDSHAKE_TIMEOUT_S = 10.0
+
+
+class LinkError(Exception):
+    """The connection failed or the peer broke the protocol; reconnect later."""
+
+
+class Refused(LinkError):
+    """The peer refused us for a reason retrying will not fix (secret, version)."""
+
+
+FATAL_CODES = (ErrorCode.AUTH, ErrorCode.VERSION)
+
+
+class Link(asyncio.Protocol):
+    """A connected, handshaken protocol object; events go to `on_event`."""
+
+    def __init__(self, conn: Connection, what: str) -> None:
+        self.conn = conn
+        self.what = what  # "urlserver 10.0.0.1:7001", for log lines
+        self.on_event: Callable[[object], None] = lambda event: None
+        self.transport: asyncio.Transport | None = None
+        self.ready: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[LinkError | None] = asyncio.get_running_loop().create_future()
+        # Writes of one loop turn go out as one send: many DONEs or records
+        # finish together, and a syscall each would cost more than they do.
+        self._out: list[bytes] = []
+
+    # -- asyncio.Protocol ------------------------------------------------------
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            # asyncio only sets it for sockets made with protocol 6 (DESIGN.md)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def data_received(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        self._drain()
+
+    def eof_received(self) -> bool:
+        self.conn.receive_data(b"")
+        self._drain()
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._finish(LinkError(f"{self.what}: connection lost ({exc or 'closed by peer'})"))
+
+    # -- sending ---------------------------------------------------------------
+
+    def send(self, event: object) -> None:
+        """Encode and write `event` (LocalProtocolError if not allowed now)."""
+        self.write(self.conn.send(event))
+
+    def write(self, data: bytes) -> None:
+        """Write pre-encoded protocol bytes (records encoded once, resent as is)."""
+        if not self._out:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._out.append(data)
+
+    def _flush(self) -> None:
+        out, self._out = self._out, []
+        if out and self.transport is not None and not self.transport.is_closing():
+            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
+
+    def close(self) -> None:
+        if self.transport is not None:
+            self._flush()
+            self.transport.close()
+
+    @property
+    def is_open(self) -> bool:
+        return self.ready.done() and not self.closed.done()
+
+    # -- receiving -------------------------------------------------------------
+
+    def _drain(self) -> None:
+        conn = self.conn
+        try:
+            while not self.closed.done():
+                event = conn.next_event()
+                if event is NEED_DATA:
+                    return
+                kind = type(event)
+                if kind is Hello:
+                    self.write(conn.authenticate())
+                elif kind is Ready:
+                    self.ready.set_result(event.settings)
+                elif kind is Error:
+                    cls = Refused if event.code in FATAL_CODES else LinkError
+                    self._fail(cls(f"{self.what} closed the connection: {event.code.name.lower()} {event.reason}"))
+                elif kind is ConnectionClosed:
+                    self._fail(LinkError(f"{self.what} closed the connection"))
+                else:
+                    self.on_event(event)
+        except ProtocolError as exc:
+            cls = Refused if exc.code in FATAL_CODES else LinkError
+            try:
+                self.write(conn.send(Error(exc.code, str(exc))))
+            except ProtocolError:
+                pass
+            self._fail(cls(f"{self.what}: protocol error: {exc}"))
+
+    def _fail(self, error: LinkError) -> None:
+        self._finish(error)
+        self.close()
+
+    def _finish(self, error: LinkError) -> None:
+        if not self.ready.done():
+            self.ready.set_exception(error)
+            self.ready.exception()  # retrieved: no "never retrieved" warning
+        if not self.closed.done():
+            self.closed.set_result(error)
+
+
+async def open_link(host: str, port: int, conn: Connection, what: str) -> tuple[Link, dict[str, str]]:
+    """Connect and handshake; (link, server settings) or LinkError/Refused."""
+    loop = asyncio.get_running_loop()
+    made: list[Link] = []
+
+    def factory() -> Link:
+        made.append(Link(conn, what))
+        return made[0]
+
+    try:
+        try:
+            async with asyncio.timeout(HANDSHAKE_TIMEOUT_S):
+                await loop.create_connection(factory, host, port)
+                return made[0], await made[0].ready
+        except BaseException:
+            if made:
+                made[0].close()
+            raise
+    except OSError as exc:
+        raise LinkError(f"{what}: cannot connect ({exc.strerror or exc})") from None
+    except TimeoutError:
+        raise LinkError(f"{what}: no handshake within {HANDSHAKE_TIMEOUT_S:g} s") from None
+
+
+class Backoff:
+    """Delays between reconnects: doubling from `first` to `cap`, reset on success."""
+
+    def __init__(self, first: float = 0.1, cap: float = 30.0) -> None:
+        self.first, self.cap, self.next = first, cap, first
+
+    def delay(self) -> float:
+        current = self.next
+        self.next = min(self.cap, current * 2)
+        return current
+
+    def reset(self) -> None:
+        self.next = self.first

@@ -1,0 +1,108 @@
+# Outlinks of an HTML page, as pure functions of (bytes, page URL).
+#
+# The page is parsed once by selectolax's lexbor backend (the fastest of the
+# candidates measured in bench/spider_bench.py's notes: about 100 us for a
+# 30 KB page, lxml about 120-140 us). Elements are visited with tags(), which
+# is cheaper than a CSS selector. <base href> (the first one) sets the base;
+# <meta name=robots content=nofollow|none> empties the link list;
+# rel=nofollow anchors are skipped; a, area, link[rel~=alternate], frame and
+# iframe give links. Every link is normalised with protocol.urlnorm (which
+# drops fragments and non-http(s) schemes) and de-duplicated in page order.
+# A meta refresh naming a URL is returned separately: the caller reports the
+# page as a redirect to it.
+"""HTML -> (outlinks, meta refresh target)."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from selectolax.lexbor import LexborHTMLParser
+
+from protocol import limits
+from protocol.urlnorm import Resolver, normalize
+
+# HTML content types; anything else gets no link extraction.
+HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+# Bytes sniffed from an untyped body to decide whether it is HTML.
+SNIFF_BYTES = 512
+_SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)", re.I | re.S)
+# <meta http-equiv=refresh content="5; url=/next">: the URL after 'url='.
+_REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
+# Tags whose attribute names a link: tag -> attribute.
+_LINK_TAGS = (("a", "href"), ("area", "href"), ("link", "href"), ("frame", "src"), ("iframe", "src"))
+
+
+class PageLinks(NamedTuple):
+    outlinks: tuple[str, ...]
+    refresh: str | None  # normalised meta refresh target, if any
+
+
+NO_LINKS = PageLinks((), None)
+
+
+def is_html(content_type: bytes | None, body: bytes) -> bool:
+    """Whether a response is HTML: by Content-Type, else by sniffing the body."""
+    if content_type:
+        return content_type.split(b";", 1)[0].strip().lower() in HTML_TYPES
+    return _SNIFF.match(body[:SNIFF_BYTES]) is not None
+
+
+def extract(html: bytes, page_url: str) -> PageLinks:
+    """Outlinks (normalised, unique, page order, bounded) and refresh target."""
+    tree = LexborHTMLParser(html)
+    base = page_url
+    for node in tree.tags("base"):
+        href = node.attributes.get("href")
+        if href:
+            base = normalize(href, page_url) or page_url
+        break
+    follow = True
+    refresh = None
+    for node in tree.tags("meta"):
+        attrs = node.attributes
+        name = (attrs.get("name") or "").lower()
+        if name == "robots" or name == "wreck":
+            content = (attrs.get("content") or "").lower()
+            if "nofollow" in content or "none" in content:
+                follow = False
+        elif (attrs.get("http-equiv") or "").lower() == "refresh" and refresh is None:
+            refresh = _refresh_target(attrs.get("content") or "", base)
+    if not follow:
+        return PageLinks((), refresh)
+    resolve = Resolver(base).resolve
+    seen: set[str] = {page_url}
+    raw_seen: set[str] = set()
+    out: list[str] = []
+    size = 0
+    for tag, attr in _LINK_TAGS:
+        for node in tree.tags(tag):
+            attrs = node.attributes
+            raw = attrs.get(attr)
+            if not raw or raw in raw_seen:
+                continue
+            raw_seen.add(raw)
+            rel = attrs.get("rel")
+            if rel is not None:
+                rel = rel.lower()
+                if "nofollow" in rel or (tag == "link" and "alternate" not in rel.split()):
+                    continue
+            elif tag == "link":
+                continue
+            url = resolve(raw)
+            if url is None or url in seen:
+                continue
+            seen.add(url)
+            size += len(url) + 1
+            if len(out) >= limits.MAX_OUTLINKS or size > limits.MAX_OUTLINKS_BYTES:
+                return PageLinks(tuple(out), refresh)
+            out.append(url)
+    return PageLinks(tuple(out), refresh)
+
+
+def _refresh_target(content: str, base: str) -> str | None:
+    found = _REFRESH.match(content)
+    if not found:
+        return None
+    target = found.group(1).strip().strip("'\"").strip()
+    return normalize(target, base) if target else None

@@ -1,0 +1,55 @@
+# From a finished transfer to what the spider reports: the Outcome (status
+# mapping), the outlinks of an HTML page, and the binary Record for the
+# store. Pure: the worker calls it for each result, in batches, after the
+# fetch loop has handled its sockets (link extraction is the costly part).
+"""report(result) -> Report(outcome, outlinks, record)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from protocol import Record, http_enum, limits
+
+from . import links, outcome
+from .fetch import FetchResult
+
+
+class Report(NamedTuple):
+    outcome: outcome.Outcome
+    outlinks: tuple[str, ...]
+    record: Record
+
+
+def header_value(head: bytes, name: bytes) -> str | None:
+    """The first value of header `name` (lowercase) in a raw header block."""
+    for line in head.split(b"\n")[1:]:
+        key, sep, value = line.partition(b":")
+        if sep and key.strip().lower() == name:
+            return value.strip().decode("latin-1")
+    return None
+
+
+def report(result: FetchResult, doc_id: int) -> Report:
+    """Outcome, outlinks and store record of one transfer."""
+    code = result.http_code
+    page_links = links.NO_LINKS
+    body = result.body
+    if 200 <= code < 300 and result.aborted is None and result.curl_code == 0 and body:
+        if links.is_html(result.content_type, body):
+            page_links = links.extract(body, result.url)
+    plain_success = 200 <= code < 300 or code == 304
+    got = outcome.of_transfer(
+        url=result.url, curl_code=result.curl_code, curl_message=result.message, http_code=code,
+        connected=result.connected, aborted=result.aborted,
+        location=None if plain_success else header_value(result.head, b"location"),
+        retry_after=None if plain_success else header_value(result.head, b"retry-after"),
+        refresh=page_links.refresh,
+    )  # fmt: skip
+    document = result.head + body if result.head or body else b""
+    if len(document) > limits.MAX_DOC_LEN:
+        document = document[: limits.MAX_DOC_LEN]
+    record = Record(
+        doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
+        result.url, got.new_url, document,
+    )  # fmt: skip
+    return Report(got, page_links.outlinks if got.success else (), record)

@@ -1,0 +1,101 @@
+# The spider's side of one store server. submit(record, on_ack) encodes the
+# record once, keeps it until the store acks its doc_id, and writes it when
+# the connection is open. A background task keeps the connection: connect,
+# handshake, resend every unacked record in submission order, wait until
+# it drops, back off, repeat. Records survive store restarts this way; the
+# worker bounds how many can pile up by not asking for more URLs.
+"""StoreClient: records out, acks back, reconnect and resend."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Callable
+
+from protocol import Ack, AckResult, Notice, Record, Role, StoreConnection
+from protocol.handshake import NONCE_BYTES
+from protocol.record import encode_record
+from protocol.settings import split_host_port
+
+from .link import Backoff, Link, LinkError, Refused, open_link
+
+LOG = logging.getLogger(__name__)
+
+AckCallback = Callable[[AckResult], None]
+
+
+class StoreClient:
+    """One store server's connection and the records it has not acked yet."""
+
+    def __init__(self, address: str, *, secret: bytes, name: str) -> None:
+        self.address = address
+        self.host, self.port = split_host_port(address)
+        self.secret, self.name = secret, name
+        self.link: Link | None = None
+        # doc_id -> (encoded record, waiters); dicts keep insertion order
+        self.unacked: dict[int, tuple[bytes, list[AckCallback]]] = {}
+        self.backoff = Backoff()
+        self._task: asyncio.Task | None = None
+        self._stopping = False
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._keep_connected(), name=f"store {self.address}")
+
+    async def stop(self) -> None:
+        self._stopping = True
+        if self.link:
+            self.link.close()
+        if self._task:
+            self._task.cancel()
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def submit(self, record: Record, on_ack: AckCallback) -> None:
+        """Queue `record`; on_ack(result) once the store has it durably.
+
+        Raises LocalProtocolError if the record cannot be encoded.
+        """
+        pending = self.unacked.get(record.doc_id)
+        if pending is not None:  # the same document again: the first record stands
+            pending[1].append(on_ack)
+            return
+        data = encode_record(record)
+        self.unacked[record.doc_id] = (data, [on_ack])
+        if self.link is not None and self.link.is_open:
+            self.link.write(data)
+
+    def _on_event(self, event: object) -> None:
+        if type(event) is Ack:
+            pending = self.unacked.pop(event.doc_id, None)
+            if pending is None:
+                LOG.warning("store %s acked doc %d, which was not pending", self.address, event.doc_id)
+                return
+            for waiter in pending[1]:
+                waiter(event.result)
+        elif type(event) is Notice:
+            LOG.warning("store %s: notice %d %s", self.address, event.code, event.text)
+
+    async def _keep_connected(self) -> None:
+        what = f"store server {self.address}"
+        while not self._stopping:
+            conn = StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name)
+            try:
+                link, _ = await open_link(self.host, self.port, conn, what)
+            except LinkError as exc:
+                delay = self.backoff.delay()
+                hint = " (check the shared secret)" if isinstance(exc, Refused) else ""
+                LOG.error("%s%s; %d records held, retrying in %.1f s", exc, hint, len(self.unacked), delay)
+                await asyncio.sleep(delay)
+                continue
+            self.backoff.reset()
+            link.on_event = self._on_event
+            self.link = link
+            if self.unacked:
+                LOG.info("%s: connected, resending %d unacked records", what, len(self.unacked))
+                for data, _ in list(self.unacked.values()):
+                    link.write(data)
+            error = await link.closed
+            self.link = None
+            if not self._stopping:
+                LOG.warning("%s; %d records held", error, len(self.unacked))
+                await asyncio.sleep(self.backoff.delay())

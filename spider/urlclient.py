@@ -1,0 +1,180 @@
+# One urlserver connection's worth of work (a session). It keeps the
+# concurrency window full: credits outstanding + transactions held (being
+# fetched, or waiting for the store's ack) never exceed the window, and a
+# GET goes out once a refill batch is free. Each assignment starts a fetch;
+# each result is analysed in a batch after the loop has served its sockets
+# (report.report: outcome, links, record), stored, and only when the store
+# has acked it is DONE sent. A ticker sends WORKING for every transaction
+# held longer than a third of Timeout_Update since its last report.
+# CANCEL aborts a fetch (no DONE). When the connection drops, the session
+# ends: fetches are aborted (the urlserver requeues them), records already
+# handed to a store stay there until acked.
+"""UrlSession: assignments in, fetches, store, DONE out."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+
+from protocol import (
+    AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, Specific, Status,
+    Working, limits,
+)  # fmt: skip
+from protocol.settings import CrawlSettings
+
+from .fetch import Fetcher, FetchResult, FetchSettings
+from .link import Link
+from .report import report
+from .storeclient import StoreClient
+
+LOG = logging.getLogger(__name__)
+
+# Results analysed per loop turn before yielding to sockets again: a few ms.
+# Measured: lexbor releases the GIL while parsing (76 us/page alone, 37 on
+# two threads), but workers already take one CPU each, so a parse thread
+# would only add hand-off cost; batching after the socket work is cheaper.
+PARSE_BATCH = 32
+# Ask for more URLs once this fraction of the window is free (fewer GETs).
+REFILL_FRACTION = 8
+
+
+class _Txn:
+    __slots__ = ("assignment", "reported")
+
+    def __init__(self, assignment: Assignment, now: float) -> None:
+        self.assignment = assignment
+        self.reported = now  # last time the urlserver heard of it
+
+
+class UrlSession:
+    """Runs one handshaken urlserver link until it closes."""
+
+    def __init__(self, link: Link, settings: CrawlSettings, stores: list[StoreClient], *, concurrency: int) -> None:
+        self.link = link
+        self.settings = settings
+        self.stores = stores
+        self.window = max(1, concurrency)
+        self.refill = max(1, self.window // REFILL_FRACTION)
+        self.txns: dict[int, _Txn] = {}
+        self.results: deque[FetchResult] = deque()
+        self._parse_scheduled = False
+        self.loop = asyncio.get_running_loop()
+        self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
+        self.done_count = 0
+
+    async def run(self) -> BaseException | None:
+        """Serve until the link closes; returns its LinkError (or None)."""
+        self.link.on_event = self._on_event
+        ticker = self.loop.create_task(self._working_ticker())
+        try:
+            self._refill()
+            return await self.link.closed
+        finally:
+            ticker.cancel()
+            self.fetcher.close()
+            self.txns.clear()
+            self.results.clear()
+
+    # -- urlserver events ------------------------------------------------------
+
+    def _on_event(self, event: object) -> None:
+        kind = type(event)
+        if kind is Assignment:
+            self._start(event)
+        elif kind is Cancel:
+            if self.txns.pop(event.trans_id, None) is not None:
+                self.fetcher.cancel(event.trans_id)
+                self._refill()
+        elif kind is Bye:
+            LOG.info("urlserver says goodbye (%s)", event.reason)
+        elif kind is not Idle:
+            LOG.warning("unexpected %s from the urlserver", kind.__name__)
+
+    def _start(self, a: Assignment) -> None:
+        if a.trans_id in self.txns:
+            LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
+            return
+        self.txns[a.trans_id] = _Txn(a, time.monotonic())
+        immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip)
+        if immediate is not None:
+            self._on_result(immediate)
+
+    # -- results -> store -> DONE ---------------------------------------------
+
+    def _on_result(self, result: FetchResult) -> None:
+        self.results.append(result)
+        if not self._parse_scheduled:
+            self._parse_scheduled = True
+            self.loop.call_soon(self._analyse_batch)
+
+    def _analyse_batch(self) -> None:
+        self._parse_scheduled = False
+        results = self.results
+        for _ in range(min(PARSE_BATCH, len(results))):
+            self._analyse(results.popleft())
+        if results:
+            self._parse_scheduled = True
+            self.loop.call_soon(self._analyse_batch)
+
+    def _analyse(self, result: FetchResult) -> None:
+        txn = self.txns.get(result.key)
+        if txn is None:  # cancelled meanwhile
+            return
+        a = txn.assignment
+        try:
+            rep = report(result, a.doc_id)
+        except Exception:  # a bug must cost one URL, not the worker
+            LOG.exception("analysing %s failed", a.url)
+            self._send_done(a.trans_id, Done(a.trans_id, Status.ERROR, 0, Specific.INTERNAL, result.ms,
+                                             reason="spider bug while analysing the response"))
+            return
+        o = rep.outcome
+        done = Done(a.trans_id, o.status, o.http_code, o.specific, rep.record.ms, rep.outlinks,
+                    o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN])  # fmt: skip
+        store = self.stores[a.doc_id % len(self.stores)]
+        try:
+            store.submit(rep.record, lambda ack: self._acked(a.trans_id, done, ack))
+        except LocalProtocolError as exc:
+            LOG.error("record for %s cannot be sent: %s", a.url, exc)
+            self._send_done(a.trans_id, Done(a.trans_id, Status.ERROR, o.http_code, Specific.INTERNAL,
+                                             result.ms, reason="record not encodable"))
+
+    def _acked(self, trans_id: int, done: Done, result: AckResult) -> None:
+        self._send_done(trans_id, done)
+
+    def _send_done(self, trans_id: int, done: Done) -> None:
+        if self.txns.pop(trans_id, None) is None or not self.link.is_open:
+            return  # cancelled, or this session is over: the urlserver requeued it
+        try:
+            self.link.send(done)
+        except LocalProtocolError as exc:  # e.g. an outlink the wire refuses
+            LOG.error("DONE %d cannot be sent as is (%s); sending it without links", trans_id, exc)
+            self.link.send(Done(done.trans_id, done.status, done.http_code, done.specific, done.ms))
+        self.done_count += 1
+        self._refill()
+
+    # -- window and WORKING ----------------------------------------------------
+
+    def _refill(self) -> None:
+        if not self.link.is_open:
+            return
+        held = max(len(self.txns), sum(len(s.unacked) for s in self.stores))
+        want = self.window - held - self.link.conn.credit
+        if want >= self.refill or (want > 0 and held == 0 and self.link.conn.credit == 0):
+            self.link.send(Get(min(want, limits.MAX_GET)))
+
+    async def _working_ticker(self) -> None:
+        interval = self.settings.timeout_update_ms / 3000
+        while True:
+            await asyncio.sleep(interval)
+            if not self.link.is_open:
+                return
+            now = time.monotonic()
+            due = [tid for tid, t in self.txns.items() if now - t.reported >= interval]
+            for start in range(0, len(due), limits.MAX_WORKING_IDS):
+                chunk = due[start : start + limits.MAX_WORKING_IDS]
+                self.link.send(Working(tuple(chunk)))
+                for tid in chunk:
+                    self.txns[tid].reported = now

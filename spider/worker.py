@@ -1,0 +1,125 @@
+# One spider worker process: a uvloop event loop, one urlserver connection
+# (a UrlSession at a time) and one StoreClient per store server. It connects
+# with backoff, learns the crawl settings from the handshake, starts the
+# store clients the settings name, and runs sessions until stopped. A
+# refusal that retrying cannot fix (wrong secret, other protocol version,
+# unusable settings) ends the worker with EXIT_REFUSED so the supervisor
+# does not restart it in a loop.
+"""Worker: run(options) -> exit code."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import os
+import signal
+
+import uvloop
+
+from protocol import ControlConnection, ProtocolError, Role
+from protocol.handshake import NONCE_BYTES
+from protocol.settings import CrawlSettings, split_host_port
+
+from .link import Backoff, LinkError, Refused, open_link
+from .storeclient import StoreClient
+from .urlclient import UrlSession
+
+LOG = logging.getLogger(__name__)
+
+EXIT_OK = 0
+EXIT_REFUSED = 2  # the urlserver refused us for good: do not restart
+DEFAULT_CONCURRENCY = 200
+
+
+@dataclasses.dataclass(frozen=True)
+class WorkerOptions:
+    connect: str  # urlserver HOST:PORT
+    secret: bytes = b""
+    name: str = "spider"
+    concurrency: int = DEFAULT_CONCURRENCY
+
+
+class Worker:
+    def __init__(self, options: WorkerOptions) -> None:
+        self.options = options
+        self.host, self.port = split_host_port(options.connect)
+        self.stores: dict[str, StoreClient] = {}
+        self.session: UrlSession | None = None
+        self.stopping = asyncio.Event()
+
+    async def run(self) -> int:
+        backoff = Backoff()
+        what = f"urlserver {self.options.connect}"
+        try:
+            while not self.stopping.is_set():
+                conn = ControlConnection(Role.CLIENT, secret=self.options.secret,
+                                         nonce=os.urandom(NONCE_BYTES), name=self.options.name)
+                try:
+                    link, wire = await open_link(self.host, self.port, conn, what)
+                    settings = CrawlSettings.from_wire(wire)
+                except Refused as exc:
+                    LOG.error("%s; check --secret-file / WRECK_SECRET. Giving up.", exc)
+                    return EXIT_REFUSED
+                except ProtocolError as exc:
+                    LOG.error("%s announced unusable settings: %s. Giving up.", what, exc)
+                    link.close()
+                    return EXIT_REFUSED
+                except LinkError as exc:
+                    delay = backoff.delay()
+                    LOG.warning("%s; retrying in %.1f s", exc, delay)
+                    await self._sleep(delay)
+                    continue
+                backoff.reset()
+                LOG.info("connected to %s: stores %s, timeout_req %d ms, max_doc_size %d",
+                         what, ",".join(settings.store), settings.timeout_req_ms, settings.max_doc_size)
+                self.session = UrlSession(link, settings, self._stores_for(settings),
+                                          concurrency=self.options.concurrency)
+                stop_wait = asyncio.ensure_future(self.stopping.wait())
+                run = asyncio.ensure_future(self.session.run())
+                await asyncio.wait((stop_wait, run), return_when=asyncio.FIRST_COMPLETED)
+                stop_wait.cancel()
+                if not run.done():
+                    link.close()
+                error = await run
+                if isinstance(error, Refused):
+                    LOG.error("%s. Giving up.", error)
+                    return EXIT_REFUSED
+                if not self.stopping.is_set():
+                    delay = backoff.delay()
+                    LOG.warning("%s; reconnecting in %.1f s", error or f"{what} closed", delay)
+                    await self._sleep(delay)
+            return EXIT_OK
+        finally:
+            for store in self.stores.values():
+                await store.stop()
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def _stores_for(self, settings: CrawlSettings) -> list[StoreClient]:
+        for address in settings.store:
+            if address not in self.stores:
+                client = StoreClient(address, secret=self.options.secret, name=self.options.name)
+                client.start()
+                self.stores[address] = client
+        return [self.stores[a] for a in settings.store]
+
+    async def _sleep(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.stopping.wait(), seconds)
+        except TimeoutError:
+            pass
+
+
+def run(options: WorkerOptions) -> int:
+    """Run one worker on uvloop until SIGTERM/SIGINT; its exit code."""
+
+    async def main() -> int:
+        worker = Worker(options)
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(sig, worker.stop)
+        return await worker.run()
+
+    return uvloop.run(main())
