@@ -49,13 +49,15 @@ CURL_ERRORS: dict[int, tuple[Status, Specific]] = {
     pycurl.E_FILESIZE_EXCEEDED: (E, Specific.TOO_BIG),
     E_TOO_LARGE: (F, Specific.HEADERS_TOO_BIG),
     pycurl.E_URL_MALFORMAT: (E, Specific.BAD_URL),
-    pycurl.E_TOO_MANY_REDIRECTS: (F, Specific.TOO_MANY_REDIRECTS),
+    pycurl.E_TOO_MANY_REDIRECTS: (E, Specific.TOO_MANY_REDIRECTS),
     **{code: (F, Specific.TLS_ERROR) for code in _TLS},
 }
 # Our own aborts (the callback's reason) -> status.
 ABORTS: dict[Specific, Status] = {
     Specific.TOO_BIG: E, Specific.HEADERS_TOO_BIG: F, Specific.FORBIDDEN_ADDRESS: E,
-    Specific.BAD_URL: E, Specific.INTERNAL: E, Specific.TIMEOUT: F, Specific.UNWANTED_TYPE: E,
+    # INTERNAL is retried: the urlserver's retry bound ends a URL that keeps
+    # tripping a spider bug, and a transient one costs nothing.
+    Specific.BAD_URL: E, Specific.INTERNAL: F, Specific.TIMEOUT: F, Specific.UNWANTED_TYPE: E,
 }
 
 
@@ -103,8 +105,8 @@ def of_response(
     retry = parse_retry_after(retry_after, now) if retry_after else None
     if 300 <= code < 400:
         target = normalize(location.strip(), url) if location else None
-        if target is None:
-            return Outcome(F, Specific.BAD_RESPONSE, code, False, retry_after=retry,
+        if target is None:  # complete, but a dead end: nothing to retry
+            return Outcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry,
                            reason="redirect without a usable Location")
         return Outcome(R, Specific.REDIRECT, code, False, target, retry)
     if code in (408, 429) or 500 <= code < 600:

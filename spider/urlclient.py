@@ -127,18 +127,19 @@ class UrlSession:
             rep = report(result, a.doc_id)
         except Exception:  # a bug must cost one URL, not the worker
             LOG.exception("analysing %s failed", a.url)
-            self._send_done(a.trans_id, Done(a.trans_id, Status.ERROR, 0, Specific.INTERNAL, result.ms,
+            self._send_done(a.trans_id, Done(a.trans_id, Status.FETCH_ERROR, 0, Specific.INTERNAL, result.ms,
                                              reason="spider bug while analysing the response"))
             return
         o = rep.outcome
         done = Done(a.trans_id, o.status, o.http_code, o.specific, rep.record.ms, rep.outlinks,
-                    o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN])  # fmt: skip
+                    o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN],
+                    body=_wanted_body(a, result.body))  # fmt: skip
         store = self.stores[a.doc_id % len(self.stores)]
         try:
             store.submit(rep.record, lambda ack: self._acked(a.trans_id, done, ack))
         except LocalProtocolError as exc:
             LOG.error("record for %s cannot be sent: %s", a.url, exc)
-            self._send_done(a.trans_id, Done(a.trans_id, Status.ERROR, o.http_code, Specific.INTERNAL,
+            self._send_done(a.trans_id, Done(a.trans_id, Status.FETCH_ERROR, o.http_code, Specific.INTERNAL,
                                              result.ms, reason="record not encodable"))
 
     def _acked(self, trans_id: int, done: Done, result: AckResult) -> None:
@@ -178,3 +179,12 @@ class UrlSession:
                 self.link.send(Working(tuple(chunk)))
                 for tid in chunk:
                     self.txns[tid].reported = now
+
+
+def _wanted_body(a: Assignment, body: bytes) -> bytes | None:
+    """The body the urlserver asked for with body=N (robots.txt), or None."""
+    wanted = a.extra.get("body")
+    if wanted is None:
+        return None
+    size = int(wanted) if wanted.isascii() and wanted.isdigit() and len(wanted) < 10 else 0
+    return body[: min(size, limits.MAX_DONE_BODY)]
