@@ -80,6 +80,14 @@ class Client:
                 raise AssertionError(f"connection ended before {n} acks: {event}")
         return got
 
+    def until(self, predicate) -> object:
+        """Read events (kept in self.events) until one satisfies predicate."""
+        while True:
+            event = self._next()
+            self.events.append(event)
+            if predicate(event):
+                return event
+
     def until_closed(self) -> list:
         """Every event until the server closes the connection."""
         out = []
