@@ -119,8 +119,8 @@ class Committer:
             comp.use_dict(*new_dict)
         now = time.time()
         prepared = []
-        for r, _ in batch:
-            dict_id, payload = comp.compress(r.document)
+        dict_id, frames = comp.compress_many([r.document for r, _ in batch])
+        for (r, _), payload in zip(batch, frames):
             value = L.encode_doc(
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
                 len(r.document), L.head_length(r.document), now, dict_id, payload,

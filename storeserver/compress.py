@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 
@@ -26,6 +27,10 @@ from .layout import NO_DICT
 # on a few thousand samples; these are zstd's defaults for its CLI.
 _TRAIN_K = 1024
 _TRAIN_D = 8
+# Batches at least this large are compressed in parallel, on every core:
+# below it, handing work to threads costs more than it saves.
+_PARALLEL_FROM = 8
+_THREADS = max(2, os.cpu_count() or 1)
 
 
 class CorruptDocument(Exception):
@@ -54,13 +59,29 @@ class Compressor:
         d = zstd.ZstdCompressionDict(dict_data) if dict_data else None
         return zstd.ZstdCompressor(level=self.level, dict_data=d, write_checksum=True, write_content_size=True)
 
-    def compress(self, document: bytes) -> tuple[int, bytes]:
-        """(dict id, compressed frame)."""
-        if self.wants_samples and len(document) > 0:
+    def _sample(self, document: bytes) -> None:
+        if document:
             self._samples.append(document[: self.sample_bytes])
             if len(self._samples) >= self.train_docs:
                 self._start_training()
+
+    def compress(self, document: bytes) -> tuple[int, bytes]:
+        """(dict id, compressed frame)."""
+        if self.wants_samples:
+            self._sample(document)
         return self.dict_id, self._cctx.compress(document)
+
+    def compress_many(self, documents: list[bytes]) -> tuple[int, list[bytes]]:
+        """(dict id, frames) for a batch, compressed on all cores in zstd's
+        own threads (the GIL is released): a batch of a group commit."""
+        for d in documents:
+            if not self.wants_samples:
+                break
+            self._sample(d)
+        if len(documents) < _PARALLEL_FROM or not all(documents):
+            return self.dict_id, [self._cctx.compress(d) for d in documents]
+        frames = self._cctx.multi_compress_to_buffer(documents, threads=_THREADS)
+        return self.dict_id, [frames[i].tobytes() for i in range(len(documents))]
 
     def _start_training(self) -> None:
         self.wants_samples = False
