@@ -159,3 +159,7 @@ def dump(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()
