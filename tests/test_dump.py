@@ -115,6 +115,7 @@ def test_warc_reads_back_with_warcio_field_by_field(data, tmp_path, name):
     assert page.get_header("Content-Encoding") is None and page.get_header("X-Archive-Orig-Content-Encoding") == "gzip"
     assert page.get_header("X-Archive-Orig-Transfer-Encoding") == "chunked"
     assert responses[1].http_headers.get_header("Location") == "/new"
+    store.close()  # LMDB allows one open environment per path and process
 
 
 def test_dumping_while_the_server_writes_never_blocks_it(tmp_path):
