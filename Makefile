@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test bench-protocol bench-spider clean
+.PHONY: test bench-protocol bench-spider bench-store clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,9 @@ bench-protocol: $(STAMP)
 
 bench-spider: $(STAMP)
 	$(BIN)/python -m bench.spider_bench
+
+bench-store: $(STAMP)
+	$(BIN)/python -m bench.store_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

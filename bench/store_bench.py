@@ -1,0 +1,201 @@
+# Store ingest and compression benchmark (`make bench-store`).
+#
+# Ingest: the real `storeserver` command (fsync on, group commit) on a fresh
+# data directory; 4 concurrent senders, each a thread with its own TCP
+# connection, stream realistic 20-60 KB HTML responses (bench/html_corpus.py)
+# keeping a window of records in flight, as spiders do. Measured from the
+# first byte sent to the last ack: documents/s and MB/s of document data.
+#
+# Compression: on documents the dictionary never saw, per document:
+# zstd with the dictionary trained from the first documents (as the store
+# does), plain zstd at the same level, and gzip -6 (what a WARC.gz holds:
+# one gzip member per record). `--html-dir` adds a corpus of real HTML files.
+"""python -m bench.store_bench [--docs N] [--html-dir DIR]"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import gzip
+import json
+import os
+import platform
+import random
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import zstandard as zstd
+
+from protocol import NEED_DATA, Ack, Ready, Record, Role, Specific, StoreConnection, http_enum
+from storeserver import settings as S
+from storeserver.compress import Compressor
+
+from .html_corpus import Corpus
+
+SENDERS = 4
+WINDOW = 64  # records in flight per sender
+
+
+def start_server(data: Path) -> tuple[subprocess.Popen, int]:
+    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning"]
+    # The port is only logged at info level: ask for it with a fixed free port instead.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cmd[cmd.index("127.0.0.1:0")] = f"127.0.0.1:{port}"
+    proc = subprocess.Popen(cmd)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    proc.kill()
+    raise SystemExit("storeserver did not start")
+
+
+def sender(port: int, records: list[Record], out: dict) -> None:
+    sock = socket.create_connection(("127.0.0.1", port))
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    conn = StoreConnection(Role.CLIENT, secret=b"", nonce=os.urandom(32), name="bench")
+
+    def next_event():
+        while (event := conn.next_event()) is NEED_DATA:
+            conn.receive_data(sock.recv(1 << 20))
+        return event
+
+    next_event()  # Hello
+    sock.sendall(conn.authenticate())
+    assert type(next_event()) is Ready
+    frames = [conn.send(r) for r in records]
+    out["prepared"].release()
+    out["ready"].wait()
+    sent = acked = 0
+    while acked < len(frames):
+        if sent < len(frames) and sent - acked < WINDOW:
+            chunk = frames[sent : min(len(frames), acked + WINDOW)]
+            sock.sendall(b"".join(chunk))
+            sent += len(chunk)
+        event = next_event()
+        if type(event) is Ack:
+            acked += 1
+    sock.close()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def ingest(corpus: list[bytes], urls: list[str]) -> dict:
+    data = Path(tempfile.mkdtemp(prefix="wreck-store-bench-", dir=os.environ.get("BENCH_DIR")))
+    proc, port = start_server(data)
+    try:
+        records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
+        shares = [records[k::SENDERS] for k in range(SENDERS)]
+        ready, prepared = threading.Event(), threading.Semaphore(0)
+        shared = {"ready": ready, "prepared": prepared}
+        threads = [threading.Thread(target=sender, args=(port, share, shared)) for share in shares]
+        for t in threads:
+            t.start()
+        for _ in threads:  # handshakes done, records encoded
+            prepared.acquire()
+        server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
+        t0 = time.perf_counter()
+        ready.set()
+        for t in threads:
+            t.join()
+        elapsed = time.perf_counter() - t0
+        server_cpu = cpu_seconds(proc.pid) - server_cpu0
+        bench_cpu = sum(os.times()[:2]) - bench_cpu0
+        proc.terminate()
+        proc.wait(30)
+        from storeserver.store import ReadStore
+
+        store = ReadStore(data)
+        info = store.meta_info()
+        assert info["docs"] == len(corpus), info
+        store.close()
+        raw = sum(map(len, corpus))
+        return {
+            "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
+            "docs_per_s": round(len(corpus) / elapsed), "mb_per_s": round(raw / elapsed / 1e6, 1),
+            "mean_doc_kb": round(raw / len(corpus) / 1024, 1),
+            "store_ratio_overall": round(info["raw_bytes"] / info["stored_bytes"], 2),
+            "dict_id": info.get("dict_id", 0), "fsync": True,
+            "server_cpu_s": round(server_cpu, 2), "senders_cpu_s": round(bench_cpu, 2),
+        }  # fmt: skip
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        shutil.rmtree(data, ignore_errors=True)
+
+
+def ratios(docs: list[bytes], train: int) -> dict:
+    comp = Compressor(level=S.DEFAULT_ZSTD_LEVEL, dict_size=S.DICT_SIZE, train_docs=train, sample_bytes=S.DICT_SAMPLE_BYTES)
+    for d in docs[:train]:
+        comp.compress(d)
+    comp.wait_for_training()
+    new = comp.take_new_dict()
+    assert new is not None, "dictionary training failed"
+    comp.use_dict(*new)
+    test = docs[train:]
+    raw = sum(map(len, test))
+    plain = zstd.ZstdCompressor(level=S.DEFAULT_ZSTD_LEVEL, write_checksum=True)
+    t0 = time.perf_counter()
+    with_dict = sum(len(comp.compress(d)[1]) for d in test)
+    dict_mb_s = raw / (time.perf_counter() - t0) / 1e6
+    zstd_plain = sum(len(plain.compress(d)) for d in test)
+    gz = sum(len(gzip.compress(d, 6)) for d in test)
+    return {
+        "train_docs": train, "test_docs": len(test), "dict_bytes": len(new[1]),
+        "ratio_zstd_dict": round(raw / with_dict, 2), "ratio_zstd_plain": round(raw / zstd_plain, 2),
+        "ratio_gzip_per_doc": round(raw / gz, 2), "dict_vs_gzip": round(gz / with_dict, 2),
+        "dict_vs_zstd_plain": round(zstd_plain / with_dict, 2), "zstd_dict_mb_per_s_one_core": round(dict_mb_s),
+    }  # fmt: skip
+
+
+def real_html(directory: Path, limit: int) -> list[bytes]:
+    files = [p for p in directory.rglob("*.htm*") if 20_000 <= p.stat().st_size <= 61_440]
+    random.Random(1).shuffle(files)
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
+    return [head + p.read_bytes() for p in files[:limit]]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--docs", type=int, default=8000, help="documents ingested (default 8000)")
+    ap.add_argument("--sites", type=int, default=40, help="site templates in the synthetic corpus")
+    ap.add_argument("--html-dir", type=Path, action="append", default=[], help="also measure ratios on real HTML files here")
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    corpus = Corpus(sites=args.sites)
+    docs = [corpus.response(i) for i in range(args.docs)]
+    urls = [corpus.url(i) for i in range(args.docs)]
+    print(f"corpus: {len(docs)} responses from {args.sites} sites in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
+    result = {
+        "date": datetime.date.today().isoformat(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "ingest": ingest(docs, urls),
+        "compression_synthetic": {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)},
+    }  # fmt: skip
+    for directory in args.html_dir:
+        real = real_html(directory, 4000)
+        if len(real) > S.DICT_TRAIN_DOCS + 200:
+            result.setdefault("compression_real_html", []).append({"dir": str(directory), **ratios(real, S.DICT_TRAIN_DOCS)})
+    out = Path(__file__).parent / "results" / f"{result['date']}-store.json"
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(json.dumps(result, indent=2))
+    print(f"written to {out}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

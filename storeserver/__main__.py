@@ -1,0 +1,4 @@
+# `python -m storeserver` is the storeserver command.
+from .cli import main
+
+main()

@@ -1,0 +1,156 @@
+# Group commit: the one writer. The event loop hands each record to
+# submit(); a dedicated thread waits a few milliseconds after the first
+# record of a batch for more, compresses the batch, writes it in one LMDB
+# transaction and, once commit() has returned (fsync done), hands the
+# results back to the loop, which only then sends the acks. The loop never
+# waits on compression or fsync.
+#
+# Failures never lose a record: on a full map the batch is retried after
+# the map is grown; on any other write error (disk full) the batch is held
+# and retried with backoff, the loop is told FULL, and RESUMED once a
+# commit succeeds again. Records keep queueing meanwhile; the server stops
+# reading from sockets once `backlog_bytes` passes its cap.
+"""The group-commit writer thread."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+import lmdb
+
+from protocol import AckResult, Record
+
+from . import layout as L
+from . import settings as S
+from .compress import Compressor
+from .store import Prepared, WriteStore
+
+log = logging.getLogger("storeserver")
+
+# What the loop gets back per committed record: (reply_to, doc_id, result).
+Results = list[tuple[Any, int, AckResult]]
+
+
+class Committer:
+    """One writer thread; submit() and backlog_bytes are for the loop."""
+
+    def __init__(
+        self, store: WriteStore, compressor: Compressor, *, window_s: float,
+        on_commit: Callable[[Results], None], on_full: Callable[[bool, str], None],
+        on_fatal: Callable[[BaseException], None],
+    ) -> None:  # fmt: skip
+        self.store = store
+        self.compressor = compressor
+        self.window_s = window_s
+        self._on_commit = on_commit  # each callback is called from the writer thread
+        self._on_full = on_full
+        self._on_fatal = on_fatal
+        self._queue: deque[tuple[Record, Any]] = deque()
+        self._cond = threading.Condition()
+        self._stopping = False
+        self._busy = False  # a batch is being written
+        self.backlog_bytes = 0  # documents submitted, not yet committed
+        self.full = False
+        self.batches = 0
+        self._thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def submit(self, record: Record, reply_to: Any) -> None:
+        with self._cond:
+            self._queue.append((record, reply_to))
+            self.backlog_bytes += len(record.document) + len(record.url)
+            if len(self._queue) == 1 or len(self._queue) >= S.MAX_BATCH_RECORDS:
+                self._cond.notify()
+
+    def stop(self, timeout: float | None = None) -> bool:
+        """Commit what is queued, then end the thread. False if it is still
+        stuck (e.g. the disk is full) after `timeout` seconds."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
+    # -- the writer thread -----------------------------------------------------
+
+    def _take_batch(self) -> list[tuple[Record, Any]] | None:
+        with self._cond:
+            while not self._queue:
+                if self._stopping:
+                    return None
+                self._cond.wait()
+            # Group commit: give other records a few ms to join this batch.
+            deadline = time.monotonic() + self.window_s
+            while not self._stopping and len(self._queue) < S.MAX_BATCH_RECORDS:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cond.wait(left)
+            batch, size = [], 0
+            while self._queue and len(batch) < S.MAX_BATCH_RECORDS and size < S.MAX_BATCH_BYTES:
+                item = self._queue.popleft()
+                batch.append(item)
+                size += len(item[0].document)
+            self._busy = True
+            return batch
+
+    def _run(self) -> None:
+        try:
+            while (batch := self._take_batch()) is not None:
+                self._write(batch)
+                with self._cond:
+                    self._busy = False
+                    self.backlog_bytes -= sum(len(r.document) + len(r.url) for r, _ in batch)
+        except BaseException as exc:  # a bug: stop acking, let the server exit
+            log.exception("the writer failed; no further records will be acknowledged")
+            self._on_fatal(exc)
+
+    def _prepare(self, batch: list[tuple[Record, Any]]) -> tuple[list[Prepared], tuple[int, bytes] | None]:
+        comp = self.compressor
+        new_dict = comp.take_new_dict()
+        if new_dict is not None:
+            comp.use_dict(*new_dict)
+        now = time.time()
+        prepared = []
+        dict_id, frames = comp.compress_many([r.document for r, _ in batch])
+        for (r, _), payload in zip(batch, frames):
+            value = L.encode_doc(
+                r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
+                len(r.document), L.head_length(r.document), now, dict_id, payload,
+            )  # fmt: skip
+            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
+        return prepared, new_dict
+
+    def _write(self, batch: list[tuple[Record, Any]]) -> None:
+        prepared, new_dict = self._prepare(batch)
+        delay = S.RETRY_FIRST_S
+        while True:
+            try:
+                results = self.store.commit(prepared, new_dict)
+                break
+            except lmdb.MapFullError:
+                size = self.store.grow()
+                log.info("LMDB map full: grown to %d MiB, retrying the batch", size >> 20)
+            except lmdb.Error as exc:
+                if not self.full:
+                    self.full = True
+                    log.error("cannot commit (%s): holding acks and retrying until space returns", exc)
+                    self._on_full(True, f"store cannot commit: {exc}")
+                with self._cond:
+                    if self._stopping and delay >= S.RETRY_MAX_S:
+                        return  # shutting down and still full: these stay unacked
+                time.sleep(delay)
+                delay = min(delay * 2, S.RETRY_MAX_S)
+        if self.full:
+            self.full = False
+            log.warning("commits succeed again: resuming acks")
+            self._on_full(False, "store commits again")
+        self.batches += 1
+        self._on_commit([(reply_to, r.doc_id, res) for (r, reply_to), res in zip(batch, results)])

@@ -1,0 +1,143 @@
+# zstd compression with a dictionary trained from a crawl's own documents.
+#
+# Writer side (Compressor, owned by the one writer thread): documents are
+# compressed without a dictionary (dict id 0) until `train_docs` samples
+# are in hand; a background thread then trains a dictionary, and the writer
+# stores it in the same transaction as the first document that uses it, so
+# no document ever refers to a dictionary that is not on disk. A later
+# retrain gets a new id; old ids are never reused or deleted, so every older
+# document stays readable. Frames carry their content size and a checksum:
+# a corrupted document is detected on read, never returned silently.
+#
+# Reader side (Decompressors): one zstd decompressor per dictionary id,
+# loaded on first use through a callback.
+"""Dictionary-trained zstd for documents."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+
+import zstandard as zstd
+
+from .layout import NO_DICT
+
+# fastCover parameters fixed rather than searched: the search takes minutes
+# on a few thousand samples; these are zstd's defaults for its CLI.
+_TRAIN_K = 1024
+_TRAIN_D = 8
+# Batches at least this large are compressed in parallel, on every core:
+# below it, handing work to threads costs more than it saves.
+_PARALLEL_FROM = 8
+_THREADS = max(2, os.cpu_count() or 1)
+
+
+class CorruptDocument(Exception):
+    """A stored document failed to decompress or its checksum did not match."""
+
+
+class Compressor:
+    """Compresses documents; trains a dictionary from the first ones."""
+
+    def __init__(
+        self, *, level: int, dict_size: int, train_docs: int, sample_bytes: int,
+        dict_id: int = NO_DICT, dict_data: bytes | None = None,
+    ) -> None:  # fmt: skip
+        self.level = level
+        self.dict_size = dict_size
+        self.train_docs = train_docs
+        self.sample_bytes = sample_bytes
+        self.dict_id = dict_id
+        self._cctx = self._make(dict_data)
+        self._samples: list[bytes] = []
+        self._training: threading.Thread | None = None
+        self._trained: tuple[int, bytes] | None = None  # set by the trainer thread
+        self.wants_samples = dict_data is None and train_docs > 0
+
+    def _make(self, dict_data: bytes | None) -> zstd.ZstdCompressor:
+        d = zstd.ZstdCompressionDict(dict_data) if dict_data else None
+        return zstd.ZstdCompressor(level=self.level, dict_data=d, write_checksum=True, write_content_size=True)
+
+    def _sample(self, document: bytes) -> None:
+        if document:
+            self._samples.append(document[: self.sample_bytes])
+            if len(self._samples) >= self.train_docs:
+                self._start_training()
+
+    def compress(self, document: bytes) -> tuple[int, bytes]:
+        """(dict id, compressed frame)."""
+        if self.wants_samples:
+            self._sample(document)
+        return self.dict_id, self._cctx.compress(document)
+
+    def compress_many(self, documents: list[bytes]) -> tuple[int, list[bytes]]:
+        """(dict id, frames) for a batch, compressed on all cores in zstd's
+        own threads (the GIL is released): a batch of a group commit."""
+        for d in documents:
+            if not self.wants_samples:
+                break
+            self._sample(d)
+        if len(documents) < _PARALLEL_FROM or not all(documents):
+            return self.dict_id, [self._cctx.compress(d) for d in documents]
+        frames = self._cctx.multi_compress_to_buffer(documents, threads=_THREADS)
+        return self.dict_id, [frames[i].tobytes() for i in range(len(documents))]
+
+    def _start_training(self) -> None:
+        self.wants_samples = False
+        samples, self._samples = self._samples, []
+        new_id = self.dict_id + 1
+
+        def train() -> None:
+            try:
+                d = zstd.train_dictionary(self.dict_size, samples, k=_TRAIN_K, d=_TRAIN_D, threads=1)
+            except zstd.ZstdError:
+                return  # too few or too similar samples: stay without a dictionary
+            self._trained = (new_id, d.as_bytes())
+
+        self._training = threading.Thread(target=train, name="zstd-dict-train", daemon=True)
+        self._training.start()
+
+    def take_new_dict(self) -> tuple[int, bytes] | None:
+        """A freshly trained dictionary, once: the caller must store it in
+        the transaction that stores the first document compressed with it,
+        then call use_dict()."""
+        trained, self._trained = self._trained, None
+        return trained
+
+    def use_dict(self, dict_id: int, data: bytes) -> None:
+        self.dict_id = dict_id
+        self._cctx = self._make(data)
+
+    def request_retrain(self) -> None:
+        """Train a new dictionary from the next `train_docs` documents."""
+        if self._training is None or not self._training.is_alive():
+            self.wants_samples = self.train_docs > 0
+
+    def wait_for_training(self, timeout: float | None = None) -> None:
+        """For tests and benchmarks: let a training in progress finish."""
+        if self._training is not None:
+            self._training.join(timeout)
+
+
+class Decompressors:
+    """Decompresses documents; dictionaries are loaded by id on first use."""
+
+    def __init__(self, load_dict: Callable[[int], bytes | None]) -> None:
+        self._load = load_dict
+        self._by_id: dict[int, zstd.ZstdDecompressor] = {NO_DICT: zstd.ZstdDecompressor()}
+
+    def decompress(self, dict_id: int, payload: bytes | memoryview, doc_len: int, *, what: str = "document") -> bytes:
+        dctx = self._by_id.get(dict_id)
+        if dctx is None:
+            data = self._load(dict_id)
+            if data is None:
+                raise CorruptDocument(f"{what} refers to dictionary {dict_id}, which is not in the store")
+            dctx = self._by_id[dict_id] = zstd.ZstdDecompressor(dict_data=zstd.ZstdCompressionDict(data))
+        try:
+            out = dctx.decompress(payload, max_output_size=max(doc_len, 1))
+        except zstd.ZstdError as exc:
+            raise CorruptDocument(f"{what} does not decompress: {exc}") from None
+        if len(out) != doc_len:
+            raise CorruptDocument(f"{what} decompressed to {len(out)} bytes, {doc_len} were stored")
+        return out

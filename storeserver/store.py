@@ -1,0 +1,228 @@
+# The LMDB environment under DIR/store/: opening it (stale readers cleared),
+# the one write path (a batch of ready values in one transaction, grown and
+# retried when the map is full) and the read API wreck-dump uses.
+#
+# Only the writer thread of a storeserver writes; any number of processes
+# read at once (LMDB's MVCC: readers never block the writer, nor it them).
+# A reader whose map is smaller than the writer's grown one adopts the new
+# size on MapResizedError and retries. Long dumps use a fresh read
+# transaction per chunk, so they never pin old pages for the whole dump.
+"""LMDB open/grow/commit, and reads."""
+
+from __future__ import annotations
+
+import struct
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import lmdb
+
+from protocol import AckResult
+
+from . import layout as L
+from .compress import Decompressors
+
+STORE_SUBDIR = "store"  # DIR/store/ holds data.mdb and lock.mdb
+MAX_DBS = 8  # the four named databases, with room for a few more
+COUNTER = struct.Struct("!Q")
+META_DOCS = b"docs"  # documents stored (duplicates not counted)
+META_RAW = b"raw_bytes"  # their uncompressed document bytes
+META_STORED = b"stored_bytes"  # their compressed bytes
+READ_CHUNK = 1000  # documents per read transaction when iterating
+
+
+class StoreError(Exception):
+    """The store cannot be opened or read (wrong directory, newer format...)."""
+
+
+class NotFound(StoreError):
+    """No document with that doc id or URL."""
+
+
+def store_path(data: Path) -> Path:
+    return Path(data) / STORE_SUBDIR
+
+
+class Prepared:
+    """One document ready to commit: its key, URL index key and value."""
+
+    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len")
+
+    def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int) -> None:
+        self.doc_id = doc_id
+        self.key = L.DOC_KEY.pack(doc_id)
+        self.url_key = L.url_key(url)
+        self.value = value
+        self.raw_len = raw_len
+
+
+class WriteStore:
+    """The writer's side. Use from one thread only."""
+
+    def __init__(self, data: Path, *, map_size: int, max_growth: int) -> None:
+        path = store_path(data)
+        path.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.max_growth = max_growth
+        # sync=True, metasync=True: a commit returns only once it is on disk.
+        # writemap stays off: with it, a full disk surfaces as SIGBUS, not
+        # as an error the server can hold acks on and recover from.
+        self.env = lmdb.open(
+            str(path), map_size=map_size, max_dbs=MAX_DBS, subdir=True,
+            sync=True, metasync=True, writemap=False, readahead=False,
+        )  # fmt: skip
+        self.stale_readers_cleared = self.env.reader_check()
+        self.docs = self.env.open_db(L.DB_DOCS)
+        self.urls = self.env.open_db(L.DB_URLS, dupsort=True, dupfixed=True)
+        self.meta = self.env.open_db(L.DB_META)
+        self.dicts = self.env.open_db(L.DB_DICTS)
+        with self.env.begin(write=True) as txn:
+            found = txn.get(L.META_FORMAT, db=self.meta)
+            if found is None:
+                txn.put(L.META_FORMAT, str(L.FORMAT_VERSION).encode(), db=self.meta)
+                txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
+            elif int(found) != L.FORMAT_VERSION:
+                raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+
+    @property
+    def map_size(self) -> int:
+        return self.env.info()["map_size"]
+
+    def current_dict(self) -> tuple[int, bytes | None]:
+        with self.env.begin() as txn:
+            raw = txn.get(L.META_DICT, db=self.meta)
+            if raw is None:
+                return L.NO_DICT, None
+            dict_id = L.DICT_KEY.unpack(raw)[0]
+            return dict_id, txn.get(raw, db=self.dicts)
+
+    def commit(self, batch: list[Prepared], new_dict: tuple[int, bytes] | None = None) -> list[AckResult]:
+        """Write `batch` in one durable transaction; one result per entry.
+
+        Raises lmdb.MapFullError (nothing written: grow() and retry) or
+        another lmdb.Error (e.g. the disk is full: nothing written).
+        """
+        results = []
+        added = raw = stored = 0
+        with self.env.begin(write=True) as txn:
+            if new_dict is not None:
+                key = L.DICT_KEY.pack(new_dict[0])
+                txn.put(key, new_dict[1], db=self.dicts)
+                txn.put(L.META_DICT, key, db=self.meta)
+            for p in batch:
+                if txn.put(p.key, p.value, overwrite=False, db=self.docs):
+                    txn.put(p.url_key, p.key, dupdata=True, db=self.urls)
+                    results.append(AckResult.STORED)
+                    added += 1
+                    raw += p.raw_len
+                    stored += len(p.value)
+                else:
+                    results.append(AckResult.DUPLICATE)
+            if added:
+                for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored)):
+                    old = txn.get(name, db=self.meta)
+                    txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
+        return results
+
+    def grow(self) -> int:
+        """Double the map (no transaction may be open). Returns the new size."""
+        new = min(self.map_size * 2, self.map_size + self.max_growth)
+        self.env.set_mapsize(new)
+        return new
+
+    def close(self) -> None:
+        self.env.close()
+
+
+class ReadStore:
+    """A reader: wreck-dump, tests. Safe while a server writes."""
+
+    def __init__(self, data: Path) -> None:
+        path = store_path(data)
+        if not (path / "data.mdb").exists():
+            raise StoreError(f"no store in {data} (expected {path}/data.mdb)")
+        try:
+            self.env = lmdb.open(str(path), readonly=True, lock=True, max_dbs=MAX_DBS, subdir=True)
+            self.docs = self.env.open_db(L.DB_DOCS, create=False)
+            self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
+            self.meta = self.env.open_db(L.DB_META, create=False)
+            self.dicts = self.env.open_db(L.DB_DICTS, create=False)
+        except lmdb.Error as exc:
+            raise StoreError(f"cannot open the store in {path}: {exc}") from None
+        self._dec = Decompressors(self._load_dict)
+
+    def close(self) -> None:
+        self.env.close()
+
+    def _txn(self) -> lmdb.Transaction:
+        try:
+            return self.env.begin()
+        except lmdb.MapResizedError:
+            self.env.set_mapsize(0)  # adopt the writer's grown map
+            return self.env.begin()
+
+    def _load_dict(self, dict_id: int) -> bytes | None:
+        with self._txn() as txn:
+            return txn.get(L.DICT_KEY.pack(dict_id), db=self.dicts)
+
+    def meta_info(self) -> dict[str, object]:
+        """Crawl-level metadata: format, created, counters, dictionary id."""
+        out: dict[str, object] = {}
+        with self._txn() as txn:
+            for key, value in txn.cursor(db=self.meta):
+                if key in (META_DOCS, META_RAW, META_STORED):
+                    out[key.decode()] = COUNTER.unpack(value)[0]
+                elif key == L.META_DICT:
+                    out[key.decode()] = L.DICT_KEY.unpack(value)[0]
+                else:
+                    out[key.decode()] = value.decode("utf-8", "replace")
+        return out
+
+    def _decode(self, doc_id: int, value: bytes) -> tuple[L.StoredDoc, bytes]:
+        meta, payload = L.decode_doc(doc_id, value)
+        document = self._dec.decompress(meta.dict_id, payload, meta.doc_len, what=f"document {doc_id}")
+        return meta, document
+
+    def get(self, doc_id: int) -> tuple[L.StoredDoc, bytes]:
+        """Metadata and document of `doc_id`; NotFound if absent."""
+        with self._txn() as txn:
+            value = txn.get(L.DOC_KEY.pack(doc_id), db=self.docs)
+            if value is None:
+                raise NotFound(f"no document with doc id {doc_id}")
+            return self._decode(doc_id, value)
+
+    def doc_ids_for_url(self, url: str) -> list[int]:
+        """Every doc id stored for `url`, in doc order."""
+        found = []
+        with self._txn() as txn:
+            cur = txn.cursor(db=self.urls)
+            if cur.set_key(L.url_key(url)):
+                for key in cur.iternext_dup():
+                    value = txn.get(key, db=self.docs)
+                    if value is not None and L.decode_doc(0, value)[0].url == url:  # hash collisions: check
+                        found.append(L.DOC_KEY.unpack(key)[0])
+        return sorted(found)
+
+    def iter_docs(self, *, with_documents: bool = True) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
+        """Every document in doc order, READ_CHUNK per read transaction."""
+        after: bytes | None = None
+        while True:
+            chunk = []
+            with self._txn() as txn:
+                cur = txn.cursor(db=self.docs)
+                positioned = cur.set_range(after) if after is not None else cur.first()
+                if positioned and after is not None and cur.key() == after:
+                    positioned = cur.next()
+                while positioned and len(chunk) < READ_CHUNK:
+                    chunk.append((cur.key(), cur.value()))
+                    positioned = cur.next()
+            if not chunk:
+                return
+            for key, value in chunk:
+                doc_id = L.DOC_KEY.unpack(key)[0]
+                if with_documents:
+                    yield self._decode(doc_id, value)
+                else:
+                    yield L.decode_doc(doc_id, value)[0], None
+            after = chunk[-1][0]
