@@ -55,6 +55,10 @@ class ReceiveBuffer:
         self._consume_to(end + 1)
         return line
 
+    def startswith(self, prefix: bytes) -> bool:
+        """Whether the unconsumed bytes begin with `prefix` (all of it in)."""
+        return self._data.startswith(prefix, self._start)
+
     def take_block(self, size: int) -> bytes | None:
         """Exactly `size` bytes, or None until that many have arrived."""
         if len(self._data) - self._start < size:

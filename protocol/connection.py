@@ -87,8 +87,11 @@ class Connection:
         if state is State.OPEN:
             return self._decode_open()
         if self._is_our_turn(state):
-            # Nothing is expected from the peer now; keep what it pipelined,
-            # but never more than one line's worth.
+            # Nothing is expected from the peer now but an ERROR (e.g. its
+            # handshake timeout); keep what it pipelined, at most a line's worth.
+            if self._buf.startswith(b"ERROR "):
+                line = self._buf.take_line(limits.MAX_HANDSHAKE_LINE, "ERROR line")
+                return NEED_DATA if line is None else handshake.parse_error(handshake.decode_text(line, "ERROR line"))
             if len(self._buf) > limits.MAX_LINE:
                 raise RemoteProtocolError("peer sent too much before its turn", ErrorCode.LIMIT)
             return NEED_DATA

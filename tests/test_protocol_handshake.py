@@ -3,12 +3,12 @@
 import pytest
 
 from protocol import (
-    NEED_DATA, Auth, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError, Ready,
+    NEED_DATA, Auth, ControlConnection, Error, ErrorCode, Get, Hello, LocalProtocolError, Ready,
     RemoteProtocolError, Role, State, StoreConnection,
 )  # fmt: skip
 from protocol import limits
 
-from .protocol_helpers import CLIENT_NONCE, SECRET, SERVER_NONCE, bytewise, feed, open_pair
+from .protocol_helpers import CLIENT_NONCE, SECRET, SERVER_NONCE, bytewise, drain, feed, open_pair
 
 
 def endpoints(kind=ControlConnection, client_secret=SECRET, server_secret=SECRET):
@@ -166,3 +166,21 @@ def test_a_spider_that_rejects_the_stores_proof_just_closes():
     # The store is already speaking binary: a text ERROR would be garbage there.
     with pytest.raises(LocalProtocolError, match="close the connection"):
         client.send(Error(ErrorCode.AUTH, "store failed authentication"))
+
+
+def test_a_server_error_out_of_turn_reaches_the_client():
+    # The client is to send AUTH, but the server gave up waiting (timeout).
+    server, client = endpoints()
+    feed(client, server.hello())
+    [event] = feed(client, b"ERROR unavailable handshake timed out after 10 s\n")
+    assert event == Error(ErrorCode.UNAVAILABLE, "handshake timed out after 10 s")
+    assert client.state is State.CLOSED
+
+
+def test_pipelined_messages_wait_for_their_turn():
+    server, client = endpoints()
+    feed(client, server.hello())
+    feed(server, client.authenticate())  # server's turn now: WELCOME
+    assert feed(server, b"GET 5\n") == []  # kept, not decoded yet
+    feed(client, server.welcome({}))
+    assert drain(server) == [Get(5)]
