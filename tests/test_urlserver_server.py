@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+from protocol import Done, Specific, Status
 from tests.urlserver_helpers import FakeSpider, fetched, running, settings_for, site_responder, until
 from tests.web import write_hosts_file
 
@@ -49,13 +50,16 @@ def test_host_and_ip_delays_and_no_double_handout(tmp_path):
     async def main():
         settings = _settings(tmp_path, delay=delay, ip_delay=ip_delay, exit_when_done=True)
         async with running(settings, seeds) as (server, addr):
+            log = []  # the server's own handout times
+            server.crawl.on_handout = lambda now, a: log.append((now, a))
             spiders = [FakeSpider(addr, respond=site_responder({}), name=f"s{i}", credit=5) for i in range(2)]
             for s in spiders:
                 await s.start()
             await asyncio.wait_for(server.finished.wait(), 20)
             for s in spiders:
                 await s.close()
-            return [x for s in spiders for x in s.assignments]
+            assert sorted(a.trans_id for s in spiders for _, a in s.assignments) == [a.trans_id for _, a in log]
+            return log
 
     handouts = sorted(asyncio.run(main()), key=lambda x: x[0])
     by_host: dict[str, list[float]] = {}
@@ -64,9 +68,9 @@ def test_host_and_ip_delays_and_no_double_handout(tmp_path):
         by_host.setdefault(a.host_name, []).append(t)
         by_ip.setdefault(a.host_ip, []).append(t)
     for times in by_host.values():
-        assert all(b - a >= delay * 0.99 for a, b in zip(times, times[1:]))
+        assert all(b - a >= delay - 1e-9 for a, b in zip(times, times[1:]))
     for times in by_ip.values():
-        assert all(b - a >= ip_delay * 0.99 for a, b in zip(times, times[1:]))
+        assert all(b - a >= ip_delay - 1e-9 for a, b in zip(times, times[1:]))
     urls = [a.url for _, a in handouts]
     assert len(urls) == len(set(urls)) == len(seeds) + 3  # each page once, plus three robots.txt
 
@@ -149,3 +153,78 @@ def test_working_keeps_a_claim(tmp_path):
             await spider.close()
 
     asyncio.run(main())
+
+
+def test_dns_responder_cache_and_nxdomain(tmp_path):
+    from tests.web import DnsResponder
+
+    async def main():
+        dns = DnsResponder({"a.test": "127.0.0.2"}, ttl=60)
+        await dns.start()
+        ip, port = dns.address
+        settings = settings_for(tmp_path, dns=f"{ip}:{port}", exit_when_done=True, dns_timeout=1.0)
+        pages = {"http://a.test/": tuple(f"http://a.test/{i}" for i in range(5))}
+        async with running(settings, ["http://a.test/", "http://nowhere.test/"]) as (server, addr):
+            spider = FakeSpider(addr, respond=site_responder(pages))
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await spider.close()
+            rec = server.crawl.frontier.lookup("http://nowhere.test/")
+        await dns.stop()
+        return spider, rec, dns.queries()
+
+    spider, rec, queries = asyncio.run(main())
+    assert rec["state"] == "ERROR" and rec["reason"] == "dns: NXDOMAIN"
+    assert len(spider.assignments) == 7 and {a.host_ip for _, a in spider.assignments} == {"127.0.0.2"}
+    assert [q.name for q in queries if q.name == "a.test"] == ["a.test"]  # cached by TTL
+
+
+def test_robots_unreachable_blocks_the_host_until_a_retry(tmp_path):
+    calls = []
+
+    def respond(a):
+        if a.url.endswith("/robots.txt"):
+            calls.append(a.url)
+            if len(calls) == 1:
+                return Done(a.trans_id, Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, 1)
+            return fetched(a, body=b"User-agent: *\nAllow: /\n")
+        return fetched(a)
+
+    async def main():
+        settings = _settings(tmp_path, robots_retry=0.2, exit_when_done=True)
+        async with running(settings, ["http://a.test/"]) as (server, addr):
+            spider = FakeSpider(addr, respond=respond)
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await spider.close()
+            return spider
+
+    spider = asyncio.run(main())
+    urls = spider.urls()
+    assert urls == ["http://a.test/robots.txt", "http://a.test/robots.txt", "http://a.test/"]
+    assert spider.assignments[1][0] - spider.assignments[0][0] >= 0.2
+
+
+def test_robots_redirect_to_another_host(tmp_path):
+    def respond(a):
+        if a.url == "http://a.test/robots.txt":
+            return Done(a.trans_id, Status.REDIRECTION, 301, Specific.REDIRECT, 1,
+                        new_url="http://b.test/robots.txt")
+        if a.url == "http://b.test/robots.txt":
+            return fetched(a, body=b"User-agent: *\nDisallow: /no\n")
+        return fetched(a)
+
+    async def main():
+        settings = _settings(tmp_path, exit_when_done=True)
+        async with running(settings, ["http://a.test/", "http://a.test/no"]) as (server, addr):
+            spider = FakeSpider(addr, respond=respond)
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await spider.close()
+            return spider, server.crawl.frontier.lookup("http://a.test/no")
+
+    spider, rec = asyncio.run(main())
+    assert [(a.host_name, a.url) for _, a in spider.assignments] == [
+        ("a.test", "http://a.test/robots.txt"), ("b.test", "http://b.test/robots.txt"),
+        ("a.test", "http://a.test/")]
+    assert rec["state"] == "DISALLOWED"

@@ -54,6 +54,7 @@ class Crawl:
                                       "expired": 0, "discovered": 0, "ignored_done": 0}
         self.errors_by_kind: dict[str, int] = {}
         self.frontier.on_new_work = self._on_new_work
+        self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
         self._requeue_claims()
         for host in self.frontier.hosts.values():
@@ -110,6 +111,8 @@ class Crawl:
         while (host := pol.pop_due(now)) is not None:
             assignment = self._serve(host, spider, now)
             if assignment is not None:
+                if self.on_handout is not None:
+                    self.on_handout(now, assignment)
                 return assignment
         return None
 
