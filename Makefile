@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test bench-protocol clean
+.PHONY: test bench-protocol bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,9 @@ test: $(STAMP)
 
 bench-protocol: $(STAMP)
 	$(BIN)/python -m bench.protocol_bench
+
+bench-frontier: $(STAMP)
+	$(BIN)/python -m bench.frontier_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
