@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 
 from protocol import Done, Specific, Status
-from tests.urlserver_helpers import FakeSpider, fetched, running, settings_for, site_responder, until
+from tests.urlserver_helpers import (
+    FakeSpider, crawl_once, fetched, running, settings_for, site_responder, until,
+)
 from tests.web import write_hosts_file
 
 HOSTS = {"a.test": "127.0.0.2", "b.test": "127.0.0.3", "c.test": "127.0.0.3", "bad.test": "10.1.2.3"}
@@ -21,16 +23,8 @@ def test_robots_first_then_pages_and_exit_when_done(tmp_path):
              "http://a.test/1": ("http://a.test/2",), "http://a.test/2": ()}
     robots = {"http://a.test/robots.txt": b"User-agent: *\nDisallow: /private\n"}
 
-    async def main():
-        async with running(_settings(tmp_path, exit_when_done=True), ["http://a.test/"]) as (server, addr):
-            spider = FakeSpider(addr, respond=site_responder(pages, robots))
-            await spider.start()
-            await asyncio.wait_for(server.finished.wait(), 10)
-            await until(lambda: spider.byes)
-            await spider.close()
-            return spider, {u: server.crawl.frontier.lookup(u) for u in ("http://a.test/private/x", "http://a.test/1")}
-
-    spider, states = asyncio.run(main())
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://a.test/"],
+                                site_responder(pages, robots), ["http://a.test/private/x", "http://a.test/1"])
     urls = spider.urls()
     assert urls[0] == "http://a.test/robots.txt"
     assert spider.assignments[0][1].extra == {"body": "512000"}
@@ -76,41 +70,26 @@ def test_host_and_ip_delays_and_no_double_handout(tmp_path):
 
 
 def test_forbidden_address_never_handed_out(tmp_path):
-    async def main():
-        settings = _settings(tmp_path, exit_when_done=True)
-        async with running(settings, ["http://bad.test/", "http://a.test/"]) as (server, addr):
-            spider = FakeSpider(addr, respond=site_responder({"http://a.test/": ("http://bad.test/other",)}))
-            await spider.start()
-            await asyncio.wait_for(server.finished.wait(), 10)
-            await spider.close()
-            return spider, server.crawl.frontier.lookup("http://bad.test/")
-
-    spider, rec = asyncio.run(main())
+    respond = site_responder({"http://a.test/": ("http://bad.test/other",)})
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://bad.test/", "http://a.test/"],
+                                respond, ["http://bad.test/"])
+    rec = states["http://bad.test/"]
     assert all(a.host_name != "bad.test" for _, a in spider.assignments)
     assert rec["state"] == "ERROR" and "forbidden address 10.1.2.3" in rec["reason"]
 
 
 def test_expired_claim_requeued_with_same_doc_id(tmp_path):
-    async def main():
-        settings = _settings(tmp_path, timeout_update=0.3, exit_when_done=True)
-        async with running(settings, ["http://a.test/"]) as (server, addr):
-            answered = set()
+    answered = set()
 
-            def respond(a):  # hang on the page the first time, answer later
-                if a.url.endswith("/robots.txt"):
-                    return site_responder({})(a)
-                if a.url not in answered:
-                    answered.add(a.url)
-                    return None
-                return fetched(a)
+    def respond(a):  # hang on the page the first time, answer later
+        if a.url.endswith("/robots.txt"):
+            return site_responder({})(a)
+        if a.url not in answered:
+            answered.add(a.url)
+            return None
+        return fetched(a)
 
-            spider = FakeSpider(addr, respond=respond)
-            await spider.start()
-            await asyncio.wait_for(server.finished.wait(), 10)
-            await spider.close()
-            return spider
-
-    spider = asyncio.run(main())
+    spider, _ = crawl_once(_settings(tmp_path, timeout_update=0.3, exit_when_done=True), ["http://a.test/"], respond)
     pages = [a for _, a in spider.assignments if a.url == "http://a.test/"]
     assert len(pages) == 2
     assert pages[0].doc_id == pages[1].doc_id and pages[0].trans_id != pages[1].trans_id
@@ -190,16 +169,7 @@ def test_robots_unreachable_blocks_the_host_until_a_retry(tmp_path):
             return fetched(a, body=b"User-agent: *\nAllow: /\n")
         return fetched(a)
 
-    async def main():
-        settings = _settings(tmp_path, robots_retry=0.2, exit_when_done=True)
-        async with running(settings, ["http://a.test/"]) as (server, addr):
-            spider = FakeSpider(addr, respond=respond)
-            await spider.start()
-            await asyncio.wait_for(server.finished.wait(), 10)
-            await spider.close()
-            return spider
-
-    spider = asyncio.run(main())
+    spider, _ = crawl_once(_settings(tmp_path, robots_retry=0.2, exit_when_done=True), ["http://a.test/"], respond)
     urls = spider.urls()
     assert urls == ["http://a.test/robots.txt", "http://a.test/robots.txt", "http://a.test/"]
     assert spider.assignments[1][0] - spider.assignments[0][0] >= 0.2
@@ -214,16 +184,9 @@ def test_robots_redirect_to_another_host(tmp_path):
             return fetched(a, body=b"User-agent: *\nDisallow: /no\n")
         return fetched(a)
 
-    async def main():
-        settings = _settings(tmp_path, exit_when_done=True)
-        async with running(settings, ["http://a.test/", "http://a.test/no"]) as (server, addr):
-            spider = FakeSpider(addr, respond=respond)
-            await spider.start()
-            await asyncio.wait_for(server.finished.wait(), 10)
-            await spider.close()
-            return spider, server.crawl.frontier.lookup("http://a.test/no")
-
-    spider, rec = asyncio.run(main())
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://a.test/", "http://a.test/no"],
+                                respond, ["http://a.test/no"])
+    rec = states["http://a.test/no"]
     assert [(a.host_name, a.url) for _, a in spider.assignments] == [
         ("a.test", "http://a.test/robots.txt"), ("b.test", "http://b.test/robots.txt"),
         ("a.test", "http://a.test/")]

@@ -144,3 +144,19 @@ async def until(predicate, timeout: float = 10.0) -> None:
         if time.monotonic() > deadline:
             raise AssertionError("condition not reached in time")
         await asyncio.sleep(0.005)
+
+
+def crawl_once(settings: Settings, seeds, respond, lookups=()) -> tuple[FakeSpider, dict]:
+    """Run a crawl with --exit-when-done and one fake spider to its end;
+    returns the spider and the final state of each URL in `lookups`."""
+
+    async def main():
+        async with running(settings, seeds) as (server, addr):
+            spider = FakeSpider(addr, respond=respond)
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await until(lambda: spider.byes)
+            await spider.close()
+            return spider, {u: server.crawl.frontier.lookup(u) for u in lookups}
+
+    return asyncio.run(main())

@@ -26,23 +26,20 @@ class SeenSet:
         self._mask = bits - 1
         self._bits = bytearray(bits >> 3)
 
+    def _positions(self, fp: bytes) -> list[int]:
+        """The PROBES bit positions of `fp` (double hashing on its two halves)."""
+        h = int.from_bytes(fp, "big")
+        h1, h2, mask = h & 0xFFFFFFFF, (h >> 32) | 1, self._mask
+        return [(h1 + i * h2) & mask for i in range(PROBES)]
+
     def might_contain(self, fp: bytes) -> bool:
         """False: certainly unseen. True: look in LMDB."""
-        h = int.from_bytes(fp, "big")
-        h1, h2 = h & 0xFFFFFFFF, (h >> 32) | 1
-        bits, mask = self._bits, self._mask
-        for i in range(PROBES):
-            idx = (h1 + i * h2) & mask
-            if not bits[idx >> 3] & (1 << (idx & 7)):
-                return False
-        return True
+        bits = self._bits
+        return all(bits[idx >> 3] & (1 << (idx & 7)) for idx in self._positions(fp))
 
     def add(self, fp: bytes) -> None:
-        h = int.from_bytes(fp, "big")
-        h1, h2 = h & 0xFFFFFFFF, (h >> 32) | 1
-        bits, mask = self._bits, self._mask
-        for i in range(PROBES):
-            idx = (h1 + i * h2) & mask
+        bits = self._bits
+        for idx in self._positions(fp):
             bits[idx >> 3] |= 1 << (idx & 7)
         self.count += 1
 
