@@ -80,7 +80,7 @@ class Scope:
             return "not included"
         if self.exclude and any(r.search(url) for r in self.exclude):
             return "excluded"
-        if self.max_path_repeats and _repeats(url) > self.max_path_repeats:
+        if self.max_path_repeats and url.count("/") > 5 and _repeats(url) > self.max_path_repeats:
             return "repeated path segments (trap)"
         return None
 

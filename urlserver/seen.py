@@ -26,21 +26,25 @@ class SeenSet:
         self._mask = bits - 1
         self._bits = bytearray(bits >> 3)
 
-    def _positions(self, fp: bytes) -> list[int]:
-        """The PROBES bit positions of `fp` (double hashing on its two halves)."""
+    def _probe(self, fp: bytes, add: bool) -> bool:
+        """Test (or set) the PROBES bits of `fp`, by double hashing its halves."""
         h = int.from_bytes(fp, "big")
-        h1, h2, mask = h & 0xFFFFFFFF, (h >> 32) | 1, self._mask
-        return [(h1 + i * h2) & mask for i in range(PROBES)]
+        h1, h2 = h & 0xFFFFFFFF, (h >> 32) | 1
+        bits, mask = self._bits, self._mask
+        for i in range(PROBES):
+            idx = (h1 + i * h2) & mask
+            if add:
+                bits[idx >> 3] |= 1 << (idx & 7)
+            elif not bits[idx >> 3] & (1 << (idx & 7)):
+                return False
+        return True
 
     def might_contain(self, fp: bytes) -> bool:
         """False: certainly unseen. True: look in LMDB."""
-        bits = self._bits
-        return all(bits[idx >> 3] & (1 << (idx & 7)) for idx in self._positions(fp))
+        return self._probe(fp, False)
 
     def add(self, fp: bytes) -> None:
-        bits = self._bits
-        for idx in self._positions(fp):
-            bits[idx >> 3] |= 1 << (idx & 7)
+        self._probe(fp, True)
         self.count += 1
 
     @property
