@@ -191,3 +191,36 @@ def test_robots_redirect_to_another_host(tmp_path):
         ("a.test", "http://a.test/robots.txt"), ("b.test", "http://b.test/robots.txt"),
         ("a.test", "http://a.test/")]
     assert rec["state"] == "DISALLOWED"
+
+
+def test_status_metrics_and_dashboard(tmp_path):
+    import json
+
+    from urlserver.http import HttpStatus
+
+    async def main():
+        async with running(_settings(tmp_path), ["http://a.test/", "http://a.test/x"]) as (server, addr):
+            spider = FakeSpider(addr, respond=lambda a: None if "/x" in a.url else site_responder({})(a))
+            await spider.start()
+            await until(lambda: len(spider.assignments) >= 3)
+            web = HttpStatus(server)
+            host, port = await web.start("127.0.0.1:0")
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"GET /status HTTP/1.0\r\n\r\n")
+            raw = await reader.read()
+            writer.close()
+            pages = {path: web.respond(path) for path in ("/metrics", "/", "/url?u=http://a.test/x", "/nope")}
+            await web.stop()
+            await spider.close()
+            return raw, pages
+
+    raw, pages = asyncio.run(main())
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200")
+    status = json.loads(body)
+    assert status["urls"]["IN_FLIGHT"] == 1 and status["in_flight_by_spider"] == {"fake#1": 1}
+    assert status["robots_cache"] == 1 and status["dns_cache"] == 1
+    assert b'wreck_urls{state="in_flight"} 1.0' in pages["/metrics"][2]
+    assert b"http-equiv=\"refresh\"" in pages["/"][2]
+    assert json.loads(pages["/url?u=http://a.test/x"][2])["state"] == "IN_FLIGHT"
+    assert pages["/nope"][0] == 404
