@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test bench-protocol bench-spider bench-store clean
+.PHONY: test bench-protocol bench-spider bench-store bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,9 @@ bench-spider: $(STAMP)
 
 bench-store: $(STAMP)
 	$(BIN)/python -m bench.store_bench
+
+bench-frontier: $(STAMP)
+	$(BIN)/python -m bench.frontier_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

@@ -1,0 +1,167 @@
+# The urlserver's engine alone on one core, driven the way server.py drives
+# it, with a scripted fake spider in-process (no sockets, so the figures are
+# the engine's, not the kernel's): discovered links ingested per second
+# (normalise, fingerprint, Bloom filter, scope, LMDB puts), URLs handed out
+# per second (politeness heap, LMDB pop + claim, commit per batch, DONE),
+# and resident memory per known URL (anonymous RSS: LMDB's mapped pages are
+# the kernel's page cache, reported apart as file RSS).
+# Run: python -m bench.frontier_bench [--quick] [--hosts N] [--urls N]
+"""Frontier throughput and memory: 100,000 hosts, 10 million known URLs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import date
+from pathlib import Path
+
+from protocol import Done, Specific, Status
+from urlserver import robots as r
+from urlserver.crawl import Crawl
+from urlserver.dns import Resolution
+from urlserver.settings import Settings
+
+RESULTS = Path(__file__).parent / "results"
+TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 40}
+LINKS_PER_PAGE = 100
+HANDOUT_BATCH = 1000  # assignments per commit, as one pump round under load
+
+
+def rss() -> dict[str, int]:
+    fields = {}
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            key, _, value = line.partition(":")
+            if key in ("VmRSS", "RssAnon", "RssFile"):
+                fields[key] = int(value.split()[0]) * 1024
+    return fields
+
+
+def ingest(crawl: Crawl, hosts: int, urls: int) -> float:
+    """Discover `urls` links spread over `hosts` hosts, as DONE outlinks arrive."""
+    fr = crawl.frontier
+    t0 = time.perf_counter()
+    for n in range(0, urls, LINKS_PER_PAGE):
+        for i in range(n, min(n + LINKS_PER_PAGE, urls)):
+            fr.discover(f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1", depth=1)
+        if n % 10_000 == 0:
+            crawl.commit()
+    crawl.commit()
+    return time.perf_counter() - t0
+
+
+def duplicates(crawl: Crawl, hosts: int, urls: int, count: int) -> float:
+    fr = crawl.frontier
+    step = max(urls // count, 1)
+    t0 = time.perf_counter()
+    for i in range(0, step * count, step):
+        fr.discover(f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1", depth=1)
+    crawl.commit()
+    return time.perf_counter() - t0
+
+
+def prepare_hosts(crawl: Crawl) -> None:
+    """Every host resolved and its robots.txt known (allow all), as mid-crawl."""
+    record = r.RobotsRecord(kind=r.ALLOW_ALL, expires=1e12, why="bench")
+    for n, host in enumerate(crawl.frontier.hosts.values()):
+        host.addr_state = Resolution(f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}", "", 1e12)
+        host.robots = r.RobotsRules(record, "wreck")
+
+
+def handouts(crawl: Crawl, count: int) -> tuple[float, int]:
+    spider = "bench-spider"
+    done = 0
+    t0 = time.perf_counter()
+    now = time.time()
+    while done < count:
+        batch = []
+        for _ in range(HANDOUT_BATCH):
+            a = crawl.take(spider, now)
+            if a is None:
+                break
+            batch.append(a)
+        crawl.commit()  # durable before "sending"
+        if not batch:
+            break
+        for a in batch:
+            crawl.done(spider, Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), now)
+        done += len(batch)
+    crawl.commit()
+    return time.perf_counter() - t0, done
+
+
+def measure_open(data: str) -> None:
+    """Child process: open a crawl of this size and print its anonymous RSS growth."""
+    before = rss()
+    crawl = Crawl(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    prepare_hosts(crawl)
+    after = rss()
+    print(json.dumps({"anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
+                      "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
+                      "hosts": len(crawl.frontier.hosts)}))
+    crawl.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="1,000 hosts, 200,000 URLs")
+    parser.add_argument("--hosts", type=int)
+    parser.add_argument("--urls", type=int)
+    parser.add_argument("--handouts", type=int, default=200_000)
+    parser.add_argument("--sync", action="store_true", help="fsync every commit")
+    parser.add_argument("--measure-open", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.measure_open:
+        return measure_open(args.measure_open)
+    hosts = args.hosts or (1_000 if args.quick else 100_000)
+    urls = args.urls or (200_000 if args.quick else 10_000_000)
+    tmp = tempfile.mkdtemp(prefix="wreck-frontier-bench-")
+    try:
+        settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
+                            max_pages=10**9, sync=args.sync, http=None)
+        crawl = Crawl(settings)
+        ingest_s = ingest(crawl, hosts, urls)
+        dup_s = duplicates(crawl, hosts, urls, 100_000)
+        crawl.close()
+        # The memory a resumed crawl of this size holds, in a fresh process.
+        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
+                               capture_output=True, text=True, check=True)
+        memory = json.loads(child.stdout)
+        crawl = Crawl(settings)
+        prepare_hosts(crawl)
+        hand_s, handed = handouts(crawl, min(args.handouts, urls))
+        crawl.close()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    anon = memory["anon"]
+    result = {
+        "date": date.today().isoformat(),
+        "python": sys.version.split()[0],
+        "machine": platform.machine(),
+        "hosts": hosts,
+        "known_urls": urls,
+        "sync": args.sync,
+        "links_per_s": round(urls / ingest_s),
+        "duplicate_links_per_s": round(100_000 / dup_s),
+        "handouts_per_s": round(handed / hand_s),
+        "handouts_measured": handed,
+        "bytes_per_url": round(anon / urls, 1),
+        "rss_anon_bytes": anon,
+        "rss_file_bytes": memory["file"],
+        "bloom_bytes": memory["bloom"],
+        "targets": TARGETS,
+    }
+    print(json.dumps(result, indent=2))
+    RESULTS.mkdir(exist_ok=True)
+    name = f"{result['date']}-frontier{'-quick' if args.quick else ''}.json"
+    (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,122 @@
+# `urlserver`: a typer command that builds one frozen Settings, loads the
+# seeds, and runs the server (uvloop) until a signal or, with
+# --exit-when-done, until nothing is pending or in flight (exit 0).
+"""The urlserver command line."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import sys
+from typing import Annotated, Optional
+
+import typer
+
+from protocol import deploy
+
+from . import seeds
+from .settings import DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_USER_AGENT, Settings
+
+app = typer.Typer(add_completion=False)
+log = logging.getLogger("urlserver")
+
+
+@app.command()
+def run(
+    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs")] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin")] = None,
+    data: Annotated[str, typer.Option(help="Directory of the crawl's LMDB state")] = ...,
+    store: Annotated[list[str], typer.Option(help="Store server HOST:PORT (repeatable)")] = ["127.0.0.1:7002"],
+    listen: Annotated[str, typer.Option(help="Spider listener HOST:PORT")] = DEFAULT_LISTEN,
+    http: Annotated[str, typer.Option(help="Status HTTP HOST:PORT ('off' to disable)")] = DEFAULT_HTTP,
+    secret_file: Annotated[Optional[str], typer.Option(help="Shared secret file")] = None,
+    delay: Annotated[float, typer.Option(help="Seconds between requests to one host")] = 1.0,
+    ip_delay: Annotated[float, typer.Option(help="Seconds between requests to one IP")] = 0.0,
+    ip_concurrency: Annotated[int, typer.Option(help="Transactions in flight per IP")] = 4,
+    max_pages: Annotated[int, typer.Option(help="URLs admitted per host (trap budget)")] = 100_000,
+    max_depth: Annotated[int, typer.Option(help="Link depth from the seeds")] = 1000,
+    scope: Annotated[str, typer.Option(help="host | domain | any")] = "host",
+    include: Annotated[Optional[list[str]], typer.Option(help="Only URLs matching REGEX")] = None,
+    exclude: Annotated[Optional[list[str]], typer.Option(help="No URL matching REGEX")] = None,
+    user_agent: Annotated[str, typer.Option(help="User-Agent with a contact")] = DEFAULT_USER_AGENT,
+    dns: Annotated[Optional[str], typer.Option(help="Nameserver IP:PORT")] = None,
+    hosts: Annotated[Optional[str], typer.Option(help="Static hosts file (wins over DNS)")] = None,
+    allow_net: Annotated[Optional[list[str]], typer.Option(help="Admit this CIDR (repeatable)")] = None,
+    timeout_update: Annotated[float, typer.Option(help="Seconds a claim lives without WORKING")] = 30.0,
+    timeout_req: Annotated[float, typer.Option(help="Whole-transfer bound, seconds")] = 120.0,
+    max_doc_size: Annotated[int, typer.Option(help="Bytes of body per document")] = 16 * 1024 * 1024,
+    retry_delay: Annotated[float, typer.Option(help="First retry after FETCH_ERROR, seconds")] = 3600.0,
+    max_retries: Annotated[int, typer.Option(help="Tries of a transiently failing URL")] = 5,
+    robots_retry: Annotated[float, typer.Option(help="First robots.txt retry, seconds")] = 60.0,
+    max_redirects: Annotated[int, typer.Option(help="Hops of a redirect chain")] = 5,
+    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
+    no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
+    verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
+) -> None:
+    """Own a crawl: frontier, DNS, robots.txt, politeness; hand URLs to spiders."""
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    log.setLevel(logging.INFO)
+    try:
+        text = open(secret_file, encoding="utf-8").read() if secret_file else None
+        secret = deploy.secret_from(text, os.environ.get(deploy.SECRET_ENV))
+        deploy.check_listen(listen.rpartition(":")[0].strip("[]"), secret)
+    except (OSError, deploy.DeployError) as exc:
+        typer.echo(f"urlserver: {exc}", err=True)
+        raise typer.Exit(2) from None
+    settings = Settings(
+        data=data, store=tuple(store), listen=listen, http=None if http == "off" else http,
+        secret=secret, delay=delay, ip_delay=ip_delay, ip_concurrency=ip_concurrency,
+        max_pages=max_pages, max_depth=max_depth, scope=scope, include=tuple(include or ()),
+        exclude=tuple(exclude or ()), user_agent=user_agent, dns=dns, hosts_file=hosts,
+        allow_net=tuple(allow_net or ()), timeout_update=timeout_update, timeout_req=timeout_req,
+        max_doc_size=max_doc_size, retry_delay=retry_delay, max_retries=max_retries,
+        robots_retry=robots_retry, max_redirects=max_redirects, exit_when_done=exit_when_done,
+        sync=not no_sync,
+    )  # fmt: skip
+    if scope not in ("host", "domain", "any"):
+        typer.echo("urlserver: --scope must be host, domain or any", err=True)
+        raise typer.Exit(2)
+    try:
+        import uvloop
+
+        uvloop.run(serve(settings, seeds_file, urls or []))
+    except KeyboardInterrupt:
+        pass
+
+
+async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:
+    from .crawl import Crawl
+    from .http import HttpStatus
+    from .server import UrlServer
+
+    crawl = Crawl(settings)
+    seeds.load(crawl, seeds_file, urls, log)
+    server = UrlServer(settings, crawl)
+    status = HttpStatus(server)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    address = await server.start()
+    print(f"urlserver listening on {address[0]}:{address[1]}", flush=True)
+    if settings.http:
+        bound = await status.start(settings.http)
+        print(f"urlserver status on http://{bound[0]}:{bound[1]}/", flush=True)
+    waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.finished.wait())]
+    await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    for w in waiters:
+        w.cancel()
+    await server.stop()
+    await status.stop()
+    crawl.close()
+
+
+def main() -> None:
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,400 @@
+# The crawl engine: frontier + politeness + claims + robots + DNS answers,
+# driven by the server with explicit times and no sockets. take() finds the
+# next host whose turn has come (politeness heap) and serves it: DNS first
+# (an unknown name is handed to the server to resolve), then robots.txt (a
+# special transaction that asks for the body), then the head of its queue,
+# skipping what robots.txt disallows. done()/working()/expire()/spider_gone()
+# close or extend transactions and schedule what follows (scheduler.py).
+# Every change is in the frontier's write transaction: commit() before the
+# assignments it made are written to a socket.
+"""Crawl: the urlserver's engine, without I/O."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+from protocol import Assignment, Done
+from protocol.urlnorm import normalize
+
+from . import db as d
+from . import robots as r
+from .db import UrlRecord, UrlState
+from .dns import Resolution
+from .frontier import Frontier
+from .politeness import Host, Politeness
+from .scheduler import after_done
+from .scope import Scope, split_host
+from .settings import Settings
+from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
+
+log = logging.getLogger("urlserver")
+MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
+ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
+
+
+class Crawl:
+    """The urlserver's state machine over LMDB."""
+
+    def __init__(self, settings: Settings, *, clock=time.time) -> None:
+        self.settings = s = settings
+        self.clock = clock
+        self.db = d.Db(s.data, map_size=s.map_size, sync=s.sync)
+        scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
+                      max_depth=s.max_depth, max_url_len=s.max_url_len,
+                      max_path_repeats=s.max_path_repeats)
+        self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
+        self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
+                                     ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
+        self.claims = ClaimTable()
+        self.dns_wanted: set[Host] = set()  # hosts whose name the server should resolve
+        self.dns_running: set[Host] = set()  # ... and is resolving now
+        self._dns_failures: dict[Host, int] = {}
+        self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
+                                      "expired": 0, "discovered": 0, "ignored_done": 0}
+        self.errors_by_kind: dict[str, int] = {}
+        self.frontier.on_new_work = self._on_new_work
+        self.on_handout = None  # callback(now, assignment), for tests and tracing
+        self._now = clock()
+        self._requeue_claims()
+        for host in self.frontier.hosts.values():
+            if host.queued:
+                self.politeness.schedule(host, self._now)
+        self.commit()
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def commit(self) -> None:
+        self.frontier.commit()
+
+    def close(self) -> None:
+        self.commit()
+        self.db.close()
+
+    def _requeue_claims(self) -> None:
+        """After a restart every claim in LMDB died with its spider: requeue it."""
+        fr, txn = self.frontier, self.frontier.txn
+        count = 0
+        for key, value in list(txn.cursor(db=self.db.claims)):
+            host = fr.by_id[d.U32.unpack_from(value)[0]]
+            entry = value[4:]
+            fr.set_state(entry[:8], UrlState.PENDING, "requeued after restart")
+            fr.push(host, entry, front=True)
+            txn.delete(key, db=self.db.claims)
+            count += 1
+        if count:
+            log.warning("event=claims_requeued count=%d reason=restart", count)
+
+    # -- input ----------------------------------------------------------------------
+
+    def add_seed(self, url: str) -> str:
+        """'queued', 'known' or 'bad' (see Frontier.discover)."""
+        return self.frontier.discover(url, depth=0, seed=True)
+
+    def _on_new_work(self, host: Host) -> None:
+        self._wake(host, self._now)
+
+    def _wake(self, host: Host, now: float) -> None:
+        """Put `host` in the politeness heap if it has work and nothing holds it."""
+        if host.in_heap or host.waiting in ("dns", "ip") or host.inflight >= self.politeness.host_concurrency:
+            return
+        if host.queued or host.robots_jobs:
+            self.politeness.schedule(host, max(now, host.next_ok))
+
+    # -- handing out ------------------------------------------------------------------
+
+    def take(self, spider, now: float) -> Assignment | None:
+        """The next assignment for `spider` whose time has come, claimed; or None."""
+        self._now = now
+        self.frontier.release_due(now)
+        pol = self.politeness
+        while (host := pol.pop_due(now)) is not None:
+            assignment = self._serve(host, spider, now)
+            if assignment is not None:
+                if self.on_handout is not None:
+                    self.on_handout(now, assignment)
+                return assignment
+        return None
+
+    def _serve(self, host: Host, spider, now: float) -> Assignment | None:
+        if not self._address(host, now):
+            return None
+        blocked = self.politeness.blocked_until(host, now)
+        if blocked is not None:
+            if blocked != float("inf"):
+                self.politeness.schedule(host, blocked)
+            return None
+        if host.robots_jobs:
+            return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
+        rules = self._rules(host, now)
+        if rules is None:
+            if host.robots_pending:
+                host.waiting = "robots"
+                return None
+            host.robots_pending = True
+            return self._claim_robots(host, RobotsJob(host.origin, host.origin + "/robots.txt"), spider, now)
+        if not rules.usable:
+            if host.robots_tries >= self.settings.robots_max_tries:
+                self.frontier.drain(host, UrlState.ERROR, f"robots.txt {rules.record.why}")
+            else:
+                self.politeness.schedule(host, rules.record.expires)
+                host.waiting = "robots retry"
+            return None
+        fr = self.frontier
+        for _ in range(MAX_SKIPS):
+            entry = fr.pop(host)
+            if entry is None:
+                return None
+            fp, depth, hops, url = d.unpack_entry(entry)
+            if rules.allowed(url):
+                return self._claim_page(host, entry, fp, url, spider, now)
+            fr.set_state(fp, UrlState.DISALLOWED, "robots.txt")
+            log.info("event=disallowed url=%s", url)
+        self.politeness.schedule(host, now)
+        return None
+
+    def _address(self, host: Host, now: float) -> bool:
+        """True when `host` has an admitted address; else it waits or is drained."""
+        res = host.addr_state
+        if res is None or res.expires <= now:
+            host.addr_state = res = None
+            self.dns_wanted.add(host)
+            host.waiting = "dns"
+            return False
+        if res.ip is None:
+            if res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries:
+                self._error_kind(res.error)
+                self.frontier.drain(host, UrlState.ERROR, res.error)
+                self._fail_robots_jobs(host, res.error)
+            else:
+                self.politeness.schedule(host, res.expires)
+            return False
+        host.ip = res.ip
+        return True
+
+    def dns_requests(self) -> list[Host]:
+        """Hosts to resolve now; answer each with dns_result()."""
+        hosts = list(self.dns_wanted - self.dns_running)
+        self.dns_running.update(hosts)
+        self.dns_wanted.clear()
+        return hosts
+
+    def dns_result(self, host: Host, res: Resolution, now: float) -> None:
+        """The server resolved `host.name` (see dns_requests)."""
+        self._now = now
+        self.dns_running.discard(host)
+        host.addr_state = res
+        host.waiting = ""
+        if res.ip is None:
+            if not res.terminal:
+                self._dns_failures[host] = self._dns_failures.get(host, 0) + 1
+            log.warning("event=dns_failed host=%s reason=%r", host.name, res.error)
+        else:
+            self._dns_failures.pop(host, None)
+        self.politeness.schedule(host, now)
+
+    def _rules(self, host: Host, now: float) -> r.RobotsRules | None:
+        rules = host.robots
+        if rules is None and not host.robots_pending:
+            raw = self.frontier.txn.get(host.origin.encode(), db=self.db.robots)
+            if raw is not None:
+                rec = r.unpack(raw)
+                host.robots_tries = rec.tries
+                rules = host.robots = r.RobotsRules(rec, self.settings.robots_token)
+                host.delay = max(self.settings.delay, rules.crawl_delay())
+        if rules is not None and rules.record.expires <= now:
+            host.robots = None
+            return None
+        return rules
+
+    def _next_ids(self, *, doc: bool) -> tuple[int, int]:
+        db, txn = self.db, self.frontier.txn
+        trans_id = db.counter(txn, "next_trans_id")
+        db.set_counter(txn, "next_trans_id", trans_id + 1)
+        if not doc:
+            return trans_id, 0
+        doc_id = db.counter(txn, "next_doc_id")
+        db.set_counter(txn, "next_doc_id", doc_id + 1)
+        return trans_id, doc_id
+
+    def _claim_page(self, host: Host, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
+        fr = self.frontier
+        rec = fr.record(fp)
+        trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
+        doc_id = rec.doc_id or doc_id
+        old, rec.state, rec.doc_id = rec.state, UrlState.IN_FLIGHT, doc_id
+        fr.save(fp, rec, old)
+        fr.txn.put(d.U64.pack(trans_id), d.U32.pack(host.id) + entry, db=self.db.claims)
+        self.claims.add(Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider,
+                              now + self.settings.timeout_update, now, entry=entry))
+        self.politeness.started(host, now)
+        self.stats["handouts"] += 1
+        return Assignment(trans_id, doc_id, host.ip, host.name, url)
+
+    def _claim_robots(self, host: Host, job: RobotsJob, spider, now: float) -> Assignment:
+        trans_id, doc_id = self._next_ids(doc=True)
+        self.claims.add(Claim(trans_id, doc_id, ROBOTS, host, host.ip, job.url, spider,
+                              now + self.settings.timeout_update, now, job=job))
+        self.politeness.started(host, now)
+        self.stats["robots_handouts"] += 1
+        log.info("event=robots_fetch origin=%s url=%s hops=%d", job.origin, job.url, job.hops)
+        return Assignment(trans_id, doc_id, host.ip, host.name, job.url, dict(ROBOTS_BODY))
+
+    def _fail_robots_jobs(self, host: Host, why: str) -> None:
+        """Robots fetches routed to an unusable host: their origins count as unreachable."""
+        jobs, host.robots_jobs = host.robots_jobs, []
+        for job in jobs:
+            self._robots_outcome(job, r.Outcome(r.UNREACHABLE, why=why), self._now)
+
+    # -- results ------------------------------------------------------------------------
+
+    def done(self, spider, event: Done, now: float) -> None:
+        self._now = now
+        claim = self.claims.get(event.trans_id)
+        if claim is None or claim.spider is not spider:
+            self.stats["ignored_done"] += 1
+            log.warning("event=done_ignored trans_id=%d reason=unknown_or_expired", event.trans_id)
+            return
+        self.claims.remove(event.trans_id)
+        self.stats["done"] += 1
+        self._release(claim, now)
+        if claim.kind == ROBOTS:
+            self._robots_outcome(claim.job, r.outcome(event, claim.job.hops, self.settings.max_redirects), now)
+        else:
+            self._page_done(claim, event, now)
+        self._wake(claim.host, now)
+
+    def _release(self, claim: Claim, now: float) -> None:
+        for parked in self.politeness.finished(claim.host, claim.ip):
+            parked.waiting = ""
+            self._wake(parked, now)
+
+    def _page_done(self, claim: Claim, event: Done, now: float) -> None:
+        fr, s = self.frontier, self.settings
+        fp = claim.entry[:8]
+        fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
+        rec = fr.record(fp)
+        old = rec.state
+        rec.tries += 1
+        step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
+        rec.state, rec.reason = step.state, step.reason
+        if step.state == UrlState.FETCH_ERROR:
+            rec.doc_id = 0  # the retry is a new document
+            fr.delay(claim.host, claim.entry, step.retry_at)
+            log.info("event=fetch_error url=%s tries=%d reason=%r", claim.url, rec.tries, step.reason)
+        elif step.state == UrlState.ERROR:
+            self._error_kind(event.specific.name)
+            log.info("event=error url=%s reason=%r", claim.url, step.reason)
+        fr.save(fp, rec, old)
+        if step.follow:
+            fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
+        depth = rec.depth + 1
+        for link in event.outlinks:
+            fr.discover(link, depth=depth, base=claim.url)
+        self.stats["discovered"] += len(event.outlinks)
+
+    def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
+        fr, s = self.frontier, self.settings
+        origin, name = split_host(job.origin + "/")
+        target = fr.host_for(origin, name)
+        if result.kind == r.FOLLOW:
+            url = normalize(result.url, job.url)
+            if url is not None:
+                host = fr.host_for(*split_host(url))
+                host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
+                self._wake(host, now)
+                return
+            result = r.Outcome(r.ALLOW_ALL, why="unusable redirect target")
+        tries = target.robots_tries + 1 if result.kind == r.UNREACHABLE else 0
+        rec = r.record_for(result, now, ttl=s.robots_ttl, retry=s.robots_retry, tries=tries)
+        fr.txn.put(origin.encode(), r.pack(rec), db=self.db.robots)
+        target.robots = rules = r.RobotsRules(rec, s.robots_token)
+        target.robots_tries = tries
+        target.robots_pending = False
+        target.delay = max(s.delay, rules.crawl_delay())
+        log.info("event=robots origin=%s outcome=%s why=%r delay=%.3g", origin, rec.kind, rec.why, target.delay)
+        if target.waiting == "robots":
+            target.waiting = ""
+        self._wake(target, now)
+
+    def working(self, spider, trans_ids, now: float) -> None:
+        for trans_id in trans_ids:
+            claim = self.claims.get(trans_id)
+            if claim is not None and claim.spider is spider:
+                self.claims.extend(claim, now + self.settings.timeout_update)
+
+    def expire(self, now: float) -> list[Claim]:
+        """Claims past their deadline, requeued; the server cancels them."""
+        self._now = now
+        claims = self.claims.expired(now)
+        for claim in claims:
+            self._give_back(claim, now, "timeout")
+        return claims
+
+    def spider_gone(self, spider, now: float) -> None:
+        """A spider's connection closed: its claims go back to their queues."""
+        self._now = now
+        for claim in self.claims.of_spider(spider):
+            self.claims.remove(claim.trans_id)
+            self._give_back(claim, now, "spider gone")
+
+    def _give_back(self, claim: Claim, now: float, why: str) -> None:
+        self.stats["expired"] += 1
+        self._release(claim, now)
+        host, fr = claim.host, self.frontier
+        if claim.kind == ROBOTS:
+            job = claim.job
+            if job.hops or job.origin != host.origin:
+                host.robots_jobs.insert(0, job)
+            else:
+                host.robots_pending = False
+        else:
+            fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
+            fp = claim.entry[:8]
+            rec = fr.record(fp)
+            old = rec.state
+            rec.expiries += 1
+            if rec.expiries >= self.settings.max_expiries:
+                rec.state, rec.reason = UrlState.ERROR, f"claim expired {rec.expiries} times ({why})"
+                self._error_kind("claim expired")
+            else:
+                rec.state, rec.reason = UrlState.PENDING, f"claim expired ({why})"
+                fr.push(host, claim.entry, front=True)
+            fr.save(fp, rec, old)
+        log.warning("event=claim_expired trans_id=%d url=%s reason=%s", claim.trans_id, claim.url, why)
+        self._wake(host, now)
+
+    def unsendable(self, trans_id: int, why: str, now: float) -> None:
+        """An assignment the protocol refused to encode: end its URL as ERROR."""
+        claim = self.claims.remove(trans_id)
+        if claim is None:
+            return
+        self._release(claim, now)
+        if claim.kind == PAGE:
+            self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
+            self.frontier.set_state(claim.entry[:8], UrlState.ERROR, f"cannot be sent: {why}")
+        else:
+            claim.host.robots_pending = False
+            self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
+        log.warning("event=unsendable url=%s reason=%r", claim.url, why)
+        self._wake(claim.host, now)
+
+    def _error_kind(self, kind: str) -> None:
+        self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + 1
+
+    # -- timing and status -------------------------------------------------------------
+
+    def next_wakeup(self, *, serving: bool = True) -> float | None:
+        """When expire() -- and take(), if `serving` -- next has something to do."""
+        times = [self.claims.next_deadline()]
+        if serving:
+            times += [self.politeness.next_time(), self.frontier.next_delayed()]
+        times = [t for t in times if t is not None]
+        return min(times) if times else None
+
+    def finished(self) -> bool:
+        """Nothing pending, delayed, resolving or in flight."""
+        fr = self.frontier
+        return (not self.claims and not fr.queued_total and not fr.delayed_total
+                and not self.dns_wanted and not self.dns_running
+                and not any(h.robots_jobs for h in fr.hosts.values()))

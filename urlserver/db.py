@@ -1,0 +1,114 @@
+# The urlserver's one LMDB environment and the byte layouts of its records.
+#
+#   urls     fp(8)                 -> URL record: state, tries, hops, expiries,
+#                                     doc_id, depth, then "url\nreason"
+#   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
+#   claims   trans_id(8)           -> host_id(4) + queue entry (in flight)
+#   delayed  due_ms(8) fp(8)       -> host_id(4) + queue entry (retry later)
+#   hosts    origin                -> host_id(4) admitted(4)
+#   robots   origin                -> msgspec-encoded RobotsRecord
+#   meta     name                  -> u64 counters, seed hosts
+#
+# fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
+# persisted seen-set is the urls database's key set. All big-endian, so
+# LMDB's byte order is numeric order.
+"""LMDB environment, databases and record codecs."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import os
+import struct
+
+import lmdb
+
+
+class UrlState(enum.IntEnum):
+    """Where a known URL stands. Numbers are on disk; never reuse one."""
+
+    PENDING = 1  # in a host queue or waiting for a retry
+    IN_FLIGHT = 2  # claimed by a spider
+    FETCHED = 3
+    REDIRECTED = 4
+    FETCH_ERROR = 5  # failed transiently, a retry is scheduled
+    ERROR = 6  # terminal, with a reason
+    DISALLOWED = 7  # robots.txt forbids it
+    FILTERED = 8  # scope, include/exclude, depth, length or trap rules
+
+
+TERMINAL = frozenset((UrlState.FETCHED, UrlState.REDIRECTED, UrlState.ERROR,
+                      UrlState.DISALLOWED, UrlState.FILTERED))  # fmt: skip
+
+U32 = struct.Struct("!I")
+U64 = struct.Struct("!Q")
+QKEY = struct.Struct("!IQ")  # host_id, seq
+ENTRY = struct.Struct("!8sHB")  # fp, depth, hops; url follows
+URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
+HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
+DKEY = struct.Struct("!Q8s")  # due_ms, fp
+
+
+def fingerprint(url: str) -> bytes:
+    """64-bit fingerprint of a normalised URL."""
+    return hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+
+
+def pack_entry(fp: bytes, depth: int, hops: int, url: str) -> bytes:
+    return ENTRY.pack(fp, min(depth, 65535), hops) + url.encode("utf-8", "surrogateescape")
+
+
+def unpack_entry(raw: bytes) -> tuple[bytes, int, int, str]:
+    fp, depth, hops = ENTRY.unpack_from(raw)
+    return fp, depth, hops, raw[ENTRY.size:].decode("utf-8", "surrogateescape")
+
+
+class UrlRecord:
+    """A URL's persisted state (a small mutable value object)."""
+
+    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason")
+
+    def __init__(self, state: int, url: str, *, tries=0, hops=0, expiries=0, doc_id=0, depth=0, reason=""):
+        self.state, self.url, self.tries, self.hops = state, url, tries, hops
+        self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
+
+    def pack(self) -> bytes:
+        head = URLREC.pack(self.state, min(self.tries, 255), self.hops, min(self.expiries, 255),
+                           self.doc_id, min(self.depth, 65535))
+        tail = self.url + ("\n" + self.reason if self.reason else "")
+        return head + tail.encode("utf-8", "surrogateescape")
+
+    @classmethod
+    def unpack(cls, raw: bytes) -> UrlRecord:
+        state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
+        url, _, reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
+        return cls(state, url, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
+                   depth=depth, reason=reason)
+
+    def as_dict(self) -> dict:
+        return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,
+                "hops": self.hops, "expiries": self.expiries, "doc_id": self.doc_id or None,
+                "depth": self.depth, "reason": self.reason}
+
+
+class Db:
+    """The environment and its named databases."""
+
+    NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta")
+
+    def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
+        os.makedirs(path, exist_ok=True)
+        self.env = lmdb.open(path, map_size=map_size, max_dbs=len(self.NAMES), sync=sync,
+                             metasync=sync, writemap=False, readahead=False)
+        for name in self.NAMES:
+            setattr(self, name, self.env.open_db(name.encode()))
+
+    def counter(self, txn, name: str, default: int = 1) -> int:
+        raw = txn.get(name.encode(), db=self.meta)
+        return U64.unpack(raw)[0] if raw else default
+
+    def set_counter(self, txn, name: str, value: int) -> None:
+        txn.put(name.encode(), U64.pack(value), db=self.meta)
+
+    def close(self) -> None:
+        self.env.close()

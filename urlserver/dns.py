@@ -1,0 +1,146 @@
+# Host name -> one admitted IPv4/IPv6 address. A static map (hosts-file
+# format, --hosts) wins over DNS; DNS is dnspython's async resolver pointed
+# at --dns IP:PORT or the system's resolvers, with a cache that honours the
+# answer's TTL (clamped), caches failures (negative caching) and retries
+# timeouts. admitted() decides whether an address may ever be handed to a
+# spider: public unicast only, unless an --allow-net CIDR admits it.
+"""DNS resolution with caching, static hosts, and address admission."""
+
+from __future__ import annotations
+
+import ipaddress
+import time
+
+import dns.asyncresolver
+import dns.exception
+import dns.resolver
+
+
+class Resolution:
+    """A cached answer: an address, or the reason there is none."""
+
+    __slots__ = ("ip", "error", "expires", "terminal")
+
+    def __init__(self, ip: str | None, error: str, expires: float, terminal: bool = False) -> None:
+        self.ip, self.error, self.expires, self.terminal = ip, error, expires, terminal
+
+    def __repr__(self) -> str:
+        return f"Resolution({self.ip or self.error!r})"
+
+
+def parse_hosts(text: str) -> dict[str, str]:
+    """/etc/hosts format: 'ADDRESS NAME [ALIAS...]', '#' comments."""
+    table: dict[str, str] = {}
+    for line in text.splitlines():
+        fields = line.partition("#")[0].split()
+        if len(fields) < 2:
+            continue
+        try:
+            ip = str(ipaddress.ip_address(fields[0]))
+        except ValueError:
+            continue
+        for name in fields[1:]:
+            table.setdefault(name.lower().rstrip("."), ip)
+    return table
+
+
+def admitted(ip: str, allow_net: tuple) -> str | None:
+    """None if `ip` may be fetched from; else why not."""
+    try:
+        addr = ipaddress.ip_address(ip.strip("[]"))
+    except ValueError:
+        return f"not an IP address: {ip!r}"
+    if addr.version == 6 and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    for net in allow_net:
+        if addr.version == net.version and addr in net:
+            return None
+    for flag in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
+        if getattr(addr, f"is_{flag}"):
+            return f"forbidden address {addr} ({flag.replace('_', '-')})"
+    if not addr.is_global:
+        return f"forbidden address {addr} (not global)"
+    return None
+
+
+class Resolver:
+    """resolve(name) -> Resolution, cached."""
+
+    def __init__(self, *, nameserver: str | None, hosts: dict[str, str], allow_net: tuple,
+                 timeout: float, tries: int, min_ttl: float, max_ttl: float, negative_ttl: float,
+                 clock=time.time) -> None:
+        self.hosts = hosts
+        self.allow_net = tuple(ipaddress.ip_network(n, strict=False) for n in allow_net)
+        self.timeout, self.tries = timeout, tries
+        self.min_ttl, self.max_ttl, self.negative_ttl = min_ttl, max_ttl, negative_ttl
+        self.clock = clock
+        self.cache: dict[str, Resolution] = {}
+        self.lookups = self.failures = 0
+        if nameserver:
+            ip, _, port = nameserver.rpartition(":")
+            self._resolver = dns.asyncresolver.Resolver(configure=False)
+            self._resolver.nameservers = [ip.strip("[]")]
+            self._resolver.port = int(port)
+        else:
+            try:
+                self._resolver = dns.asyncresolver.Resolver()
+            except dns.resolver.NoResolverConfiguration:
+                self._resolver = None
+        if self._resolver is not None:
+            self._resolver.cache = None  # ours honours TTLs and caches failures too
+            self._resolver.lifetime = timeout
+
+    def cached(self, name: str) -> Resolution | None:
+        found = self.cache.get(name)
+        if found is not None and found.expires > self.clock():
+            return found
+        return None
+
+    def _admit(self, ip: str, expires: float) -> Resolution:
+        why = admitted(ip, self.allow_net)
+        if why:
+            return Resolution(None, why, expires, terminal=True)
+        return Resolution(ip, "", expires)
+
+    async def resolve(self, name: str) -> Resolution:
+        """The cached or fresh answer for `name` (never raises)."""
+        found = self.cached(name)
+        if found is not None:
+            return found
+        now = self.clock()
+        static = self.hosts.get(name)
+        if static is not None:
+            result = self._admit(static, now + self.max_ttl)
+        else:
+            try:
+                literal = str(ipaddress.ip_address(name.strip("[]")))
+            except ValueError:
+                literal = None
+            result = self._admit(literal, now + self.max_ttl) if literal else await self._query(name)
+        self.cache[name] = result
+        return result
+
+    async def _query(self, name: str) -> Resolution:
+        self.lookups += 1
+        if self._resolver is None:
+            return Resolution(None, "dns: no resolver configured", self.clock() + self.negative_ttl)
+        error = "dns: timeout"
+        for _ in range(self.tries):
+            try:
+                answer = await self._resolver.resolve(name, "A", lifetime=self.timeout)
+            except dns.resolver.NXDOMAIN:
+                self.failures += 1
+                return Resolution(None, "dns: NXDOMAIN", self.clock() + self.negative_ttl, terminal=True)
+            except dns.resolver.NoAnswer:
+                self.failures += 1
+                return Resolution(None, "dns: no address", self.clock() + self.negative_ttl, terminal=True)
+            except dns.exception.Timeout:
+                error = "dns: timeout"
+                continue
+            except dns.exception.DNSException as exc:
+                error = f"dns: {type(exc).__name__}"
+                continue
+            ttl = min(max(float(answer.rrset.ttl), self.min_ttl), self.max_ttl)
+            return self._admit(answer.rrset[0].address, self.clock() + ttl)
+        self.failures += 1
+        return Resolution(None, error, self.clock() + self.negative_ttl)

@@ -1,0 +1,260 @@
+# The frontier on disk: one FIFO queue per origin in LMDB (key host_id+seq,
+# so a queue is a contiguous key range and its head is one get), URL records
+# keyed by fingerprint, and delayed retries keyed by due time. In memory
+# there are only Host objects (queue bounds, politeness), the Bloom filter
+# and per-state counts, so 10 million queued URLs cost no Python objects.
+# Every change happens in one open write transaction; commit() makes the
+# batch durable (the server commits before writing assignments).
+"""Frontier: per-host queues, URL states and the seen-set, in LMDB."""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+
+from protocol.urlnorm import normalize
+
+from . import db as d
+from .db import UrlRecord, UrlState
+from .politeness import Host
+from .scope import Scope, split_host
+from .seen import SeenSet
+
+log = logging.getLogger("urlserver")
+SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
+SEED_PREFIX = b"seedhost:"
+
+
+class Frontier:
+    """Queues, records and counts of one crawl's URLs."""
+
+    def __init__(self, database: d.Db, scope: Scope, *, max_pages: int, max_redirects: int) -> None:
+        self.db = database
+        self.scope = scope
+        self.max_pages = max_pages
+        self.max_redirects = max_redirects
+        self.hosts: dict[str, Host] = {}
+        self.by_id: dict[int, Host] = {}
+        self.seen = SeenSet()
+        self.counts: dict[str, int] = {s.name: 0 for s in UrlState}
+        self.queued_total = 0
+        self.delayed_total = 0
+        self.filtered_by: dict[str, int] = {}
+        self._txn = None
+        self._dirty: set[Host] = set()
+        self.on_new_work = None  # callback(host) when a host's queue grows
+        self._load()
+
+    # -- transactions ---------------------------------------------------------
+
+    @property
+    def txn(self):
+        if self._txn is None:
+            self._txn = self.db.env.begin(write=True)
+        return self._txn
+
+    def commit(self) -> None:
+        """Make every change since the last commit durable."""
+        if self._txn is None:
+            return
+        txn = self._txn
+        for host in self._dirty:
+            txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=self.db.hosts)
+        self._dirty.clear()
+        txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
+        txn.commit()
+        self._txn = None
+        if self.seen.full:
+            self._rebuild_seen()
+
+    # -- start ---------------------------------------------------------------
+
+    def _load(self) -> None:
+        database = self.db
+        with database.env.begin() as txn:
+            raw = txn.get(b"counts", db=database.meta)
+            if raw:
+                self.counts.update(msgspec.msgpack.decode(raw))
+            cur = txn.cursor(db=database.meta)
+            if cur.set_range(SEED_PREFIX):
+                for key in cur.iternext(values=False):
+                    if not key.startswith(SEED_PREFIX):
+                        break
+                    self.scope.add_seed_host(key[len(SEED_PREFIX):].decode())
+            qcur = txn.cursor(db=database.queue)
+            for key, value in txn.cursor(db=database.hosts):
+                host_id, admitted = d.HOSTREC.unpack(value)
+                origin = key.decode()
+                head = tail = SEQ_START
+                if qcur.set_range(d.U32.pack(host_id)) and qcur.key()[:4] == d.U32.pack(host_id):
+                    head = d.QKEY.unpack(qcur.key())[1]
+                    if qcur.set_range(d.U32.pack(host_id + 1)):
+                        qcur.prev()
+                    else:
+                        qcur.last()
+                    tail = d.QKEY.unpack(qcur.key())[1] + 1
+                host = Host(origin, split_host(origin)[1], host_id, head, tail, admitted)
+                self.hosts[origin] = host
+                self.by_id[host_id] = host
+                self.queued_total += host.queued
+            self.delayed_total = txn.stat(database.delayed)["entries"]
+        self._rebuild_seen()
+
+    def _rebuild_seen(self) -> None:
+        with self.db.env.begin() as txn:
+            total = txn.stat(self.db.urls)["entries"]
+            keys = txn.cursor(db=self.db.urls).iternext(values=False)
+            self.seen.rebuild(keys, capacity=max(2 * total, 1 << 20))
+
+    # -- hosts -----------------------------------------------------------------
+
+    def host_for(self, origin: str, name: str) -> Host:
+        host = self.hosts.get(origin)
+        if host is None:
+            txn = self.txn
+            host_id = self.db.counter(txn, "next_host_id")
+            self.db.set_counter(txn, "next_host_id", host_id + 1)
+            host = Host(origin, name, host_id, SEQ_START, SEQ_START, 0)
+            self.hosts[origin] = host
+            self.by_id[host_id] = host
+            self._dirty.add(host)
+        return host
+
+    def add_seed_host(self, name: str) -> None:
+        if name not in self.scope.seed_hosts:
+            self.scope.add_seed_host(name)
+            self.txn.put(SEED_PREFIX + name.encode(), b"", db=self.db.meta)
+
+    # -- URL records -------------------------------------------------------------
+
+    def record(self, fp: bytes) -> UrlRecord | None:
+        raw = self.txn.get(fp, db=self.db.urls)
+        return UrlRecord.unpack(raw) if raw is not None else None
+
+    def save(self, fp: bytes, rec: UrlRecord, old_state: int | None) -> None:
+        """Write `rec`, keeping the per-state counts right."""
+        if old_state != rec.state:
+            if old_state is not None:
+                self.counts[UrlState(old_state).name] -= 1
+            self.counts[UrlState(rec.state).name] += 1
+        self.txn.put(fp, rec.pack(), db=self.db.urls)
+
+    def set_state(self, fp: bytes, state: UrlState, reason: str = "") -> UrlRecord | None:
+        rec = self.record(fp)
+        if rec is None:
+            return None
+        old = rec.state
+        rec.state, rec.reason = state, reason
+        self.save(fp, rec, old)
+        return rec
+
+    def lookup(self, url: str) -> dict | None:
+        """A URL's state for operators (normalised first)."""
+        norm = normalize(url)
+        if norm is None:
+            return None
+        rec = self.record(d.fingerprint(norm))
+        return rec.as_dict() if rec else None
+
+    # -- admission ---------------------------------------------------------------
+
+    def discover(self, raw_url: str, *, depth: int, hops: int = 0, base: str | None = None,
+                 seed: bool = False) -> str:
+        """Admit one URL: 'queued', 'known', 'filtered' or 'bad'."""
+        url = normalize(raw_url, base)
+        if url is None:
+            return "bad"
+        fp = d.fingerprint(url)
+        txn = self.txn
+        if self.seen.might_contain(fp) and txn.get(fp, db=self.db.urls) is not None:
+            return "known"
+        origin, name = split_host(url)
+        if seed:
+            self.add_seed_host(name)
+            reason = None if len(url) <= self.scope.max_url_len else "url too long"
+        else:
+            reason = self.scope.filter_reason(url, name, depth)
+        if reason is None and hops > self.max_redirects:
+            reason = "too many redirects"
+        host = self.hosts.get(origin)
+        if reason is None and host is not None and host.admitted >= self.max_pages:
+            reason = "host page budget exhausted"
+        self.seen.add(fp)
+        if reason is not None:
+            self.save(fp, UrlRecord(UrlState.FILTERED, url, hops=hops, depth=depth, reason=reason), None)
+            self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
+            return "filtered"
+        if host is None:
+            host = self.host_for(origin, name)
+        self.save(fp, UrlRecord(UrlState.PENDING, url, hops=hops, depth=depth), None)
+        self.push(host, d.pack_entry(fp, depth, hops, url))
+        host.admitted += 1
+        self._dirty.add(host)
+        return "queued"
+
+    # -- queues ---------------------------------------------------------------------
+
+    def push(self, host: Host, entry: bytes, *, front: bool = False) -> None:
+        if front:
+            host.head -= 1
+            seq = host.head
+        else:
+            seq = host.tail
+            host.tail += 1
+        self.txn.put(d.QKEY.pack(host.id, seq), entry, db=self.db.queue)
+        self.queued_total += 1
+        if self.on_new_work is not None:
+            self.on_new_work(host)
+
+    def pop(self, host: Host) -> bytes | None:
+        """The raw entry at the head of `host`'s queue, removed."""
+        if host.head >= host.tail:
+            return None
+        key = d.QKEY.pack(host.id, host.head)
+        entry = self.txn.pop(key, db=self.db.queue)
+        host.head += 1
+        self.queued_total -= 1
+        return entry
+
+    def drain(self, host: Host, state: UrlState, reason: str) -> int:
+        """End every queued URL of `host` in `state` (DNS failure, forbidden address...)."""
+        count = 0
+        while (entry := self.pop(host)) is not None:
+            self.set_state(entry[:8], state, reason)
+            count += 1
+        if count:
+            log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
+                        host.origin, count, state.name, reason)
+        return count
+
+    # -- delayed retries -------------------------------------------------------------
+
+    def delay(self, host: Host, entry: bytes, due: float) -> None:
+        key = d.DKEY.pack(int(due * 1000), entry[:8])
+        self.txn.put(key, d.U32.pack(host.id) + entry, db=self.db.delayed)
+        self.delayed_total += 1
+
+    def next_delayed(self) -> float | None:
+        cur = self.txn.cursor(db=self.db.delayed)
+        if not cur.first():
+            return None
+        return d.DKEY.unpack(cur.key())[0] / 1000.0
+
+    def release_due(self, now: float) -> int:
+        """Move retries that are due back to the tail of their host's queue."""
+        if not self.delayed_total:
+            return 0
+        cur = self.txn.cursor(db=self.db.delayed)
+        moved = 0
+        limit = int(now * 1000)
+        while cur.first() and d.DKEY.unpack(cur.key())[0] <= limit:
+            value = cur.value()
+            cur.delete()
+            self.delayed_total -= 1
+            host = self.by_id[d.U32.unpack_from(value)[0]]
+            entry = value[4:]
+            self.set_state(entry[:8], UrlState.PENDING, "retry")
+            self.push(host, entry)
+            moved += 1
+        return moved

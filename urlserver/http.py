@@ -1,0 +1,158 @@
+# The operator's window: a minimal asyncio HTTP/1.0 server (one request per
+# connection, bounded request head) serving /metrics (Prometheus text from
+# prometheus-client, a custom collector reading the engine's counters at
+# scrape time), /status (JSON via msgspec), /url?u=URL (one URL's state)
+# and / (an HTML dashboard that refreshes itself every few seconds).
+"""Status JSON, Prometheus metrics and the dashboard."""
+
+from __future__ import annotations
+
+import asyncio
+import html
+import logging
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import msgspec
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+from .settings import parse_address
+
+log = logging.getLogger("urlserver")
+MAX_HEAD = 8192
+READ_TIMEOUT = 5.0
+
+
+def status(server) -> dict:
+    """Everything /status shows, as plain data."""
+    crawl = server.crawl
+    fr = crawl.frontier
+    waiting: dict[str, int] = {}
+    for host in fr.hosts.values():
+        if host.waiting:
+            waiting[host.waiting] = waiting.get(host.waiting, 0) + 1
+    rates = {}
+    if len(server.samples) >= 2:
+        (t0, h0, d0, l0), (t1, h1, d1, l1) = server.samples[0], server.samples[-1]
+        span = max(t1 - t0, 1e-9)
+        rates = {"handouts_per_s": (h1 - h0) / span, "done_per_s": (d1 - d0) / span,
+                 "links_per_s": (l1 - l0) / span}
+    return {
+        "time": time.time(),
+        "urls": dict(fr.counts),
+        "queued": fr.queued_total,
+        "delayed_retries": fr.delayed_total,
+        "in_flight": len(crawl.claims),
+        "in_flight_by_spider": crawl.claims.per_spider(),
+        "spiders": [s.name for s in server.spiders],
+        "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
+        "rates": rates,
+        "counters": dict(crawl.stats),
+        "errors_by_kind": dict(crawl.errors_by_kind),
+        "filtered_by": dict(fr.filtered_by),
+        "dns_cache": len(server.resolver.cache),
+        "robots_cache": sum(1 for h in fr.hosts.values() if h.robots is not None),
+        "finished": crawl.finished(),
+    }
+
+
+class _Collector:
+    def __init__(self, server) -> None:
+        self.server = server
+
+    def collect(self):
+        st = status(self.server)
+        urls = GaugeMetricFamily("wreck_urls", "Known URLs by state", labels=["state"])
+        for state, n in st["urls"].items():
+            urls.add_metric([state.lower()], n)
+        yield urls
+        yield GaugeMetricFamily("wreck_queued_urls", "URLs in host queues", value=st["queued"])
+        yield GaugeMetricFamily("wreck_in_flight", "Transactions in flight", value=st["in_flight"])
+        yield GaugeMetricFamily("wreck_hosts_known", "Hosts (origins) known", value=st["hosts"]["known"])
+        yield GaugeMetricFamily("wreck_spiders", "Connected spiders", value=len(st["spiders"]))
+        yield GaugeMetricFamily("wreck_dns_cache_entries", "DNS cache entries", value=st["dns_cache"])
+        yield GaugeMetricFamily("wreck_robots_cache_entries", "robots.txt rules held", value=st["robots_cache"])
+        for name, value in st["counters"].items():
+            yield CounterMetricFamily(f"wreck_{name}", f"Count of {name.replace('_', ' ')}", value=value)
+        errors = CounterMetricFamily("wreck_errors", "URLs ended in ERROR by kind", labels=["kind"])
+        for kind, n in st["errors_by_kind"].items():
+            errors.add_metric([kind], n)
+        yield errors
+
+
+DASHBOARD = """<!doctype html><html><head><meta charset="utf-8">
+<meta http-equiv="refresh" content="3"><title>WRECK urlserver</title>
+<style>body{{font:14px system-ui,sans-serif;margin:2em}}td,th{{padding:2px 12px;text-align:left}}
+th{{color:#555}}</style></head><body><h1>WRECK urlserver</h1>
+<p>{summary}</p><table>{rows}</table><p><a href="/status">/status</a> · <a href="/metrics">/metrics</a></p>
+</body></html>"""
+
+
+def dashboard(server) -> str:
+    st = status(server)
+    rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in st["urls"].items())
+    for key in ("queued", "in_flight", "delayed_retries", "dns_cache", "robots_cache"):
+        rows += f"<tr><th>{key}</th><td>{st[key]}</td></tr>"
+    rates = ", ".join(f"{k} {v:.1f}" for k, v in st["rates"].items())
+    summary = (f"{len(st['spiders'])} spiders; {st['hosts']['known']} hosts; {html.escape(rates)}"
+               + ("; <b>finished</b>" if st["finished"] else ""))
+    return DASHBOARD.format(summary=summary, rows=rows)
+
+
+class HttpStatus:
+    """The --http listener."""
+
+    def __init__(self, server) -> None:
+        self.server = server
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(_Collector(server))
+        self._listener = None
+
+    async def start(self, address: str) -> tuple[str, int]:
+        host, port = parse_address(address)
+        self._listener = await asyncio.start_server(self._handle, host, port, reuse_address=True)
+        bound = self._listener.sockets[0].getsockname()[:2]
+        log.info("event=http_listening address=%s:%d", *bound)
+        return bound
+
+    async def stop(self) -> None:
+        if self._listener:
+            self._listener.close()
+
+    def respond(self, target: str) -> tuple[int, str, bytes]:
+        parts = urlsplit(target)
+        path = parts.path
+        if path == "/metrics":
+            return 200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry)
+        if path == "/status":
+            return 200, "application/json", msgspec.json.encode(status(self.server))
+        if path == "/url":
+            url = parse_qs(parts.query).get("u", [""])[0]
+            found = self.server.crawl.frontier.lookup(url) if url else None
+            code = 200 if found else 404
+            return code, "application/json", msgspec.json.encode(found or {"url": url, "state": "UNKNOWN"})
+        if path == "/":
+            return 200, "text/html; charset=utf-8", dashboard(self.server).encode()
+        return 404, "text/plain", b"not found\n"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
+            if len(head) > MAX_HEAD:
+                raise ValueError("request head too long")
+            method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
+            if method not in ("GET", "HEAD"):
+                code, ctype, body = 405, "text/plain", b"method not allowed\n"
+            else:
+                code, ctype, body = self.respond(target)
+            reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}[code]
+            writer.write(f"HTTP/1.0 {code} {reason}\r\nContent-Type: {ctype}\r\n"
+                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
+                         + (body if method == "GET" else b""))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError,
+                ValueError, ConnectionError):
+            pass
+        finally:
+            writer.close()

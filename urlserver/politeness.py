@@ -1,0 +1,141 @@
+# Who may be served next, in O(log n): hosts waiting for their turn sit in a
+# heap ordered by the time they may next be served (lazy deletion: an entry
+# whose version is stale is skipped). Per host a slot (after Scrapy's
+# Slot(concurrency, delay, lastseen)) bounds transactions in flight and the
+# gap between two handouts; per IP address another slot does the same for
+# every host on that address. A host whose IP is at its cap parks on that
+# IP and goes back to the heap when one of the IP's transactions ends.
+"""Host and IP slots, and the next-allowed-time heap."""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+
+class IpSlot:
+    """Politeness state of one IP address."""
+
+    __slots__ = ("ip", "inflight", "next_ok", "parked")
+
+    def __init__(self, ip: str) -> None:
+        self.ip = ip
+        self.inflight = 0
+        self.next_ok = 0.0
+        self.parked: list = []  # hosts waiting for a free transaction on this IP
+
+
+class Host:
+    """One origin (scheme://host:port): its queue bounds and politeness slot."""
+
+    __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "inflight", "next_ok",
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs",
+                 "robots_pending", "robots_tries", "waiting")
+
+    def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
+        self.origin, self.name, self.id = origin, name, host_id
+        self.head, self.tail = head, tail  # queue seqs: [head, tail)
+        self.admitted = admitted  # URLs admitted to this host's queue, for the budget
+        self.inflight = 0
+        self.next_ok = 0.0
+        self.delay = 0.0  # max(--delay, Crawl-delay), set once robots.txt is known
+        self.version = 0
+        self.in_heap = False
+        self.ip: str | None = None
+        self.addr_state = None  # dns.Resolution or None while unknown
+        self.robots = None  # robots.RobotsRules or None while unknown
+        self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
+        self.robots_pending = False  # a robots.txt transaction for this origin is out
+        self.robots_tries = 0  # consecutive unreachable robots.txt outcomes
+        self.waiting = ""  # why the host is out of the heap: "dns", "robots", "ip", ...
+
+    @property
+    def queued(self) -> int:
+        return self.tail - self.head
+
+    def __repr__(self) -> str:
+        return f"<Host {self.origin} queued={self.queued} inflight={self.inflight}>"
+
+
+class Politeness:
+    """The heap of hosts by next-allowed time, and the IP slots."""
+
+    def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float) -> None:
+        self.delay = delay  # per host, raised by Crawl-delay (Host.delay)
+        self.host_concurrency = host_concurrency
+        self.ip_concurrency = ip_concurrency
+        self.ip_delay = ip_delay
+        self._heap: list[tuple[float, int, int, Host]] = []
+        self._tie = itertools.count()
+        self.ips: dict[str, IpSlot] = {}
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+    def schedule(self, host: Host, when: float) -> None:
+        """Put `host` in the heap at `when` (replacing any earlier entry)."""
+        host.version += 1
+        host.in_heap = True
+        host.waiting = ""
+        heapq.heappush(self._heap, (when, next(self._tie), host.version, host))
+
+    def unschedule(self, host: Host) -> None:
+        host.version += 1
+        host.in_heap = False
+
+    def pop_due(self, now: float) -> Host | None:
+        """The host whose time has come first, or None."""
+        heap = self._heap
+        while heap and heap[0][0] <= now:
+            _, _, version, host = heapq.heappop(heap)
+            if version == host.version and host.in_heap:
+                host.in_heap = False
+                return host
+        return None
+
+    def next_time(self) -> float | None:
+        """When the earliest live entry comes due (None: heap empty)."""
+        heap = self._heap
+        while heap and (heap[0][2] != heap[0][3].version or not heap[0][3].in_heap):
+            heapq.heappop(heap)
+        return heap[0][0] if heap else None
+
+    def ip_slot(self, ip: str) -> IpSlot:
+        slot = self.ips.get(ip)
+        if slot is None:
+            slot = self.ips[ip] = IpSlot(ip)
+        return slot
+
+    def blocked_until(self, host: Host, now: float) -> float | None:
+        """None if `host` may be served now; else when to look again
+        (float('inf') means parked until a transaction ends)."""
+        if host.inflight >= self.host_concurrency:
+            return float("inf")
+        if host.next_ok > now:
+            return host.next_ok
+        slot = self.ip_slot(host.ip)
+        if slot.inflight >= self.ip_concurrency:
+            slot.parked.append(host)
+            host.waiting = "ip"
+            return float("inf")
+        if slot.next_ok > now:
+            return slot.next_ok
+        return None
+
+    def started(self, host: Host, now: float) -> None:
+        """A transaction for `host` was handed out at `now`."""
+        host.inflight += 1
+        host.next_ok = now + max(host.delay, self.delay)
+        slot = self.ip_slot(host.ip)
+        slot.inflight += 1
+        slot.next_ok = now + self.ip_delay
+
+    def finished(self, host: Host, ip: str) -> list[Host]:
+        """A transaction ended; the hosts parked on its IP, to reschedule."""
+        host.inflight -= 1
+        slot = self.ips.get(ip)
+        if slot is None:
+            return []
+        slot.inflight -= 1
+        parked, slot.parked = slot.parked, []
+        return parked

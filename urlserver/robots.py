@@ -1,0 +1,107 @@
+# robots.txt (RFC 9309) as state transitions, without I/O. robots.txt is
+# fetched by a spider as a special transaction (the assignment asks for the
+# body with body=<max>); outcome() turns that transaction's DONE into one
+# of: rules parsed from the body (2xx), allow-all (4xx, or more than 5
+# redirects: "unavailable"), disallow-all until a retry (5xx, timeouts,
+# unreachable: "unreachable" -- a timeout is never "allow"), or a redirect
+# to follow. Rules are cached per origin, persisted, for at most 24 hours;
+# protego (Scrapy's well-kept RFC 9309 parser) does the matching.
+"""robots.txt outcomes, rules and the persisted cache record."""
+
+from __future__ import annotations
+
+import msgspec
+from protego import Protego
+
+from protocol import Done, Status
+
+MAX_PARSED = 500 * 1024  # RFC 9309 2.5: parse at least the first 500 KiB
+BODY_REQUEST = 512_000  # what the assignment asks for (<= protocol.limits.MAX_DONE_BODY)
+
+PARSE, ALLOW_ALL, UNREACHABLE, FOLLOW = "parse", "allow", "unreachable", "follow"
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    kind: str  # PARSE | ALLOW_ALL | UNREACHABLE | FOLLOW
+    body: str = ""
+    url: str = ""  # redirect target for FOLLOW
+    retry_after: int | None = None
+    why: str = ""
+
+
+def outcome(done: Done, hops: int, max_hops: int = 5) -> Outcome:
+    """What a robots.txt transaction's DONE means (RFC 9309 2.3.1)."""
+    code = done.http_code
+    if done.status is Status.FETCHED or (200 <= code < 300 and done.body is not None):
+        body = (done.body or b"")[:MAX_PARSED].decode("utf-8", "replace")
+        return Outcome(PARSE, body=body, why=f"HTTP {code}")
+    if done.status is Status.REDIRECTION and done.new_url:
+        if hops >= max_hops:
+            return Outcome(ALLOW_ALL, why=f"more than {max_hops} redirects")
+        return Outcome(FOLLOW, url=done.new_url, why=f"HTTP {code} redirect")
+    if 400 <= code < 500 and code != 429:
+        return Outcome(ALLOW_ALL, why=f"HTTP {code}: unavailable")
+    why = f"HTTP {code}" if code else done.specific.name
+    return Outcome(UNREACHABLE, retry_after=done.retry_after, why=f"{why}: unreachable")
+
+
+class RobotsRecord(msgspec.Struct, kw_only=True):
+    """What is persisted per origin."""
+
+    kind: str  # PARSE | ALLOW_ALL | UNREACHABLE
+    expires: float  # wall time: refetch after this
+    body: str = ""
+    tries: int = 0  # consecutive UNREACHABLE outcomes
+    why: str = ""
+
+
+_encoder = msgspec.msgpack.Encoder()
+_decoder = msgspec.msgpack.Decoder(RobotsRecord)
+
+
+def pack(record: RobotsRecord) -> bytes:
+    return _encoder.encode(record)
+
+
+def unpack(raw: bytes) -> RobotsRecord:
+    return _decoder.decode(raw)
+
+
+class RobotsRules:
+    """Parsed rules for one origin, as the frontier asks them."""
+
+    __slots__ = ("record", "_parser", "_token")
+
+    def __init__(self, record: RobotsRecord, token: str) -> None:
+        self.record = record
+        self._token = token
+        self._parser = Protego.parse(record.body) if record.kind == PARSE and record.body else None
+
+    @property
+    def usable(self) -> bool:
+        """False while robots.txt is unreachable: nothing may be fetched."""
+        return self.record.kind != UNREACHABLE
+
+    def allowed(self, url: str) -> bool:
+        if self.record.kind == UNREACHABLE:
+            return False
+        if self._parser is None:
+            return True
+        return self._parser.can_fetch(url, self._token)
+
+    def crawl_delay(self) -> float:
+        if self._parser is None:
+            return 0.0
+        delay = self._parser.crawl_delay(self._token)
+        return float(delay) if delay else 0.0
+
+
+def record_for(result: Outcome, now: float, *, ttl: float, retry: float, tries: int) -> RobotsRecord:
+    """The cache record after `result`; an UNREACHABLE one expires at its retry time."""
+    if result.kind == UNREACHABLE:
+        wait = retry * 2 ** max(tries - 1, 0)
+        if result.retry_after:
+            wait = max(wait, float(result.retry_after))
+        return RobotsRecord(kind=UNREACHABLE, expires=now + min(wait, ttl), tries=tries, why=result.why)
+    return RobotsRecord(kind=result.kind, expires=now + ttl, body=result.body, why=result.why)
+

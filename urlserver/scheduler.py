@@ -1,0 +1,49 @@
+# The status updater of seeds/003, as one pure function: a page
+# transaction's DONE -> the URL's next state, and when to try again.
+# FETCHED and REDIRECTION are done (the redirect target is scheduled as a
+# discovered URL one hop further); FETCH_ERROR is retried after
+# retry_delay * 2^(tries-1) (seeds/000: an hour, doubling), never sooner
+# than Retry-After, until max_retries tries; ERROR is terminal.
+"""Status -> next state and retry time."""
+
+from __future__ import annotations
+
+import msgspec
+
+from protocol import Done, Status
+
+from .db import UrlState
+
+
+class Step(msgspec.Struct, frozen=True):
+    state: UrlState
+    reason: str = ""
+    retry_at: float | None = None  # for FETCH_ERROR: when to hand it out again
+    follow: str | None = None  # for REDIRECTION: the target to schedule
+
+
+def describe(done: Done) -> str:
+    """A short reason: specific code, HTTP code, the spider's own words."""
+    text = done.specific.name
+    if done.http_code:
+        text += f" (HTTP {done.http_code})"
+    if done.reason:
+        text += f": {done.reason}"
+    return text
+
+
+def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_retries: int) -> Step:
+    """The step for a URL that has now been tried `tries` times (this one included)."""
+    status = done.status
+    if status is Status.FETCHED:
+        return Step(UrlState.FETCHED)
+    if status is Status.REDIRECTION:
+        return Step(UrlState.REDIRECTED, reason=f"-> {done.new_url}", follow=done.new_url)
+    if status is Status.FETCH_ERROR:
+        if tries >= max_retries:
+            return Step(UrlState.ERROR, reason=f"{describe(done)} after {tries} tries")
+        wait = retry_delay * 2 ** (tries - 1)
+        if done.retry_after is not None:
+            wait = max(wait, float(done.retry_after))
+        return Step(UrlState.FETCH_ERROR, reason=describe(done), retry_at=now + wait)
+    return Step(UrlState.ERROR, reason=describe(done))

@@ -1,0 +1,100 @@
+# Which discovered URLs join the frontier. Rules run cheapest first: URL
+# length, depth, scope (seed hosts, or their registered domains by the
+# Public Suffix List via tldextract's bundled snapshot, never fetched),
+# include/exclude regexes, repeated path segments (calendar and session
+# traps), then the per-host budget (checked by the frontier, which owns the
+# counts). filter_reason() returns None to admit, else the reason.
+"""Scope and trap rules for discovered URLs."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from functools import lru_cache
+
+import tldextract
+
+_EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
+
+
+@lru_cache(maxsize=65536)
+def registered_domain(host: str) -> str:
+    """The registrable domain of `host` (PSL; unknown TLDs count as public suffixes)."""
+    try:
+        ipaddress.ip_address(host.strip("[]"))
+        return host
+    except ValueError:
+        pass
+    parts = _EXTRACT(host)
+    if parts.suffix and parts.domain:
+        return f"{parts.domain}.{parts.suffix}"
+    labels = host.split(".")
+    return ".".join(labels[-2:])  # the PSL's default rule "*"
+
+
+def split_host(url: str) -> tuple[str, str]:
+    """(origin, host name) of a normalised URL: 'http://a.b:8080', 'a.b'."""
+    scheme_end = url.index("://") + 3
+    slash = url.find("/", scheme_end)
+    origin = url if slash < 0 else url[:slash]
+    netloc = origin[scheme_end:]
+    if netloc.startswith("["):
+        name = netloc[: netloc.index("]") + 1]
+    else:
+        name = netloc.partition(":")[0]
+    return origin, name
+
+
+class Scope:
+    """The admission rules of one crawl."""
+
+    def __init__(self, *, mode: str, seed_hosts: set[str], include=(), exclude=(), max_depth: int,
+                 max_url_len: int, max_path_repeats: int) -> None:
+        if mode not in ("host", "domain", "any"):
+            raise ValueError(f"scope must be host, domain or any, not {mode!r}")
+        self.mode = mode
+        self.seed_hosts = set(seed_hosts)
+        self.seed_domains = {registered_domain(h) for h in seed_hosts}
+        self.include = [re.compile(r) for r in include]
+        self.exclude = [re.compile(r) for r in exclude]
+        self.max_depth = max_depth
+        self.max_url_len = max_url_len
+        self.max_path_repeats = max_path_repeats
+
+    def add_seed_host(self, host: str) -> None:
+        self.seed_hosts.add(host)
+        self.seed_domains.add(registered_domain(host))
+
+    def filter_reason(self, url: str, host: str, depth: int) -> str | None:
+        """None if `url` (normalised, on `host`, at `depth`) may be crawled."""
+        if len(url) > self.max_url_len:
+            return "url too long"
+        if depth > self.max_depth:
+            return "too deep"
+        if self.mode == "host":
+            if host not in self.seed_hosts:
+                return "out of scope (host)"
+        elif self.mode == "domain" and registered_domain(host) not in self.seed_domains:
+            return "out of scope (domain)"
+        if self.include and not any(r.search(url) for r in self.include):
+            return "not included"
+        if self.exclude and any(r.search(url) for r in self.exclude):
+            return "excluded"
+        if self.max_path_repeats and url.count("/") > 5 and _repeats(url) > self.max_path_repeats:
+            return "repeated path segments (trap)"
+        return None
+
+
+def _repeats(url: str) -> int:
+    """How often the most repeated non-empty path segment occurs."""
+    start = url.find("/", url.index("://") + 3)
+    if start < 0:
+        return 0
+    path = url[start:].partition("?")[0]
+    segments = [s for s in path.split("/") if s]
+    if len(segments) <= 3:
+        return 1
+    counts: dict[str, int] = {}
+    for s in segments:
+        counts[s] = counts.get(s, 0) + 1
+    return max(counts.values())
