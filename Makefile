@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: test bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test bench-protocol bench-spider bench-store bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -14,6 +14,10 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
 	touch $(STAMP)
+
+# Crawl the local test web (127.x addresses only) and show what was stored.
+demo: $(STAMP)
+	$(BIN)/python -m tests.web.demo
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -150,3 +150,7 @@ def spider(
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

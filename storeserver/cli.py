@@ -90,6 +90,7 @@ async def run(settings: S.StoreSettings) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.request_stop)
     log.info("listening on %s:%d, data in %s (map %d MiB)", host, port, settings.data, server.store.map_size >> 20)
+    print(f"storeserver listening on {host}:{port}", flush=True)  # for wreck-crawl and scripts
     await server.wait_stopped()
     log.info("stopping: committing and acknowledging what is in hand")
     await server.shutdown()
@@ -99,3 +100,7 @@ async def run(settings: S.StoreSettings) -> int:
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":
+    main()

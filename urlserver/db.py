@@ -22,6 +22,7 @@ import os
 import struct
 
 import lmdb
+import msgspec
 
 
 class UrlState(enum.IntEnum):
@@ -112,3 +113,19 @@ class Db:
 
     def close(self) -> None:
         self.env.close()
+
+
+def saved_counts(path: str) -> dict[str, int]:
+    """URLs by state as last committed (for summaries), {} if unreadable."""
+    try:
+        env = lmdb.open(path, readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
+    except lmdb.Error:
+        return {}
+    try:
+        with env.begin() as txn:
+            raw = txn.get(b"counts", db=env.open_db(b"meta", txn=txn, create=False))
+        return dict(msgspec.msgpack.decode(raw)) if raw else {}
+    except lmdb.Error:
+        return {}
+    finally:
+        env.close()
