@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import html.parser
 import http.client
@@ -111,6 +112,17 @@ def test_address_plan_shares_ips_and_keeps_127_0_0_1_free():
     assert ips[:3] == ["127.0.1.1"] * 3 and ips[3:6] == ["127.0.1.2"] * 3
     assert "127.0.0.1" not in site.addresses().values()
     assert list(site.addresses().values()).count(HOSTILE_IP) == 1
+
+
+def test_address_plan_can_start_elsewhere():
+    # the across-hosts test serves the web on a network namespace's own addresses
+    moved = build_site(dataclasses.replace(SPEC, first_ip="10.231.0.100", hostile_ip="10.231.0.99"), 8000)
+    ips = [host.ip for host in moved.hosts.values()]
+    assert ips[:3] == ["10.231.0.100"] * 3 and ips[3:6] == ["10.231.0.101"] * 3
+    assert moved.addresses()[HOSTILE_NAME] == "10.231.0.99"
+    assert [h.pages for h in moved.hosts.values()] == [h.pages for h in build_site(SPEC, 8000).hosts.values()]
+    with pytest.raises(ValueError, match="hostile_ip"):
+        dataclasses.replace(SPEC, first_ip="10.231.0.100", hostile_ip="10.231.0.101")
 
 
 def test_site_is_deterministic():

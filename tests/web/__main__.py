@@ -1,6 +1,11 @@
 # Command line: run the test web (HTTP + DNS) until SIGINT or SIGTERM.
 #
 #   python -m tests.web --hosts 7 --pages 20 [--port P] [--log FILE] [--hosts-file FILE]
+#                       [--first-ip IP] [--hostile-ip IP] [--dns-ip IP]
+#
+# Addresses default to loopback (127.x); the --*-ip options serve the web on
+# other addresses, which only the across-hosts test uses (inside a network
+# namespace it created, on addresses it gave that namespace).
 #
 # Prints one JSON line once everything listens: port, dns address, hosts file,
 # seed URLs, the hostile host's URL, and the log path, so scripts (make demo,
@@ -17,15 +22,16 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .dns import LISTEN_IP as DNS_LISTEN_IP
 from .names import write_hosts_file
 from .server import TestWeb
-from .spec import HOSTILE_NAME, HostileSpec, SiteSpec
+from .spec import HOSTILE_IP, HOSTILE_NAME, HostileSpec, SiteSpec
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m tests.web",
-        description="Run WRECK's local test web (HTTP + DNS on 127.0.0.0/8) until SIGINT/SIGTERM.")
+        description="Run WRECK's local test web (HTTP + DNS, on 127.0.0.0/8 unless told) until SIGINT/SIGTERM.")
     parser.add_argument("--hosts", type=int, default=7, help="ordinary hosts (default 7)")
     parser.add_argument("--pages", type=int, default=20, help="pages per host (default 20)")
     parser.add_argument("--links", type=int, default=5, help="same-host links per page")
@@ -36,6 +42,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--feed-interval", type=float, default=30.0, help="seconds per new story")
     parser.add_argument("--dns-ttl", type=int, default=60, help="TTL of DNS answers, seconds")
     parser.add_argument("--no-hostile", action="store_true", help=f"do not serve {HOSTILE_NAME}")
+    parser.add_argument("--first-ip", default=SiteSpec.first_ip,
+                        help="address of the first hosts; the others count up (default %(default)s)")
+    parser.add_argument("--hostile-ip", default=HOSTILE_IP,
+                        help=f"address of {HOSTILE_NAME} (default %(default)s)")
+    parser.add_argument("--dns-ip", default=DNS_LISTEN_IP,
+                        help="address of the DNS responder (default %(default)s)")
     parser.add_argument("--log", type=Path, help="append request records as JSON lines here")
     parser.add_argument("--hosts-file", type=Path, help="write /etc/hosts-style names here")
     return parser.parse_args(argv)
@@ -45,8 +57,9 @@ async def run(args: argparse.Namespace) -> None:
     spec = SiteSpec(hosts=args.hosts, pages_per_host=args.pages, links_per_page=args.links,
                     hosts_per_ip=args.hosts_per_ip, seed=args.seed, port=args.port,
                     crawl_delay=args.crawl_delay, hostile=not args.no_hostile,
-                    hostile_spec=HostileSpec(feed_item_interval=args.feed_interval))
-    web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl)
+                    hostile_spec=HostileSpec(feed_item_interval=args.feed_interval),
+                    first_ip=args.first_ip, hostile_ip=args.hostile_ip)
+    web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl, dns_ip=args.dns_ip)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGINT, signal.SIGTERM):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 def hosts_file_text(addresses: Mapping[str, str]) -> str:
     """/etc/hosts-format text for a name -> IPv4 table."""
-    lines = ["# WRECK test web: every name is on loopback (127.0.0.0/8)"]
+    lines = ["# WRECK test web: name -> address (loopback unless the web was told otherwise)"]
     lines += [f"{ip}\t{name}" for name, ip in sorted(addresses.items())]
     return "\n".join(lines) + "\n"
 

@@ -23,12 +23,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import pages
-from .dns import DnsResponder
+from .dns import LISTEN_IP as DNS_LISTEN_IP, DnsResponder
 from .hostile import HostileHost
 from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
 from .site import Site, build_site
-from .spec import HOSTILE_IP, HOSTILE_NAME, SiteSpec
+from .spec import HOSTILE_NAME, SiteSpec
 from .wire import (MAX_HEAD_BYTES, BadRequest, Conn, Request, is_not_modified, read_request,
                    send_response)
 
@@ -49,12 +49,12 @@ class TestWeb:
     __test__ = False  # not a pytest test class
 
     def __init__(self, spec: SiteSpec = SiteSpec(), *, log_path: str | Path | None = None,
-                 dns: bool = True, dns_ttl: int = 60,
+                 dns: bool = True, dns_ttl: int = 60, dns_ip: str = DNS_LISTEN_IP,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.spec = spec
         self.log = RequestLog(log_path)
         self.dns: DnsResponder | None = None
-        self._want_dns, self._dns_ttl, self._clock = dns, dns_ttl, clock
+        self._want_dns, self._dns_ttl, self._dns_ip, self._clock = dns, dns_ttl, dns_ip, clock
         self._servers: list[asyncio.Server] = []
         self._conns: set[asyncio.Task] = set()
         self._stopping = False
@@ -71,7 +71,7 @@ class TestWeb:
     def ips(self) -> list[str]:
         """Every address served (known before start)."""
         ips = {self.spec.host_ip(i) for i in range(self.spec.hosts)}
-        return sorted(ips | ({HOSTILE_IP} if self.spec.hostile else set()))
+        return sorted(ips | ({self.spec.hostile_ip} if self.spec.hostile else set()))
 
     async def start(self) -> None:
         """Bind, generate the site, start serving (and the DNS responder)."""
@@ -84,7 +84,7 @@ class TestWeb:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
         if self._want_dns:
-            self.dns = DnsResponder(self.site.addresses(), ttl=self._dns_ttl)
+            self.dns = DnsResponder(self.site.addresses(), ttl=self._dns_ttl, ip=self._dns_ip)
             await self.dns.start()
 
     async def stop(self) -> None:
@@ -161,7 +161,7 @@ class TestWeb:
         if req.method not in ("GET", "HEAD"):
             return await send_response(conn, req, 405, [("Allow", "GET, HEAD")], b"")
         if req.host == HOSTILE_NAME and self.hostile:
-            if local_ip != HOSTILE_IP:
+            if local_ip != self.spec.hostile_ip:
                 return await _misdirected(conn, req)
             return await self.hostile.handle(req, conn)
         host = self.site.hosts.get(req.host)

@@ -85,12 +85,22 @@ class SiteSpec:
     hostile_spec: HostileSpec = HostileSpec()
     keepalive_timeout: float = 15.0
     """Idle keep-alive connections are closed after this many seconds."""
+    first_ip: str = str(FIRST_SITE_IP)
+    """Address of the first hosts; the others count up from it.  Loopback by
+    default; the across-hosts test serves the web on a network namespace's own
+    address instead, so other namespaces can reach it."""
+    hostile_ip: str = HOSTILE_IP
+    """Address of the hostile host (never one of the ordinary hosts' addresses)."""
 
     def __post_init__(self) -> None:
         if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
             raise ValueError("hosts, pages_per_host and hosts_per_ip must be >= 1")
         if self.hosts > 250 * 250:
             raise ValueError("at most 62500 hosts fit the address plan")
+        ipaddress.IPv4Address(self.first_ip)  # ValueError on anything but IPv4
+        ipaddress.IPv4Address(self.hostile_ip)
+        if self.hostile and self.hostile_ip in {self.host_ip(i) for i in range(self.hosts)}:
+            raise ValueError(f"hostile_ip {self.hostile_ip} is also an ordinary host's address")
 
     def host_name(self, index: int) -> str:
         """Name of ordinary host number `index`."""
@@ -100,4 +110,4 @@ class SiteSpec:
         """Address of host `index`: hosts_per_ip consecutive hosts share one."""
         slot = index // self.hosts_per_ip
         third, fourth = divmod(slot, 250)
-        return str(ipaddress.IPv4Address(int(FIRST_SITE_IP) + third * 256 + fourth))
+        return str(ipaddress.IPv4Address(int(ipaddress.IPv4Address(self.first_ip)) + third * 256 + fourth))
