@@ -203,6 +203,7 @@ def _skip_reason() -> str | None:
 class Run:
     url_rc: int | None
     url_log: str
+    store_rc: int | None
     store_log: str
     refused: dict[str, tuple[int | None, str]]
     intruder: tuple[int | None, str]
@@ -274,13 +275,14 @@ def _crawl(net: Net, tmp: Path) -> Run:
                          tmp / f"{role}.log") for role in SPIDERS]
     intruder_rc = intruder.wait(START_TIMEOUT)
     url_rc = urlserver.wait(CRAWL_TIMEOUT)
-    for proc in (*spiders, store, web):
+    for proc in (*spiders, web):
         proc.stop()
+    store_rc = store.stop()  # commits what it holds, then exits 0
     reader = ReadStore(tmp / "store")
     docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
     reader.close()
     return Run(
-        url_rc=url_rc, url_log=urlserver.out() + urlserver.err(), store_log=store.err(),
+        url_rc=url_rc, url_log=urlserver.out() + urlserver.err(), store_rc=store_rc, store_log=store.err(),
         refused=refused, intruder=(intruder_rc, intruder.err()),
         records=read_jsonl(tmp / "web.jsonl"), truth=compute_truth(site, seeds, scope="any"),
         docs=docs,
@@ -299,6 +301,7 @@ def test_the_crawl_finishes(crawled):
 
 
 def test_every_page_is_stored_exactly_once(crawled):
+    assert crawled.store_rc == 0, crawled.store_log
     pages = [d for d in crawled.docs if not urlsplit(d.url).path.startswith("/robots")]
     stored = [normalize(d.url) for d in pages]
     assert len(stored) == len(set(stored)), "a page was stored twice"
