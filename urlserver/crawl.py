@@ -288,9 +288,7 @@ class Crawl:
         fr.save(fp, rec, old)
         if step.follow:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
-        depth = rec.depth + 1
-        for link in event.outlinks:
-            fr.discover(link, depth=depth, base=claim.url)
+        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
 
     def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:

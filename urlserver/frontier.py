@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+from hashlib import blake2b as _blake2b
 
 import msgspec
 
@@ -17,6 +18,7 @@ from protocol.urlnorm import normalize
 
 from . import db as d
 from .db import UrlRecord, UrlState
+from .normal import is_normal, normal
 from .politeness import Host
 from .scope import Scope, split_host
 from .seen import SeenSet
@@ -162,12 +164,12 @@ class Frontier:
     def discover(self, raw_url: str, *, depth: int, hops: int = 0, base: str | None = None,
                  seed: bool = False) -> str:
         """Admit one URL: 'queued', 'known', 'filtered' or 'bad'."""
-        url = normalize(raw_url, base)
+        url = normal(raw_url, base)
         if url is None:
             return "bad"
-        fp = d.fingerprint(url)
-        txn = self.txn
-        if self.seen.might_contain(fp) and txn.get(fp, db=self.db.urls) is not None:
+        data = url.encode("ascii")
+        fp = _blake2b(data, digest_size=8).digest()  # db.fingerprint(url), inlined
+        if self.seen.check_and_add(fp) and self.txn.get(fp, db=self.db.urls) is not None:
             return "known"
         origin, name = split_host(url)
         if seed:
@@ -177,10 +179,57 @@ class Frontier:
             reason = self.scope.filter_reason(url, name, depth)
         if reason is None and hops > self.max_redirects:
             reason = "too many redirects"
+        return self._admit(url, fp, origin, name, depth, hops, reason)
+
+    def discover_links(self, links, *, depth: int, base: str | None = None) -> int:
+        """Admit a page's outlinks, as discover() would one by one; how many were queued.
+
+        The hot path of a DONE: a link already in normal form skips
+        normalize(), a known one costs a Bloom probe (and an LMDB get only
+        on a maybe), and a new one in scope on a known host becomes two
+        LMDB puts with no record object; each host is woken once.
+        """
+        txn, seen, hosts, scope = self.txn, self.seen, self.hosts, self.scope
+        urls_db, queue_db, max_pages = self.db.urls, self.db.queue, self.max_pages
+        record_head = d.URLREC.pack(UrlState.PENDING, 0, 0, 0, 0, min(depth, 65535))
+        entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
+        qkey = d.QKEY.pack
+        touched: set[Host] = set()
+        fast = queued = 0
+        for raw in links:
+            url = raw if is_normal(raw) else normalize(raw, base)
+            if url is None:
+                continue
+            data = url.encode("ascii")
+            fp = _blake2b(data, digest_size=8).digest()
+            if seen.check_and_add(fp) and txn.get(fp, db=urls_db) is not None:
+                continue
+            origin, name = split_host(url)
+            reason = scope.filter_reason(url, name, depth)
+            host = hosts.get(origin)
+            if reason is not None or host is None or host.admitted >= max_pages:
+                queued += self._admit(url, fp, origin, name, depth, 0, reason) == "queued"
+                continue
+            txn.put(fp, record_head + data, db=urls_db)
+            txn.put(qkey(host.id, host.tail), fp + entry_tail + data, db=queue_db)
+            host.tail += 1
+            host.admitted += 1
+            touched.add(host)
+            fast += 1
+        self.counts["PENDING"] += fast
+        self.queued_total += fast
+        self._dirty.update(touched)
+        if self.on_new_work is not None:
+            for host in touched:
+                self.on_new_work(host)
+        return queued + fast
+
+    def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
+               reason: str | None) -> str:
+        """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
         host = self.hosts.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
-        self.seen.add(fp)
         if reason is not None:
             self.save(fp, UrlRecord(UrlState.FILTERED, url, hops=hops, depth=depth, reason=reason), None)
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1

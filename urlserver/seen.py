@@ -47,6 +47,13 @@ class SeenSet:
         self._probe(fp, True)
         self.count += 1
 
+    def check_and_add(self, fp: bytes) -> bool:
+        """Add `fp`; True if it might have been there already (look in LMDB)."""
+        if self._probe(fp, False):
+            return True
+        self.add(fp)
+        return False
+
     @property
     def full(self) -> bool:
         return self.count > self.capacity
