@@ -18,7 +18,7 @@ from protocol.urlnorm import normalize
 
 from . import db as d
 from .db import UrlRecord, UrlState
-from .normal import is_normal, normal
+from .normal import match_normal, normal
 from .politeness import Host
 from .scope import Scope, split_host
 from .seen import SeenSet
@@ -185,44 +185,54 @@ class Frontier:
         """Admit a page's outlinks, as discover() would one by one; how many were queued.
 
         The hot path of a DONE: a link already in normal form skips
-        normalize(), a known one costs a Bloom probe (and an LMDB get only
-        on a maybe), and a new one in scope on a known host becomes two
-        LMDB puts with no record object; each host is woken once.
+        normalize() and split_host(), a known one costs a Bloom probe (and
+        an LMDB get only on a maybe), and a new one in scope on a known host
+        becomes two LMDB items written with one putmulti per database, with
+        no record object; each host is woken once.
         """
         txn, seen, hosts, scope = self.txn, self.seen, self.hosts, self.scope
-        urls_db, queue_db, max_pages = self.db.urls, self.db.queue, self.max_pages
+        urls_db, max_pages = self.db.urls, self.max_pages
         record_head = d.URLREC.pack(UrlState.PENDING, 0, 0, 0, 0, min(depth, 65535))
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
         qkey = d.QKEY.pack
+        records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
+        entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
         touched: set[Host] = set()
-        fast = queued = 0
+        queued = 0
         for raw in links:
-            url = raw if is_normal(raw) else normalize(raw, base)
-            if url is None:
-                continue
+            match = match_normal(raw)
+            if match is not None:
+                url = raw
+                origin, name = match.group(1, 3)
+            else:
+                url = normalize(raw, base)
+                if url is None:
+                    continue
+                origin, name = split_host(url)
             data = url.encode("ascii")
             fp = _blake2b(data, digest_size=8).digest()
-            if seen.check_and_add(fp) and txn.get(fp, db=urls_db) is not None:
+            if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
-            origin, name = split_host(url)
             reason = scope.filter_reason(url, name, depth)
             host = hosts.get(origin)
             if reason is not None or host is None or host.admitted >= max_pages:
                 queued += self._admit(url, fp, origin, name, depth, 0, reason) == "queued"
                 continue
-            txn.put(fp, record_head + data, db=urls_db)
-            txn.put(qkey(host.id, host.tail), fp + entry_tail + data, db=queue_db)
+            records[fp] = record_head + data
+            entries.append((qkey(host.id, host.tail), fp + entry_tail + data))
             host.tail += 1
             host.admitted += 1
             touched.add(host)
-            fast += 1
-        self.counts["PENDING"] += fast
-        self.queued_total += fast
-        self._dirty.update(touched)
-        if self.on_new_work is not None:
-            for host in touched:
-                self.on_new_work(host)
-        return queued + fast
+        if entries:
+            txn.cursor(db=urls_db).putmulti(records.items())
+            txn.cursor(db=self.db.queue).putmulti(entries)
+            self.counts["PENDING"] += len(entries)
+            self.queued_total += len(entries)
+            self._dirty.update(touched)
+            if self.on_new_work is not None:
+                for host in touched:
+                    self.on_new_work(host)
+        return queued + len(entries)
 
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
                reason: str | None) -> str:

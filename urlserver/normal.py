@@ -31,26 +31,29 @@ _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = rf"(?:{_OCTET}\.){{3}}{_OCTET}"
 _LABEL = r"(?!xn--)[a-z0-9_-]+"
 _NAME = rf"(?:{_LABEL}\.)*(?!xn--)[a-z][a-z0-9_-]*"
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_NOT_DEFAULT = r"(?(s)(?!443/)|(?!80/))"  # https: not 443; http: not 80
 # %XX in uppercase hex, except escapes of unreserved characters (- . 0-9 A-Z _ a-z ~).
 _ESCAPE = r"%(?!2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])[0-9A-F]{2}"
 _CHAR = r"A-Za-z0-9\-._~!$&()*+,;=:@"
 _PATH = rf"(?:/(?!\.)|[{_CHAR}]|{_ESCAPE})*"
 _QUERY = rf"(?:[{_CHAR}/?]|{_ESCAPE})*"
-_NORMAL = re.compile(rf"(https?)://(?:{_NAME}|{_IPV4})(?::([1-9][0-9]{{0,4}}))?/(?!\.){_PATH}(?:\?{_QUERY})?\Z")
-_DEFAULT_PORT = {"http": "80", "https": "443"}
+# Groups: 1 the origin, 3 the host name.
+_NORMAL = re.compile(
+    rf"(?=.{{1,{limits.MAX_URL_LEN}}}\Z)(http(?P<s>s)?://({_NAME}|{_IPV4})(?::{_NOT_DEFAULT}{_PORT})?)"
+    rf"/(?!\.){_PATH}(?:\?{_QUERY})?\Z"
+)
+
+match_normal = _NORMAL.match
+"""match_normal(url): a match (group 1 the origin, 3 the host name) only if
+normalize(url) would return `url` unchanged; else None."""
 
 
 def is_normal(url: str) -> bool:
     """True only if normalize(url) would return `url` unchanged."""
-    if len(url) > limits.MAX_URL_LEN:
-        return False
-    match = _NORMAL.match(url)
-    if match is None:
-        return False
-    port = match.group(2)
-    return port is None or (int(port) <= 65535 and port != _DEFAULT_PORT[match.group(1)])
+    return _NORMAL.match(url) is not None
 
 
 def normal(url: str, base: str | None = None) -> str | None:
     """normalize(url, base), skipped when `url` is already in normal form."""
-    return url if is_normal(url) else normalize(url, base)
+    return url if _NORMAL.match(url) is not None else normalize(url, base)
