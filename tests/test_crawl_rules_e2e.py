@@ -79,6 +79,16 @@ class Trio:
         return "\n".join(f"--- {c.name}\n{c.tail()}" for c in self.children)
 
 
+def _crawl_to_the_end(tmp: Path, web: RunningWeb, seeds: list[str], args: list[str]) -> list:
+    """Run the trio until the urlserver says the crawl is done; the web's request log."""
+    trio = Trio(tmp, web, seeds, args)
+    try:
+        assert trio.wait() == 0, trio.logs()
+    finally:
+        trio.stop()
+    return web.log.records()
+
+
 def _stored(tmp: Path) -> list[str]:
     """URLs of the stored page documents (robots.txt left out), with repeats."""
     reader = ReadStore(tmp / "store")
@@ -105,15 +115,10 @@ def test_per_ip_delay_and_concurrency_cap_hold_across_hosts_sharing_an_address(t
     spec = SiteSpec(hosts=6, pages_per_host=6, hosts_per_ip=3, hostile=False)
     with RunningWeb(spec) as web:
         seeds = [web.url("h0.wreck.test"), web.url("h3.wreck.test")]
-        trio = Trio(tmp_path, web, seeds, [
+        records = _crawl_to_the_end(tmp_path, web, seeds, [
             "--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.05", "--ip-delay", str(ip_delay),
             "--ip-concurrency", "1", *FAST_RETRIES,
         ])  # fmt: skip
-        try:
-            assert trio.wait() == 0, trio.logs()
-        finally:
-            trio.stop()
-        records = web.log.records()
         truth = compute_truth(web.site, seeds, scope="any")
     ips = {spec.host_ip(i) for i in range(spec.hosts)}
     assert len(ips) == 2 and {r.server_ip for r in records} == ips
@@ -130,14 +135,9 @@ def test_an_address_outside_allow_net_is_never_contacted(tmp_path):
         web.dns.override("h3.wreck.test", HOSTILE_IP)  # served, but outside the admitted range
         web.dns.override("h4.wreck.test", "127.0.2.7")
         seeds = [web.url(name) for name in ("h0.wreck.test", "h3.wreck.test", "h4.wreck.test", HOSTILE_NAME)]
-        trio = Trio(tmp_path, web, seeds, [
+        records = _crawl_to_the_end(tmp_path, web, seeds, [
             "--allow-net", "127.0.1.0/24", "--scope", "any", "--delay", "0.05", *FAST_RETRIES,
         ])  # fmt: skip
-        try:
-            assert trio.wait() == 0, trio.logs()
-        finally:
-            trio.stop()
-        records = web.log.records()
         truth = compute_truth(web.site, seeds[:1], scope="any")
     assert records and all(r.server_ip.startswith("127.0.1.") for r in records)
     assert not [r for r in records if r.host in ("h3.wreck.test", "h4.wreck.test", HOSTILE_NAME)]
