@@ -43,14 +43,21 @@ def rss() -> dict[str, int]:
     return fields
 
 
+def link(i: int, hosts: int) -> str:
+    return f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1"
+
+
 def ingest(crawl: Crawl, hosts: int, urls: int) -> float:
-    """Discover `urls` links spread over `hosts` hosts, as DONE outlinks arrive."""
+    """Discover `urls` links spread over `hosts` hosts, a page's outlinks at a
+    time as a DONE delivers them (Frontier.discover_links), with a commit
+    every 100 pages."""
     fr = crawl.frontier
+    pages = [[link(i, hosts) for i in range(n, min(n + LINKS_PER_PAGE, urls))]
+             for n in range(0, urls, LINKS_PER_PAGE)]
     t0 = time.perf_counter()
-    for n in range(0, urls, LINKS_PER_PAGE):
-        for i in range(n, min(n + LINKS_PER_PAGE, urls)):
-            fr.discover(f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1", depth=1)
-        if n % 10_000 == 0:
+    for number, page in enumerate(pages, 1):
+        fr.discover_links(page, depth=1, base=page[0])
+        if number % 100 == 0:
             crawl.commit()
     crawl.commit()
     return time.perf_counter() - t0
@@ -59,9 +66,10 @@ def ingest(crawl: Crawl, hosts: int, urls: int) -> float:
 def duplicates(crawl: Crawl, hosts: int, urls: int, count: int) -> float:
     fr = crawl.frontier
     step = max(urls // count, 1)
+    known = [link(i, hosts) for i in range(0, step * count, step)]
     t0 = time.perf_counter()
-    for i in range(0, step * count, step):
-        fr.discover(f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1", depth=1)
+    for n in range(0, count, LINKS_PER_PAGE):
+        fr.discover_links(known[n:n + LINKS_PER_PAGE], depth=1)
     crawl.commit()
     return time.perf_counter() - t0
 

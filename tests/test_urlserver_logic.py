@@ -214,3 +214,28 @@ def test_bad_seed_lines_reported_with_line_numbers(tmp_path, caplog):
     assert counts == {"queued": 2, "known": 1, "bad": 2, "filtered": 0}
     assert "line=3" in caplog.text and "line=5" in caplog.text
     c.close()
+
+
+def test_a_robots_fetch_keeps_its_doc_id_across_expiry_and_restart(tmp_path):
+    c = _crawl(tmp_path, timeout_update=5.0)
+    c.add_seed("http://a.test/")
+    c.take("s", 0.0)
+    for h in c.dns_requests():
+        c.dns_result(h, Resolution("127.0.0.2", "", 1e12), 0.0)
+    first = c.take("s", 0.0)
+    assert first.url == "http://a.test/robots.txt"
+    assert [x.trans_id for x in c.expire(6.0)] == [first.trans_id]
+    again = c.take("s", 6.0)
+    assert again.url == first.url and again.doc_id == first.doc_id and again.trans_id != first.trans_id
+    c.close()  # as after a kill -9: the assignment was committed before it was sent
+    c = _crawl(tmp_path)
+    c.take("s", 0.0)
+    for h in c.dns_requests():
+        c.dns_result(h, Resolution("127.0.0.2", "", 1e12), 0.0)
+    third = c.take("s", 0.0)
+    assert third.url == first.url and third.doc_id == first.doc_id
+    c.done("s", Done(third.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), 0.0)
+    assert c.frontier.txn.get(b"robotsdoc:" + first.url.encode(), db=c.db.meta) is None  # consumed
+    page = c.take("s", 0.0)
+    assert page.url == "http://a.test/" and page.doc_id != first.doc_id
+    c.close()

@@ -44,6 +44,7 @@ class Child:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=self._log_file, preexec_fn=_die_with_parent,
+            bufsize=0,  # unbuffered: a line already read into a buffer would hide from select()
         )  # fmt: skip
 
     def read_line(self, prefix: str, timeout: float = READY_TIMEOUT_S) -> str:

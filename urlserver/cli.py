@@ -14,12 +14,13 @@ from typing import Annotated, Optional
 
 import typer
 
-from protocol import deploy
+from protocol import deploy, limits
 
 from . import seeds
 from .settings import DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_USER_AGENT, Settings
 
 app = typer.Typer(add_completion=False)
+ROBOTS_TTL_MAX = 24 * 3600.0  # RFC 9309 2.4: rules SHOULD NOT be cached longer
 log = logging.getLogger("urlserver")
 
 
@@ -35,8 +36,10 @@ def run(
     delay: Annotated[float, typer.Option(help="Seconds between requests to one host")] = 1.0,
     ip_delay: Annotated[float, typer.Option(help="Seconds between requests to one IP")] = 0.0,
     ip_concurrency: Annotated[int, typer.Option(help="Transactions in flight per IP")] = 4,
+    host_concurrency: Annotated[int, typer.Option(help="Transactions in flight per host")] = 1,
     max_pages: Annotated[int, typer.Option(help="URLs admitted per host (trap budget)")] = 100_000,
     max_depth: Annotated[int, typer.Option(help="Link depth from the seeds")] = 1000,
+    max_url_len: Annotated[int, typer.Option(help="Longer URLs are FILTERED, octets")] = 2048,
     scope: Annotated[str, typer.Option(help="host | domain | any")] = "host",
     include: Annotated[Optional[list[str]], typer.Option(help="Only URLs matching REGEX")] = None,
     exclude: Annotated[Optional[list[str]], typer.Option(help="No URL matching REGEX")] = None,
@@ -44,12 +47,15 @@ def run(
     dns: Annotated[Optional[str], typer.Option(help="Nameserver IP:PORT")] = None,
     hosts: Annotated[Optional[str], typer.Option(help="Static hosts file (wins over DNS)")] = None,
     allow_net: Annotated[Optional[list[str]], typer.Option(help="Admit this CIDR (repeatable)")] = None,
+    dns_timeout: Annotated[float, typer.Option(help="Seconds to wait for one DNS answer")] = 3.0,
     timeout_update: Annotated[float, typer.Option(help="Seconds a claim lives without WORKING")] = 30.0,
+    max_expiries: Annotated[int, typer.Option(help="Claims of a URL that may expire before it is ERROR")] = 3,
     timeout_req: Annotated[float, typer.Option(help="Whole-transfer bound, seconds")] = 120.0,
     max_doc_size: Annotated[int, typer.Option(help="Bytes of body per document")] = 16 * 1024 * 1024,
     retry_delay: Annotated[float, typer.Option(help="First retry after FETCH_ERROR, seconds")] = 3600.0,
     max_retries: Annotated[int, typer.Option(help="Tries of a transiently failing URL")] = 5,
     robots_retry: Annotated[float, typer.Option(help="First robots.txt retry, seconds")] = 60.0,
+    robots_ttl: Annotated[float, typer.Option(help="Seconds robots.txt rules are cached (RFC 9309: 24 h at most)")] = 86400.0,
     max_redirects: Annotated[int, typer.Option(help="Hops of a redirect chain")] = 5,
     exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
@@ -69,15 +75,18 @@ def run(
     settings = Settings(
         data=data, store=tuple(store), listen=listen, http=None if http == "off" else http,
         secret=secret, delay=delay, ip_delay=ip_delay, ip_concurrency=ip_concurrency,
-        max_pages=max_pages, max_depth=max_depth, scope=scope, include=tuple(include or ()),
+        host_concurrency=host_concurrency, max_pages=max_pages, max_depth=max_depth,
+        max_url_len=max_url_len, scope=scope, include=tuple(include or ()),
         exclude=tuple(exclude or ()), user_agent=user_agent, dns=dns, hosts_file=hosts,
-        allow_net=tuple(allow_net or ()), timeout_update=timeout_update, timeout_req=timeout_req,
-        max_doc_size=max_doc_size, retry_delay=retry_delay, max_retries=max_retries,
-        robots_retry=robots_retry, max_redirects=max_redirects, exit_when_done=exit_when_done,
+        allow_net=tuple(allow_net or ()), dns_timeout=dns_timeout, timeout_update=timeout_update,
+        max_expiries=max_expiries, timeout_req=timeout_req, max_doc_size=max_doc_size,
+        retry_delay=retry_delay, max_retries=max_retries, robots_retry=robots_retry,
+        robots_ttl=robots_ttl, max_redirects=max_redirects, exit_when_done=exit_when_done,
         sync=not no_sync,
     )  # fmt: skip
-    if scope not in ("host", "domain", "any"):
-        typer.echo("urlserver: --scope must be host, domain or any", err=True)
+    problem = check(settings)
+    if problem:
+        typer.echo(f"urlserver: {problem}", err=True)
         raise typer.Exit(2)
     try:
         import uvloop
@@ -85,6 +94,21 @@ def run(
         uvloop.run(serve(settings, seeds_file, urls or []))
     except KeyboardInterrupt:
         pass
+
+
+def check(s: Settings) -> str | None:
+    """Why `s` cannot run a crawl, or None."""
+    if s.scope not in ("host", "domain", "any"):
+        return "--scope must be host, domain or any"
+    if not 0 < s.max_url_len <= limits.MAX_URL_LEN:
+        return f"--max-url-len must be 1 to {limits.MAX_URL_LEN} (the protocol's limit)"
+    if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
+        return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
+    for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
+                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
+        if value <= 0:
+            return f"{flag} must be above 0"
+    return None
 
 
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:

@@ -31,6 +31,7 @@ from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
+ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
 
 
 class Crawl:
@@ -231,8 +232,23 @@ class Crawl:
         self.stats["handouts"] += 1
         return Assignment(trans_id, doc_id, host.ip, host.name, url)
 
+    def _robots_doc_id(self, url: str) -> int:
+        """The doc id of the robots.txt fetch of `url`: the one an earlier
+        claim (expired, or lost with a killed urlserver) was given, so the
+        store spots a duplicate; else a new one, persisted until the DONE."""
+        db, txn = self.db, self.frontier.txn
+        key = ROBOTS_DOC_PREFIX + url.encode("ascii")
+        raw = txn.get(key, db=db.meta)
+        if raw is not None:
+            return d.U64.unpack(raw)[0]
+        doc_id = db.counter(txn, "next_doc_id")
+        db.set_counter(txn, "next_doc_id", doc_id + 1)
+        txn.put(key, d.U64.pack(doc_id), db=db.meta)
+        return doc_id
+
     def _claim_robots(self, host: Host, job: RobotsJob, spider, now: float) -> Assignment:
-        trans_id, doc_id = self._next_ids(doc=True)
+        trans_id, _ = self._next_ids(doc=False)
+        doc_id = self._robots_doc_id(job.url)
         self.claims.add(Claim(trans_id, doc_id, ROBOTS, host, host.ip, job.url, spider,
                               now + self.settings.timeout_update, now, job=job))
         self.politeness.started(host, now)
@@ -259,6 +275,7 @@ class Crawl:
         self.stats["done"] += 1
         self._release(claim, now)
         if claim.kind == ROBOTS:
+            self.frontier.txn.delete(ROBOTS_DOC_PREFIX + claim.url.encode("ascii"), db=self.db.meta)  # consumed
             self._robots_outcome(claim.job, r.outcome(event, claim.job.hops, self.settings.max_redirects), now)
         else:
             self._page_done(claim, event, now)
@@ -288,9 +305,7 @@ class Crawl:
         fr.save(fp, rec, old)
         if step.follow:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
-        depth = rec.depth + 1
-        for link in event.outlinks:
-            fr.discover(link, depth=depth, base=claim.url)
+        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
 
     def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:

@@ -7,7 +7,8 @@
 #   delayed  due_ms(8) fp(8)       -> host_id(4) + queue entry (retry later)
 #   hosts    origin                -> host_id(4) admitted(4)
 #   robots   origin                -> msgspec-encoded RobotsRecord
-#   meta     name                  -> u64 counters, seed hosts
+#   meta     name                  -> u64 counters, seed hosts, doc ids of
+#                                     robots.txt fetches in flight
 #
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
