@@ -57,9 +57,9 @@ def test_host_delay_and_ip_cap():
     pol.started(a, 0.0)
     assert pol.blocked_until(a, 0.1) == float("inf")  # one in flight per host
     assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting == "ip"  # IP at its cap
-    assert pol.finished(a, "1.2.3.4") == [b]
-    assert pol.blocked_until(b, 0.2) == 0.5  # the IP delay
-    assert pol.blocked_until(a, 1.0) == 2.0  # the host delay
+    assert pol.finished(a, "1.2.3.4", 0.1) == [b]
+    assert pol.blocked_until(b, 0.2) == 0.6  # the IP delay, from the end of a's transaction
+    assert pol.blocked_until(a, 1.0) == 2.1  # the host delay, likewise
 
 
 def test_scope_rules():

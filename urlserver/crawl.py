@@ -282,7 +282,7 @@ class Crawl:
         self._wake(claim.host, now)
 
     def _release(self, claim: Claim, now: float) -> None:
-        for parked in self.politeness.finished(claim.host, claim.ip):
+        for parked in self.politeness.finished(claim.host, claim.ip, now):
             parked.waiting = ""
             self._wake(parked, now)
 

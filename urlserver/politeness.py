@@ -2,7 +2,8 @@
 # heap ordered by the time they may next be served (lazy deletion: an entry
 # whose version is stale is skipped). Per host a slot (after Scrapy's
 # Slot(concurrency, delay, lastseen)) bounds transactions in flight and the
-# gap between two handouts; per IP address another slot does the same for
+# gap between two transactions (counted from the handout and again from the
+# end of the previous one); per IP address another slot does the same for
 # every host on that address. A host whose IP is at its cap parks on that
 # IP and goes back to the heap when one of the IP's transactions ends.
 """Host and IP slots, and the next-allowed-time heap."""
@@ -130,12 +131,19 @@ class Politeness:
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
 
-    def finished(self, host: Host, ip: str) -> list[Host]:
-        """A transaction ended; the hosts parked on its IP, to reschedule."""
+    def finished(self, host: Host, ip: str, now: float) -> list[Host]:
+        """A transaction ended at `now`; the hosts parked on its IP, to reschedule.
+
+        The delays count again from the end of the transaction (as Heritrix
+        does): a slow response, or a request that reached the server late,
+        never shortens the gap a server sees between two requests.
+        """
         host.inflight -= 1
+        host.next_ok = max(host.next_ok, now + max(host.delay, self.delay))
         slot = self.ips.get(ip)
         if slot is None:
             return []
         slot.inflight -= 1
+        slot.next_ok = max(slot.next_ok, now + self.ip_delay)
         parked, slot.parked = slot.parked, []
         return parked
