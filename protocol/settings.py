@@ -10,7 +10,6 @@ import ipaddress
 import msgspec
 
 from . import limits
-from .codes import ErrorCode
 from .errors import RemoteProtocolError
 
 REQUIRED = ("store", "timeout_update_ms", "timeout_req_ms", "max_doc_size", "user_agent")
@@ -48,7 +47,10 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             raise RemoteProtocolError(f"urlserver did not announce {', '.join(missing)}")
         store = tuple(s for s in values["store"].split(",") if s)
         for address in store:
-            split_host_port(address)
+            try:
+                split_host_port(address)
+            except ValueError as exc:
+                raise RemoteProtocolError(f"store: {exc}") from None
         allow = tuple(s for s in values.get("allow_net", "").split(",") if s)
         for cidr in allow:
             try:
@@ -78,11 +80,15 @@ def _positive(values: dict[str, str], key: str, default: int | None = None) -> i
     return int(text)
 
 
-def split_host_port(address: str) -> tuple[str, int]:
-    """Split HOST:PORT (IPv6 hosts in brackets)."""
+def split_host_port(address: str, *, listen: bool = False) -> tuple[str, int]:
+    """Split HOST:PORT (IPv6 hosts in brackets); ValueError if malformed.
+
+    Port 0 (any free port) makes sense only for an address to listen on.
+    """
     host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
-        raise RemoteProtocolError(f"store address {address!r} is not HOST:PORT", ErrorCode.SYNTAX)
+    lowest = 0 if listen else 1
+    if not sep or not host or not (port.isascii() and port.isdigit()) or not lowest <= int(port) < 65536:
+        raise ValueError(f"{address!r} is not HOST:PORT")
     return host.strip("[]"), int(port)
 
 

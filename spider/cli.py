@@ -136,7 +136,7 @@ def spider(
     except (DeployError, OSError) as exc:
         LOG.error("%s", exc)
         raise typer.Exit(2) from None
-    except Exception as exc:  # RemoteProtocolError from split_host_port: a bad argument
+    except ValueError as exc:  # from split_host_port: a bad argument
         LOG.error("--connect: %s", exc)
         raise typer.Exit(2) from None
     count = procs or os.cpu_count() or 1

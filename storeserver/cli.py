@@ -19,6 +19,7 @@ import uvloop
 from protocol import limits
 from protocol.deploy import SECRET_ENV, DeployError, check_listen, secret_from
 from protocol.errors import ProtocolError
+from protocol.settings import split_host_port
 
 from . import settings as S
 from .server import StoreServer
@@ -26,14 +27,6 @@ from .store import StoreError
 
 log = logging.getLogger("storeserver")
 app = typer.Typer(add_completion=False, help="Store fetch records from spiders: zstd into LMDB, acked once durable.")
-
-
-def parse_listen(text: str) -> tuple[str, int]:
-    """HOST:PORT (IPv6 hosts in brackets); port 0 asks for any free port."""
-    host, sep, port = text.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f"--listen {text!r} is not HOST:PORT")
-    return host.strip("[]"), int(port)
 
 
 def _parse_size(text: str) -> int:
@@ -62,7 +55,7 @@ def serve(
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
                         format="%(asctime)s storeserver %(levelname)s %(message)s")
     try:
-        host, port = parse_listen(listen)
+        host, port = split_host_port(listen, listen=True)
         text = secret_file.read_text() if secret_file else None
         secret = secret_from(text, os.environ.get(SECRET_ENV))
         check_listen(host, secret)

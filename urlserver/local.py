@@ -50,6 +50,8 @@ def crawl(
     concurrency: int = typer.Option(200, "--concurrency", help="Transfers in flight per spider worker."),
     delay: float = typer.Option(None, "--delay", help="Seconds between requests to one host (urlserver default: 1)."),
     ip_delay: float = typer.Option(None, "--ip-delay", help="Seconds between requests to one IP."),
+    host_concurrency: int = typer.Option(None, "--host-concurrency", help="Transactions in flight per host (default 1)."),
+    ip_concurrency: int = typer.Option(None, "--ip-concurrency", help="Transactions in flight per IP."),
     max_pages: int = typer.Option(None, "--max-pages", help="URLs admitted per host (trap budget)."),
     max_depth: int = typer.Option(None, "--max-depth", help="Link depth from the seeds."),
     scope: str = typer.Option(None, "--scope", help="host | domain | any (default: host)."),
@@ -76,7 +78,8 @@ def crawl(
         copy.write_text(sys.stdin.read())
         seeds = str(copy)
     passthrough = _urlserver_args(
-        {"--delay": delay, "--ip-delay": ip_delay, "--max-pages": max_pages, "--max-depth": max_depth,
+        {"--delay": delay, "--ip-delay": ip_delay, "--host-concurrency": host_concurrency,
+         "--ip-concurrency": ip_concurrency, "--max-pages": max_pages, "--max-depth": max_depth,
          "--scope": scope, "--user-agent": user_agent, "--dns": dns, "--hosts": hosts,
          "--timeout-update": timeout_update, "--timeout-req": timeout_req, "--max-doc-size": max_doc_size,
          "--retry-delay": retry_delay, "--max-retries": max_retries, "--robots-retry": robots_retry,

@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 
 from protocol import limits
+from protocol.settings import split_host_port
 
 DEFAULT_LISTEN = "127.0.0.1:7001"
 DEFAULT_HTTP = "127.0.0.1:7080"
@@ -70,7 +71,4 @@ class Settings:
 
 def parse_address(address: str) -> tuple[str, int]:
     """HOST:PORT to listen on (port 0: the OS picks one); IPv6 in brackets."""
-    host, sep, port = address.rpartition(":")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
-        raise ValueError(f"{address!r} is not HOST:PORT")
-    return host.strip("[]"), int(port)
+    return split_host_port(address, listen=True)
