@@ -1,9 +1,11 @@
-# Group commit: the one writer. The event loop hands each record to
-# submit(); a dedicated thread waits a few milliseconds after the first
-# record of a batch for more, compresses the batch, writes it in one LMDB
-# transaction and, once commit() has returned (fsync done), hands the
-# results back to the loop, which only then sends the acks. The loop never
-# waits on compression or fsync.
+# Group commit: the one writer, in two stages. The event loop hands each
+# record to submit(); the compressing thread waits a few milliseconds after
+# the first record of a batch for more and compresses the batch; the
+# committing thread writes batches, in order, each in one LMDB transaction
+# and, once commit() has returned (fsync done), hands the results back to the
+# loop, which only then sends the acks. The two stages overlap (one batch is
+# compressed while the one before it is synced), and the loop never waits on
+# compression or fsync.
 #
 # Failures never lose a record: on a full map the batch is retried after
 # the map is grown; on any other write error (disk full) the batch is held
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from collections import deque
@@ -53,14 +56,17 @@ class Committer:
         self._queue: deque[tuple[Record, Any]] = deque()
         self._cond = threading.Condition()
         self._stopping = False
-        self._busy = False  # a batch is being written
         self.backlog_bytes = 0  # documents submitted, not yet committed
         self.full = False
         self.batches = 0
-        self._thread = threading.Thread(target=self._run, name="store-writer", daemon=True)
+        # One compressed batch may wait while the one before it commits.
+        self._prepared: queue.Queue = queue.Queue(maxsize=1)
+        self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
+        self._commit_thread = threading.Thread(target=self._run_commits, name="store-writer", daemon=True)
 
     def start(self) -> None:
         self._thread.start()
+        self._commit_thread.start()
 
     def submit(self, record: Record, reply_to: Any) -> None:
         with self._cond:
@@ -75,10 +81,12 @@ class Committer:
         with self._cond:
             self._stopping = True
             self._cond.notify()
+        deadline = None if timeout is None else time.monotonic() + timeout
         self._thread.join(timeout)
-        return not self._thread.is_alive()
+        self._commit_thread.join(None if deadline is None else max(0.0, deadline - time.monotonic()))
+        return not (self._thread.is_alive() or self._commit_thread.is_alive())
 
-    # -- the writer thread -----------------------------------------------------
+    # -- the two writer threads ------------------------------------------------
 
     def _take_batch(self) -> list[tuple[Record, Any]] | None:
         with self._cond:
@@ -98,17 +106,28 @@ class Committer:
                 item = self._queue.popleft()
                 batch.append(item)
                 size += len(item[0].document)
-            self._busy = True
             return batch
 
     def _run(self) -> None:
+        """Compressing stage: batches in, prepared batches out, in order."""
         try:
             while (batch := self._take_batch()) is not None:
-                self._write(batch)
-                with self._cond:
-                    self._busy = False
-                    self.backlog_bytes -= sum(len(r.document) + len(r.url) for r, _ in batch)
+                self._prepared.put((batch, *self._prepare(batch)))
         except BaseException as exc:  # a bug: stop acking, let the server exit
+            log.exception("the writer failed; no further records will be acknowledged")
+            self._on_fatal(exc)
+        finally:
+            self._prepared.put(None)  # the committing stage ends after the last batch
+
+    def _run_commits(self) -> None:
+        """Committing stage: one durable transaction per prepared batch."""
+        try:
+            while (item := self._prepared.get()) is not None:
+                batch, prepared, new_dict = item
+                self._write(batch, prepared, new_dict)
+                with self._cond:
+                    self.backlog_bytes -= sum(len(r.document) + len(r.url) for r, _ in batch)
+        except BaseException as exc:
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
 
@@ -128,8 +147,8 @@ class Committer:
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
         return prepared, new_dict
 
-    def _write(self, batch: list[tuple[Record, Any]]) -> None:
-        prepared, new_dict = self._prepare(batch)
+    def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
+               new_dict: tuple[int, bytes] | None) -> None:
         delay = S.RETRY_FIRST_S
         while True:
             try:
