@@ -229,7 +229,7 @@ class Profiler:
                 continue
             raw = self.out / f"pyspy-{comp}.txt"
             proc = subprocess.Popen([str(self.pyspy), "record", "--pid", str(pids[0]), "--duration",
-                                     str(self.duration), "--rate", "50", "--nonblocking", "--format", "raw",
+                                     str(self.duration), "--rate", "100", "--nonblocking", "--format", "raw",
                                      "-o", str(raw)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
             self.procs.append((comp, proc, raw))
         log(f"py-spy recording {[c for c, _, _ in self.procs]} for {self.duration}s")
@@ -290,7 +290,8 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/wreck-bench"), help="web cache and crawl dirs")
     parser.add_argument("--only", default="ceiling,wreck,scrapy", help="phases to run, comma-separated")
     parser.add_argument("--no-profile", action="store_true")
-    parser.add_argument("--profile-at", type=float, default=8.0, help="seconds into the WRECK crawl")
+    parser.add_argument("--keep", action="store_true", help="keep the crawls' data (else removed at the end)")
+    parser.add_argument("--profile-at", type=float, default=3.0, help="seconds into the WRECK crawl")
     parser.add_argument("--profile-seconds", type=int, default=10)
     opts = parser.parse_args()
     phases = set(opts.only.split(","))
@@ -430,7 +431,10 @@ def main() -> int:
                 f"peak RSS MB {r.get('peak_rss_mb')}")  # fmt: skip
     log(f"ratios: {ratios}")
     log(f"aims: {results['aims']}")
-    log(f"wrote {stem.with_suffix('.json')} and .png; run dir {run}")
+    if not opts.keep:
+        for sub in ("wreck-data", "scrapy-out"):
+            shutil.rmtree(run / sub, ignore_errors=True)
+    log(f"wrote {stem.with_suffix('.json')} and .png; run dir {run} (logs, nginx access log)")
     return 0
 
 
