@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,12 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# End to end: nginx serves a generated web on 127.1.x.y; the server's ceiling,
+# wreck-crawl and Scrapy crawl it in turn (installs nginx and bench/.venv-scrapy if
+# missing). ARGS="--hosts 100 --pages 10000" for a quick run.
+bench: $(STAMP)
+	$(BIN)/python -m bench.crawl $(ARGS)
 
 bench-protocol: $(STAMP)
 	$(BIN)/python -m bench.protocol_bench
