@@ -306,6 +306,7 @@ def main() -> int:
     t0 = time.time()
     summary = webgen.generate(web)
     log(f"web: {summary} ({time.time() - t0:.1f}s, under {web.root})")
+    log(f"page cache warmed in {webgen.warm(web):.1f}s")
     hosts_file = webgen.write_hosts_file(web, run / "hosts")
     seeds_file = webgen.write_seeds(web, run / "seeds.txt")
     urls = [(web.ip(i), web.base(i) + p) for i in range(web.hosts) for p in web.allowed_paths(i)]
@@ -391,6 +392,8 @@ def main() -> int:
             results["dns_queries_answered"] = len(dns.responder.queries())
     finally:
         stop_group(nginx_proc, signal.SIGQUIT, grace=10)
+    errors = (run / "logs" / "error.log").read_text(errors="replace").splitlines()
+    results["nginx_error_log"] = {"lines": len(errors), "sample": errors[:3]}
     entries = accesslog.read(run / "logs" / "access.log")
     for name, (start, end) in windows.items():
         figures = accesslog.phase(entries, start, end, disallowed)
