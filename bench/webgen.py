@@ -186,7 +186,7 @@ user root;
 worker_processes {workers};
 pid {run}/nginx.pid;
 error_log {run}/logs/error.log warn;
-worker_rlimit_nofile 400000;  # above open_file_cache's max plus connections
+worker_rlimit_nofile 20000;  # the hard limit here; open_file_cache stays well below it
 events {{ worker_connections 16384; multi_accept on; }}
 http {{
   log_format bench '$msec $server_addr $host $status $body_bytes_sent "$request_uri" "$http_user_agent"';
@@ -195,7 +195,7 @@ http {{
   default_type application/octet-stream;
   sendfile on; tcp_nopush on; tcp_nodelay on;
   keepalive_requests 1000000; keepalive_timeout 120s;
-  open_file_cache max=100000 inactive=120s;
+  open_file_cache max=8000 inactive=120s;
   client_body_temp_path {tmp}/body; proxy_temp_path {tmp}/proxy; fastcgi_temp_path {tmp}/fcgi;
   uwsgi_temp_path {tmp}/uwsgi; scgi_temp_path {tmp}/scgi;
   server_names_hash_bucket_size 128; server_names_hash_max_size 65536;
