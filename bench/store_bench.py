@@ -21,7 +21,6 @@ import json
 import os
 import platform
 import random
-import re
 import shutil
 import socket
 import subprocess

@@ -14,7 +14,7 @@ import threading
 import time
 from pathlib import Path
 
-from protocol import NEED_DATA, Ack, ConnectionClosed, Error, Notice, Ready, Record, Role, Specific, StoreConnection, http_enum
+from protocol import NEED_DATA, Ack, ConnectionClosed, Error, Ready, Record, Role, Specific, StoreConnection, http_enum
 from storeserver.server import StoreServer
 from storeserver.settings import StoreSettings
 

@@ -5,8 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from protocol import (
-    NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, Done, Error, ErrorCode, Get, Idle,
-    LocalProtocolError, RemoteProtocolError, Specific, State, Status, Working, limits,
+    NEED_DATA, Assignment, Bye, ConnectionClosed, Done, Error, ErrorCode, Get, LocalProtocolError, RemoteProtocolError, Specific, State, Status, Working, limits,
 )  # fmt: skip
 
 from .protocol_helpers import bytewise, feed, open_pair

@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from protocol import Ack, AckResult, ConnectionClosed, Error, ErrorCode, Record, Specific, http_enum
+from protocol import Ack, AckResult, Error, ErrorCode, Record, Specific, http_enum
 from protocol.record import RECORD_HEADER
 from storeserver.store import ReadStore
 
@@ -167,7 +167,7 @@ def test_silent_connections_time_out_and_the_cap_is_enforced(tmp_path):
         while chunk := silent.recv(4096):  # until the server closes
             said += chunk
         assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR limit no handshake" in said
-        a, b = Client(port), Client(port)
+        a, _occupies_second_slot = Client(port), Client(port)
         third = Client(port, handshake=False)
         answer = third.handshake()
         assert type(answer) is Error and answer.code is ErrorCode.BUSY

@@ -19,7 +19,7 @@ from protocol.urlnorm import normalize
 
 from . import db as d
 from . import robots as r
-from .db import UrlRecord, UrlState
+from .db import UrlState
 from .dns import Resolution
 from .frontier import Frontier
 from .politeness import Host, Politeness

@@ -17,7 +17,7 @@ import msgspec
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from .settings import parse_address
+from protocol.settings import split_host_port
 
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192
@@ -110,7 +110,7 @@ class HttpStatus:
         self._listener = None
 
     async def start(self, address: str) -> tuple[str, int]:
-        host, port = parse_address(address)
+        host, port = split_host_port(address, listen=True)
         self._listener = await asyncio.start_server(self._handle, host, port, reuse_address=True)
         bound = self._listener.sockets[0].getsockname()[:2]
         log.info("event=http_listening address=%s:%d", *bound)

@@ -16,15 +16,14 @@ import socket
 import time
 
 from protocol import (
-    Assignment, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
+    Auth, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
     Idle, LocalProtocolError, NEED_DATA, RemoteProtocolError, Role, Working,
 )  # fmt: skip
-from protocol.events import Auth
-from protocol.settings import CrawlSettings
+from protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
 from .dns import Resolver, parse_hosts
-from .settings import Settings, parse_address
+from .settings import Settings
 
 log = logging.getLogger("urlserver")
 IDLE_HINT_MS = 1000
@@ -164,7 +163,7 @@ class UrlServer:
         ).to_wire()  # fmt: skip
 
     async def start(self) -> tuple[str, int]:
-        host, port = parse_address(self.settings.listen)
+        host, port = split_host_port(self.settings.listen, listen=True)
         loop = asyncio.get_running_loop()
 
         def factory():

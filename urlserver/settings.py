@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 
 from protocol import limits
-from protocol.settings import split_host_port
 
 DEFAULT_LISTEN = "127.0.0.1:7001"
 DEFAULT_HTTP = "127.0.0.1:7080"
@@ -68,7 +67,3 @@ class Settings:
     map_size: int = 64 * 1024**3  # LMDB map (sparse on Linux)
     sync: bool = True  # fsync every commit
 
-
-def parse_address(address: str) -> tuple[str, int]:
-    """HOST:PORT to listen on (port 0: the OS picks one); IPv6 in brackets."""
-    return split_host_port(address, listen=True)
