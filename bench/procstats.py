@@ -15,15 +15,15 @@ TICK_S = 0.5
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
-def _stat(pid: int) -> tuple[int, float] | None:
-    """(ppid, cpu seconds) of pid, or None once it is gone."""
+def _stat(pid: int) -> tuple[int, float, float] | None:
+    """(ppid, cpu seconds, of which in the kernel) of pid, or None once it is gone."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             text = f.read()
     except OSError:
         return None
     fields = text[text.rindex(b")") + 2 :].split()
-    return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 def hwm_kb(pid: int) -> int:
@@ -80,11 +80,12 @@ class TreeSampler:
             if st is None:
                 continue
             rec = self.procs.get(pid)
-            if rec is None:
+            if rec is None or rec["component"] == "other":
+                # Again until named: a child caught between fork and exec shows its parent's command.
                 cmd = cmdline(pid)
-                rec = self.procs[pid] = {"pid": pid, "ppid": st[0], "cmd": cmd[:200],
+                rec = self.procs[pid] = {**(rec or {}), "pid": pid, "ppid": st[0], "cmd": cmd[:200],
                                          "component": self.classify(pid, cmd, st[0])}  # fmt: skip
-            rec["cpu_s"] = st[1]
+            rec["cpu_s"], rec["sys_s"] = st[1], st[2]
             rec["hwm_kb"] = max(rec.get("hwm_kb", 0), hwm_kb(pid))
 
     def _run(self) -> None:
@@ -102,14 +103,15 @@ class TreeSampler:
         """Per component: processes, CPU seconds, peak RSS (MB, of its largest process and summed)."""
         out: dict[str, dict] = {}
         for rec in self.procs.values():
-            c = out.setdefault(rec["component"], {"procs": 0, "cpu_s": 0.0, "peak_rss_mb_max": 0.0,
-                                                  "peak_rss_mb_sum": 0.0})  # fmt: skip
+            c = out.setdefault(rec["component"], {"procs": 0, "cpu_s": 0.0, "sys_s": 0.0,
+                                                  "peak_rss_mb_max": 0.0, "peak_rss_mb_sum": 0.0})  # fmt: skip
             c["procs"] += 1
             c["cpu_s"] += rec.get("cpu_s", 0.0)
+            c["sys_s"] += rec.get("sys_s", 0.0)
             mb = rec.get("hwm_kb", 0) / 1024
             c["peak_rss_mb_max"] = max(c["peak_rss_mb_max"], mb)
             c["peak_rss_mb_sum"] += mb
         for c in out.values():
-            for k in ("cpu_s", "peak_rss_mb_max", "peak_rss_mb_sum"):
+            for k in ("cpu_s", "sys_s", "peak_rss_mb_max", "peak_rss_mb_sum"):
                 c[k] = round(c[k], 2)
         return out

@@ -57,7 +57,7 @@ def test_host_delay_and_ip_cap():
     pol.started(a, 0.0)
     assert pol.blocked_until(a, 0.1) == float("inf")  # one in flight per host
     assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting == "ip"  # IP at its cap
-    assert pol.finished(a, "1.2.3.4", 0.1) == [b]
+    assert pol.finished(a, "1.2.3.4", 0.1) == [a, b]  # parked on the host name and on the IP
     assert pol.blocked_until(b, 0.2) == 0.6  # the IP delay, from the end of a's transaction
     assert pol.blocked_until(a, 1.0) == 2.1  # the host delay, likewise
 
@@ -238,4 +238,41 @@ def test_a_robots_fetch_keeps_its_doc_id_across_expiry_and_restart(tmp_path):
     assert c.frontier.txn.get(b"robotsdoc:" + first.url.encode(), db=c.db.meta) is None  # consumed
     page = c.take("s", 0.0)
     assert page.url == "http://a.test/" and page.doc_id != first.doc_id
+    c.close()
+
+
+def test_origins_of_one_host_name_share_its_politeness():
+    """http:// and https:// of one name are one server: one transaction at a
+    time and the delay between them, whichever scheme a link used."""
+    pol = Politeness(delay=2.0, host_concurrency=1, ip_concurrency=10, ip_delay=0.0)
+    plain, tls = _host("a"), Host("https://a", "a", 2, 0, 1, 0)
+    tls.ip = plain.ip
+    pol.started(plain, 0.0)
+    assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting == "host"
+    assert pol.finished(plain, plain.ip, 1.0) == [tls]
+    assert pol.blocked_until(tls, 1.5) == 3.0  # the name's delay, from the end of plain's transaction
+    other = _host("b")
+    assert pol.blocked_until(other, 1.5) is None  # another name is not held
+
+
+def test_recently_seen_links_are_trusted_only_once_committed(tmp_path):
+    """A page's repeated links end at the recent-links cache, but what a
+    dropped transaction recorded is not trusted, and is admitted again."""
+    c = _crawl(tmp_path, scope="any")
+    c.add_seed("http://a.test/")
+    c.commit()
+    fr = c.frontier
+    assert fr.discover_links(["http://a.test/x", "http://a.test/x", "http://a.test/y"], depth=1) == 2
+    assert "http://a.test/x" in fr.recent  # pending, inside the open transaction
+    fr.abort()  # e.g. the disk filled before commit; the crawl must be reopened
+    assert "http://a.test/x" not in fr.recent
+    c.close()
+    c = _crawl(tmp_path, scope="any")
+    fr = c.frontier
+    assert fr.lookup("http://a.test/x") is None
+    assert fr.discover_links(["http://a.test/x"], depth=1) == 1
+    c.commit()
+    assert "http://a.test/x" in fr.recent
+    assert fr.discover_links(["http://a.test/x", "http://a.test/y"], depth=1) == 1  # y is new again
+    assert fr.lookup("http://a.test/x")["state"] == "PENDING"
     c.close()

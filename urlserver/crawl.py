@@ -97,9 +97,11 @@ class Crawl:
 
     def _wake(self, host: Host, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
-        if host.in_heap or host.waiting in ("dns", "ip") or host.inflight >= self.politeness.host_concurrency:
+        if host.in_heap or host.waiting in ("dns", "ip", "host") or not (host.queued or host.robots_jobs):
             return
-        if host.queued or host.robots_jobs:
+        if host.inflight >= self.politeness.host_concurrency:
+            self.politeness.park(host)  # its name is busy (maybe through another origin)
+        else:
             self.politeness.schedule(host, max(now, host.next_ok))
 
     # -- handing out ------------------------------------------------------------------

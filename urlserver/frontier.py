@@ -21,7 +21,7 @@ from .db import UrlRecord, UrlState
 from .normal import match_normal, normal
 from .politeness import Host
 from .scope import Scope, split_host
-from .seen import SeenSet
+from .seen import RecentLinks, SeenSet
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
@@ -39,6 +39,7 @@ class Frontier:
         self.hosts: dict[str, Host] = {}
         self.by_id: dict[int, Host] = {}
         self.seen = SeenSet()
+        self.recent = RecentLinks()
         self.counts: dict[str, int] = {s.name: 0 for s in UrlState}
         self.queued_total = 0
         self.delayed_total = 0
@@ -67,8 +68,17 @@ class Frontier:
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
         txn.commit()
         self._txn = None
+        self.recent.committed()
         if self.seen.full:
             self._rebuild_seen()
+
+    def abort(self) -> None:
+        """Drop every change since the last commit. The in-memory state (queue
+        bounds, counts, Bloom filter) still holds them: reopen the crawl."""
+        if self._txn is not None:
+            self._txn.abort()
+            self._txn = None
+        self.recent.aborted()
 
     # -- start ---------------------------------------------------------------
 
@@ -184,7 +194,8 @@ class Frontier:
     def discover_links(self, links, *, depth: int, base: str | None = None) -> int:
         """Admit a page's outlinks, as discover() would one by one; how many were queued.
 
-        The hot path of a DONE: a link already in normal form skips
+        The hot path of a DONE: a link recorded lately ends at one set
+        lookup (RecentLinks), a link already in normal form skips
         normalize() and split_host(), a known one costs a Bloom probe (and
         an LMDB get only on a maybe), and a new one in scope on a known host
         becomes two LMDB items written with one putmulti per database, with
@@ -199,11 +210,16 @@ class Frontier:
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
         touched: set[Host] = set()
         queued = 0
+        recent = self.recent
+        current, previous, pending = recent.current, recent.previous, recent.pending
         for raw in links:
+            if raw in current or raw in previous or raw in pending:
+                continue
             match = match_normal(raw)
             if match is not None:
                 url = raw
                 origin, name = match.group(1, 3)
+                pending.add(raw)  # whatever follows records it (known, queued or filtered)
             else:
                 url = normalize(raw, base)
                 if url is None:

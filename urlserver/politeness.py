@@ -1,11 +1,14 @@
 # Who may be served next, in O(log n): hosts waiting for their turn sit in a
 # heap ordered by the time they may next be served (lazy deletion: an entry
-# whose version is stale is skipped). Per host a slot (after Scrapy's
-# Slot(concurrency, delay, lastseen)) bounds transactions in flight and the
-# gap between two transactions (counted from the handout and again from the
-# end of the previous one); per IP address another slot does the same for
-# every host on that address. A host whose IP is at its cap parks on that
-# IP and goes back to the heap when one of the IP's transactions ends.
+# whose version is stale is skipped). Queues are per origin (robots.txt is),
+# but politeness is per host name: the origins of one name (http and https,
+# other ports) share a slot (after Scrapy's Slot(concurrency, delay,
+# lastseen)) that bounds transactions in flight and the gap between two
+# transactions (counted from the handout and again from the end of the
+# previous one), so a server never sees twice the rate because a site links
+# both schemes. Per IP address another slot does the same for every host on
+# that address. A host held by a full slot parks on it and goes back to the
+# heap when one of that slot's transactions ends.
 """Host and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
@@ -14,22 +17,22 @@ import heapq
 import itertools
 
 
-class IpSlot:
-    """Politeness state of one IP address."""
+class Slot:
+    """Politeness state of one host name, or of one IP address."""
 
-    __slots__ = ("ip", "inflight", "next_ok", "parked")
+    __slots__ = ("key", "inflight", "next_ok", "parked")
 
-    def __init__(self, ip: str) -> None:
-        self.ip = ip
+    def __init__(self, key: str) -> None:
+        self.key = key
         self.inflight = 0
         self.next_ok = 0.0
-        self.parked: list = []  # hosts waiting for a free transaction on this IP
+        self.parked: list = []  # hosts waiting for one of this slot's transactions to end
 
 
 class Host:
-    """One origin (scheme://host:port): its queue bounds and politeness slot."""
+    """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
-    __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "inflight", "next_ok",
+    __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
                  "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs",
                  "robots_pending", "robots_tries", "waiting")
 
@@ -37,8 +40,7 @@ class Host:
         self.origin, self.name, self.id = origin, name, host_id
         self.head, self.tail = head, tail  # queue seqs: [head, tail)
         self.admitted = admitted  # URLs admitted to this host's queue, for the budget
-        self.inflight = 0
-        self.next_ok = 0.0
+        self.slot: Slot | None = None  # shared by the origins of this name, set by Politeness
         self.delay = 0.0  # max(--delay, Crawl-delay), set once robots.txt is known
         self.version = 0
         self.in_heap = False
@@ -49,6 +51,16 @@ class Host:
         self.robots_pending = False  # a robots.txt transaction for this origin is out
         self.robots_tries = 0  # consecutive unreachable robots.txt outcomes
         self.waiting = ""  # why the host is out of the heap: "dns", "robots", "ip", ...
+
+    @property
+    def inflight(self) -> int:
+        """Transactions in flight on this host name (every origin of it)."""
+        return self.slot.inflight if self.slot is not None else 0
+
+    @property
+    def next_ok(self) -> float:
+        """When this host name may next be served."""
+        return self.slot.next_ok if self.slot is not None else 0.0
 
     @property
     def queued(self) -> int:
@@ -68,7 +80,8 @@ class Politeness:
         self.ip_delay = ip_delay
         self._heap: list[tuple[float, int, int, Host]] = []
         self._tie = itertools.count()
-        self.ips: dict[str, IpSlot] = {}
+        self.ips: dict[str, Slot] = {}
+        self.names: dict[str, Slot] = {}
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -101,19 +114,35 @@ class Politeness:
             heapq.heappop(heap)
         return heap[0][0] if heap else None
 
-    def ip_slot(self, ip: str) -> IpSlot:
+    def ip_slot(self, ip: str) -> Slot:
         slot = self.ips.get(ip)
         if slot is None:
-            slot = self.ips[ip] = IpSlot(ip)
+            slot = self.ips[ip] = Slot(ip)
         return slot
+
+    def name_slot(self, host: Host) -> Slot:
+        slot = host.slot
+        if slot is None:
+            slot = self.names.get(host.name)
+            if slot is None:
+                slot = self.names[host.name] = Slot(host.name)
+            host.slot = slot
+        return slot
+
+    def park(self, host: Host) -> None:
+        """Hold `host` until one of its name's transactions ends (finished() returns it)."""
+        self.name_slot(host).parked.append(host)
+        host.waiting = "host"
 
     def blocked_until(self, host: Host, now: float) -> float | None:
         """None if `host` may be served now; else when to look again
         (float('inf') means parked until a transaction ends)."""
-        if host.inflight >= self.host_concurrency:
+        slot = self.name_slot(host)
+        if slot.inflight >= self.host_concurrency:
+            self.park(host)
             return float("inf")
-        if host.next_ok > now:
-            return host.next_ok
+        if slot.next_ok > now:
+            return slot.next_ok
         slot = self.ip_slot(host.ip)
         if slot.inflight >= self.ip_concurrency:
             slot.parked.append(host)
@@ -125,25 +154,29 @@ class Politeness:
 
     def started(self, host: Host, now: float) -> None:
         """A transaction for `host` was handed out at `now`."""
-        host.inflight += 1
-        host.next_ok = now + max(host.delay, self.delay)
+        slot = self.name_slot(host)
+        slot.inflight += 1
+        slot.next_ok = now + max(host.delay, self.delay)
         slot = self.ip_slot(host.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
 
     def finished(self, host: Host, ip: str, now: float) -> list[Host]:
-        """A transaction ended at `now`; the hosts parked on its IP, to reschedule.
+        """A transaction ended at `now`; the hosts parked on its name or IP, to reschedule.
 
         The delays count again from the end of the transaction (as Heritrix
         does): a slow response, or a request that reached the server late,
         never shortens the gap a server sees between two requests.
         """
-        host.inflight -= 1
-        host.next_ok = max(host.next_ok, now + max(host.delay, self.delay))
+        name = self.name_slot(host)
+        name.inflight -= 1
+        name.next_ok = max(name.next_ok, now + max(host.delay, self.delay))
+        parked, name.parked = name.parked, []
         slot = self.ips.get(ip)
         if slot is None:
-            return []
+            return parked
         slot.inflight -= 1
         slot.next_ok = max(slot.next_ok, now + self.ip_delay)
-        parked, slot.parked = slot.parked, []
+        parked += slot.parked
+        slot.parked = []
         return parked

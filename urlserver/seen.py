@@ -8,7 +8,16 @@
 # gives about 0.5% false positives (an LMDB get each) for 2 bytes of RAM per
 # URL. It doubles and is rebuilt from LMDB when it fills, and is rebuilt the
 # same way at start, so it is never persisted itself.
-"""SeenSet: blocked Bloom filter in memory, exact fingerprints in LMDB."""
+#
+# RecentLinks sits in front of both: the link strings (in normal form) that
+# recent DONEs carried and that are certainly recorded. Most of a page's
+# outlinks are the same menus and neighbours its host's other pages
+# carried, so a set lookup on the string the spider sent ends them before
+# the regex, the hash, the filter probe and the LMDB get that confirms a
+# maybe (Mercator's URL-seen cache, here in front of the Bloom filter).
+# Only committed strings are trusted: what the open write transaction
+# added waits in `pending` until commit() succeeds.
+"""SeenSet: blocked Bloom filter in memory, exact fingerprints in LMDB; RecentLinks in front."""
 
 from __future__ import annotations
 
@@ -17,6 +26,10 @@ from array import array
 BITS_PER_URL = 16
 PROBES = 4  # bits set per fingerprint, written out in _word_and_bits()
 MIN_CAPACITY = 1 << 16
+# Strings per generation: two generations of ~100-byte URLs cost about
+# 50 MB at most, whatever the crawl's size, and cover a few thousand hosts'
+# menus at once.
+RECENT_LINKS = 1 << 18
 
 
 class SeenSet:
@@ -75,3 +88,37 @@ class SeenSet:
     @property
     def memory_bytes(self) -> int:
         return len(self._words) * 8
+
+
+class RecentLinks:
+    """Exact cache of normal-form link strings whose URLs are recorded.
+
+    `pending` holds what the open write transaction recorded; committed()
+    moves it into the trusted generations and aborted() drops it. A
+    generation that fills becomes the previous one and the one before is
+    forgotten, so lookups stay two or three set probes and memory bounded.
+    """
+
+    def __init__(self, limit: int = RECENT_LINKS) -> None:
+        self.limit = limit
+        self.pending: set[str] = set()
+        self.current: set[str] = set()
+        self.previous: set[str] = set()
+
+    def __contains__(self, url: str) -> bool:
+        return url in self.current or url in self.previous or url in self.pending
+
+    def committed(self) -> None:
+        """The write transaction committed: trust what it recorded."""
+        if self.pending:
+            self.current |= self.pending
+            self.pending = set()
+            if len(self.current) > self.limit:
+                self.previous, self.current = self.current, set()
+
+    def aborted(self) -> None:
+        """The write transaction was dropped: forget what it recorded."""
+        self.pending = set()
+
+    def __len__(self) -> int:
+        return len(self.current) + len(self.previous)
