@@ -1,4 +1,5 @@
-# Host name -> one admitted IPv4/IPv6 address. A static map (hosts-file
+# Host name -> one admitted IPv4/IPv6 address (A first, AAAA when a name
+# has no A record). A static map (hosts-file
 # format, --hosts) wins over DNS; DNS is dnspython's async resolver pointed
 # at --dns IP:PORT or the system's resolvers, with a cache that honours the
 # answer's TTL (clamped), caches failures (negative caching) and retries
@@ -125,13 +126,20 @@ class Resolver:
         if self._resolver is None:
             return Resolution(None, "dns: no resolver configured", self.clock() + self.negative_ttl)
         error = "dns: timeout"
-        for _ in range(self.tries):
+        rdtypes = ["A", "AAAA"]  # IPv4 first; a name with no A record may still have AAAA
+        attempts = 0
+        while attempts < self.tries:
+            attempts += 1
             try:
-                answer = await self._resolver.resolve(name, "A", lifetime=self.timeout)
+                answer = await self._resolver.resolve(name, rdtypes[0], lifetime=self.timeout)
             except dns.resolver.NXDOMAIN:
                 self.failures += 1
                 return Resolution(None, "dns: NXDOMAIN", self.clock() + self.negative_ttl, terminal=True)
             except dns.resolver.NoAnswer:
+                if len(rdtypes) > 1:
+                    rdtypes.pop(0)
+                    attempts -= 1  # an answer, not a failure: the next type gets every try
+                    continue
                 self.failures += 1
                 return Resolution(None, "dns: no address", self.clock() + self.negative_ttl, terminal=True)
             except dns.exception.Timeout:

@@ -49,8 +49,12 @@ class DnsQuery:
     address: str | None
 
 
+_RDTYPE = {False: dns.rdatatype.A, True: dns.rdatatype.AAAA}  # by ':' in the address
+
+
 class DnsResponder:
-    """Answers A queries for a name -> address table.  start()/stop() on a running loop."""
+    """Answers A (IPv4) and AAAA (IPv6) queries for a name -> address table.
+    start()/stop() on a running loop."""
 
     def __init__(self, addresses: Mapping[str, str], *, ttl: int = 60, ip: str = LISTEN_IP,
                  port: int = 0) -> None:
@@ -139,8 +143,10 @@ class DnsResponder:
         response.flags |= dns.flags.AA
         if ip is None:
             response.set_rcode(dns.rcode.NXDOMAIN)
-        elif question.rdtype == dns.rdatatype.A and question.rdclass == dns.rdataclass.IN:
-            response.answer.append(dns.rrset.from_text(question.name, self.ttl, "IN", "A", ip))
+        elif question.rdclass == dns.rdataclass.IN and question.rdtype == _RDTYPE[":" in ip]:
+            # A for an IPv4 address, AAAA for an IPv6 one; the other type gets
+            # NOERROR with no answer, as a real zone with one family does.
+            response.answer.append(dns.rrset.from_text(question.name, self.ttl, "IN", qtype, ip))
         self._log(transport, client, name, qtype, dns.rcode.to_text(response.rcode()),
                   ip if response.answer else None)
         return response.to_wire()
