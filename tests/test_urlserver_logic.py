@@ -276,3 +276,22 @@ def test_recently_seen_links_are_trusted_only_once_committed(tmp_path):
     assert fr.discover_links(["http://a.test/x", "http://a.test/y"], depth=1) == 1  # y is new again
     assert fr.lookup("http://a.test/x")["state"] == "PENDING"
     c.close()
+
+
+def test_the_seen_filter_is_reloaded_only_when_nothing_was_committed_since(tmp_path, monkeypatch):
+    c = _crawl(tmp_path, scope="any")
+    c.frontier.discover_links([f"http://a.test/{i}" for i in range(100)], depth=1)
+    c.close()  # a clean stop saves the filter
+    rebuilds = []
+    monkeypatch.setattr(SeenSet, "rebuild", lambda self, *a, **k: rebuilds.append(1))
+    c = _crawl(tmp_path, scope="any")
+    assert rebuilds == [] and c.frontier.seen.might_contain(fingerprint("http://a.test/7"))
+    assert c.frontier.discover("http://a.test/7", depth=1) == "known"
+    c.frontier.discover("http://a.test/new", depth=1)
+    c.commit()
+    c.db.close()  # as after a kill -9: committed since the save, not saved again
+    monkeypatch.undo()
+    c = _crawl(tmp_path, scope="any")  # the stale filter is not used: rebuilt from LMDB
+    assert c.frontier.seen.might_contain(fingerprint("http://a.test/new"))
+    assert c.frontier.discover("http://a.test/new", depth=1) == "known"
+    c.close()

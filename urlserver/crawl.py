@@ -70,6 +70,7 @@ class Crawl:
 
     def close(self) -> None:
         self.commit()
+        self.frontier.save_seen()
         self.db.close()
 
     def _requeue_claims(self) -> None:

@@ -100,6 +100,7 @@ class Db:
 
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
         os.makedirs(path, exist_ok=True)
+        self.path = path
         self.env = lmdb.open(path, map_size=map_size, max_dbs=len(self.NAMES), sync=sync,
                              metasync=sync, writemap=False, readahead=False)
         for name in self.NAMES:

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from hashlib import blake2b as _blake2b
 
 import msgspec
@@ -26,6 +27,7 @@ from .seen import RecentLinks, SeenSet
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
 SEED_PREFIX = b"seedhost:"
+SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter as of a clean stop
 
 
 class Frontier:
@@ -111,7 +113,20 @@ class Frontier:
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
-        self._rebuild_seen()
+        if not self.seen.load(self._seen_path, self._stamp()):
+            self._rebuild_seen()
+
+    @property
+    def _seen_path(self) -> str:
+        return os.path.join(self.db.path, SEEN_FILE)
+
+    def _stamp(self) -> int:
+        return self.db.env.info()["last_txnid"]
+
+    def save_seen(self) -> None:
+        """After the last commit: save the Bloom filter for a fast next start."""
+        self.commit()
+        self.seen.save(self._seen_path, self._stamp())
 
     def _rebuild_seen(self) -> None:
         with self.db.env.begin() as txn:
