@@ -26,11 +26,13 @@ from typing import Any
 
 import lmdb
 
-from protocol import AckResult, Record
+from protocol import AckResult, Record, http_code
+from wreck.plugins import DOCUMENT, Plugins
 
 from . import layout as L
 from . import settings as S
 from .compress import Compressor
+from .dedup import content_type, fingerprint_record
 from .store import Prepared, WriteStore
 
 log = logging.getLogger("storeserver")
@@ -45,9 +47,11 @@ class Committer:
     def __init__(
         self, store: WriteStore, compressor: Compressor, *, window_s: float,
         on_commit: Callable[[Results], None], on_full: Callable[[bool, str], None],
-        on_fatal: Callable[[BaseException], None],
+        on_fatal: Callable[[BaseException], None], dedup: bool = True, plugins: Plugins | None = None,
     ) -> None:  # fmt: skip
         self.store = store
+        self.dedup = dedup  # fingerprint pages and mark duplicates (dedup.py)
+        self.plugins = plugins if plugins is not None and plugins.has(DOCUMENT) else None
         self.compressor = compressor
         self.window_s = window_s
         self._on_commit = on_commit  # each callback is called from the writer thread
@@ -140,12 +144,26 @@ class Committer:
         prepared = []
         dict_id, frames = comp.compress_many([r.document for r, _ in batch])
         for (r, _), payload in zip(batch, frames):
+            head_len = L.head_length(r.document)
             value = L.encode_doc(
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
-                len(r.document), L.head_length(r.document), now, dict_id, payload,
+                len(r.document), head_len, now, dict_id, payload,
             )  # fmt: skip
-            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
+            fp = fingerprint_record(r.url, r.http, r.document, head_len) if self.dedup else None
+            extra = self._document_hooks(r, head_len) if self.plugins is not None else None
+            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra))
         return prepared, new_dict
+
+    def _document_hooks(self, r: Record, head_len: int) -> bytes | None:
+        """The plugins' document metadata (JSON), computed before the commit
+        so it is stored, and acked, with the document itself."""
+        head = r.document[:head_len]
+        meta = {
+            "doc_id": r.doc_id, "url": r.url, "new_url": r.new_url, "success": r.success,
+            "http_code": http_code(r.http) or 0, "content_type": content_type(head),
+            "headers": head.decode("iso-8859-1"),
+        }  # fmt: skip
+        return self.plugins.document(meta, r.document[head_len:])
 
     def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
                new_dict: tuple[int, bytes] | None) -> None:

@@ -7,7 +7,10 @@
 #   wreck-dump --all --warc FILE --data DIR    (WARC/1.1; FILE.gz: gzipped)
 #
 # Main text (--text) is extracted with resiliparse (bench: 6x faster than
-# trafilatura on the same pages, same article text, fewer dependencies).
+# trafilatura on the same pages, same article text, fewer dependencies),
+# the text the store fingerprints (fingerprint.py). --json and --jsonl add
+# the duplicate marks (duplicate_of, near_duplicate_of, near_distance,
+# simhash, body_hash) and the plugins' metadata ("extra").
 """The wreck-dump command."""
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import typer
 
 from protocol import Specific, http_code
 
+from . import fingerprint
 from .compress import CorruptDocument
 from .layout import StoredDoc
 from .store import NotFound, ReadStore, StoreError
@@ -64,18 +68,8 @@ def content_type(meta: StoredDoc, document: bytes) -> str:
 
 def main_text(meta: StoredDoc, document: bytes) -> str:
     """The page's main text (boilerplate removed); empty for non-HTML."""
-    from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.encoding import detect_encoding
-    from resiliparse.parse.html import HTMLTree
-
     body = document[meta.head_len :]
-    if not body:
-        return ""
-    ctype = content_type(meta, document)
-    if ctype.startswith("text/plain"):
-        return body.decode("utf-8", "replace")
-    tree = HTMLTree.parse_from_bytes(body, detect_encoding(body))
-    return extract_plain_text(tree, main_content=True)
+    return fingerprint.main_text(body, content_type(meta, document)) if body else ""
 
 
 def json_line(meta: StoredDoc, document: bytes, *, with_text: bool) -> dict:
@@ -126,7 +120,9 @@ def dump(
             elif jsonl:
                 enc = msgspec.json.Encoder()
                 for meta, document in store.iter_docs():
-                    out.write(enc.encode(json_line(meta, document, with_text=text)) + b"\n")
+                    line = json_line(meta, document, with_text=text)
+                    line.update(store.annotations(meta.doc_id))
+                    out.write(enc.encode(line) + b"\n")
             else:
                 raise _fail("--all needs --jsonl or --warc FILE")
             return
@@ -139,7 +135,8 @@ def dump(
             raise _fail("give a DOCID, --url URL or --all")
         meta, document = store.get(doc_id)
         if as_json:
-            out.write(msgspec.json.format(msgspec.json.encode(metadata(meta, document))) + b"\n")
+            fields = {**metadata(meta, document), **store.annotations(doc_id)}
+            out.write(msgspec.json.format(msgspec.json.encode(fields)) + b"\n")
         elif headers:
             out.write(document[: meta.head_len])
         elif text:
