@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import logging
 import queue
+import os
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -36,6 +38,9 @@ from .dedup import content_type, fingerprint_record
 from .store import Prepared, WriteStore
 
 log = logging.getLogger("storeserver")
+
+# Threads computing content fingerprints: one per core, as zstd uses.
+FINGERPRINT_THREADS = max(2, os.cpu_count() or 1)
 
 # What the loop gets back per committed record: (reply_to, doc_id, result).
 Results = list[tuple[Any, int, AckResult]]
@@ -65,6 +70,7 @@ class Committer:
         self.batches = 0
         # One compressed batch may wait while the one before it commits.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
+        self._pool = ThreadPoolExecutor(max_workers=FINGERPRINT_THREADS, thread_name_prefix="store-fingerprint")
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
         self._commit_thread = threading.Thread(target=self._run_commits, name="store-writer", daemon=True)
 
@@ -121,6 +127,7 @@ class Committer:
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
         finally:
+            self._pool.shutdown(wait=False)
             self._prepared.put(None)  # the committing stage ends after the last batch
 
     def _run_commits(self) -> None:
@@ -142,14 +149,19 @@ class Committer:
             comp.use_dict(*new_dict)
         now = time.time()
         prepared = []
+        heads = [L.head_length(r.document) for r, _ in batch]
+        # Fingerprints are computed on a pool while zstd compresses the batch
+        # in its own threads: lexbor, numpy and zstd release the GIL.
+        fps = ([self._pool.submit(fingerprint_record, r.url, r.http, r.document, h) for (r, _), h in zip(batch, heads)]
+               if self.dedup else None)
         dict_id, frames = comp.compress_many([r.document for r, _ in batch])
-        for (r, _), payload in zip(batch, frames):
-            head_len = L.head_length(r.document)
+        for i, ((r, _), payload) in enumerate(zip(batch, frames)):
+            head_len = heads[i]
             value = L.encode_doc(
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
                 len(r.document), head_len, now, dict_id, payload,
             )  # fmt: skip
-            fp = fingerprint_record(r.url, r.http, r.document, head_len) if self.dedup else None
+            fp = fps[i].result() if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra))
         return prepared, new_dict
