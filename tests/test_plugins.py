@@ -36,6 +36,14 @@ def test_the_shipped_plugins_are_listed_with_their_hooks():
     assert "jsonl-report" in out and "stats" in out
 
 
+@pytest.mark.parametrize("daemon", ["urlserver.cli", "storeserver.cli"])
+def test_a_daemon_given_an_unknown_plugin_stops_at_once_with_a_clear_message(daemon, tmp_path):
+    run = subprocess.run([sys.executable, "-m", daemon, "--data", str(tmp_path), "--listen", "127.0.0.1:0",
+                          "--plugin", "nope"], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2
+    assert "no plugin named 'nope'" in run.stderr and "pattern" in run.stderr
+
+
 def test_an_unknown_plugin_is_a_clear_error_naming_the_installed_ones():
     with pytest.raises(PluginError, match="no plugin named 'nope'.*pattern"):
         Plugins(["nope"], hooks=(URL_FILTER,))

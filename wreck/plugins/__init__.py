@@ -74,7 +74,7 @@ class Plugins:
     """The enabled plugins of one process, and their hooks' safe callers."""
 
     def __init__(self, specs: tuple[str, ...] | list[str], *, hooks: tuple[str, ...]) -> None:
-        found = available()
+        found = available() if specs else {}  # scanning installed distributions takes milliseconds
         self.instances: dict[str, Any] = {}
         self.errors: dict[str, int] = {}
         self.disabled: dict[str, str] = {}
