@@ -84,18 +84,18 @@ def test_the_report_has_a_line_per_interval_and_names_the_disabled_plugin(crawle
     assert "pattern" in last["plugins"]["enabled"]
 
 
-def test_the_document_hook_metadata_is_in_wreck_dump_json(crawled):
-    tmp, _, _, site, docs, _ = crawled
-    html = [m for m, _ in docs.values() if m.success and urlsplit(m.url).path.endswith((".html", "/"))
-            and not urlsplit(m.url).path.startswith("/robots")]
-    assert html
-    for meta in html[:1]:  # the same for every doc; one run of the command shows it
-        out = subprocess.run([sys.executable, "-m", "storeserver.dump", str(meta.doc_id), "--data", str(tmp / "crawl"),
-                              "--json"], capture_output=True, text=True, timeout=60, check=True).stdout
-        fields = msgspec.json.decode(out)
-        assert fields["extra"]["wordcount"]["words"] > 0
-        assert fields["extra"]["wordcount"]["status"] == fields["http_code"]
-        assert "raising" not in fields["extra"]
+def test_wreck_dump_json_shows_the_duplicate_marks_and_the_document_hook_metadata(crawled):
+    tmp, _, _, _, docs, _ = crawled
+    copy = next(doc_id for doc_id, (meta, marks) in docs.items()
+                if marks.get("duplicate_of") is not None and meta.url.endswith(".html"))
+    out = subprocess.run([sys.executable, "-m", "storeserver.dump", str(copy), "--data", str(tmp / "crawl"), "--json"],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    fields = msgspec.json.decode(out)
+    assert fields["duplicate_of"] == docs[copy][1]["duplicate_of"]
+    assert fields["body_hash"] == docs[fields["duplicate_of"]][1]["body_hash"]
+    assert fields["extra"]["wordcount"]["words"] > 0
+    assert fields["extra"]["wordcount"]["status"] == fields["http_code"] == 200
+    assert "raising" not in fields["extra"]
 
 
 def _body(site, url: str) -> bytes:

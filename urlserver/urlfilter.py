@@ -21,6 +21,7 @@ import logging
 import os
 import selectors
 import shlex
+import signal
 import subprocess
 import time
 
@@ -30,6 +31,7 @@ log = logging.getLogger("urlserver")
 END_MARKER = "#wreck-end-of-batch"  # '#' never occurs in a normalised URL (no fragments)
 EXTERNAL = "url-filter-cmd"  # the external command's name in /status and reasons
 WRITE_CHUNK = 64 * 1024  # bytes per write to the command (one pipe buffer)
+CLOSE_GRACE_S = 1.0  # after end of input, before the command is killed
 MAX_LINE = 64 * 1024  # an answer line longer than any URL WRECK sends is a broken command
 
 
@@ -43,8 +45,9 @@ class ExternalFilter:
     def __init__(self, command: str, *, timeout: float) -> None:
         self.command = command
         self.timeout = timeout
+        # Its own process group, so close() can end every process of a pipeline.
         self.proc = subprocess.Popen(["/bin/sh", "-c", command], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, bufsize=0)
+                                     stdout=subprocess.PIPE, bufsize=0, start_new_session=True)
         self._in, self._out = self.proc.stdin.fileno(), self.proc.stdout.fileno()
         os.set_blocking(self._in, False)
         os.set_blocking(self._out, False)
@@ -95,10 +98,16 @@ class ExternalFilter:
         return f"{what} (exit status {code})"
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            self.proc.kill()
-        self.proc.wait()
-        self.proc.stdin.close()
+        """End of input first (a pipeline ends by itself), then the process group."""
+        try:
+            self.proc.stdin.close()
+        except OSError:  # a broken pipe: the command is gone already
+            pass
+        try:
+            self.proc.wait(CLOSE_GRACE_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
         self.proc.stdout.close()
 
 
