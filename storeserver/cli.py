@@ -52,6 +52,7 @@ def serve(
                                            help="How long a batch waits for more records before its commit."),
     dict_train_docs: int = typer.Option(S.DICT_TRAIN_DOCS, "--dict-train-docs",
                                         help="Train the zstd dictionary from this many first documents (0: never)."),
+    dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Fingerprint pages and mark exact and near duplicates."),
     near_dup_distance: int = typer.Option(dedup.DEFAULT_DISTANCE, "--near-dup-distance", min=0, max=dedup.MAX_DISTANCE,
                                           help="A page whose main text's simhash is this many bits (of 64) or fewer "
                                                "from a stored page's is marked its near duplicate."),
@@ -71,7 +72,7 @@ def serve(
             data=data, host=host, port=port, secret=secret, map_size=_parse_size(map_size),
             max_doc_len=min(max_doc_len, limits.MAX_DOC_LEN), max_connections=max_connections,
             commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,
-            near_dup_distance=near_dup_distance, plugins=tuple(plugin or ()),
+            dedup=dedup, near_dup_distance=near_dup_distance, plugins=tuple(plugin or ()),
         )  # fmt: skip
     except (DeployError, ProtocolError, OSError, ValueError) as exc:
         typer.echo(f"storeserver: {exc}", err=True)

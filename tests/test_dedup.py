@@ -8,11 +8,12 @@ import random
 
 import pytest
 
-from protocol import http_enum
+from protocol import Ack, AckResult, Record, Specific, http_enum
 from storeserver import dedup
 from storeserver import fingerprint as F
 from storeserver.settings import MAX_MAP_GROWTH
 from storeserver.store import Prepared, ReadStore, WriteStore
+from tests.store_helpers import Client, ServerProcess
 from tests.web.site import WORDS
 
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
@@ -111,3 +112,25 @@ def test_the_banded_index_finds_every_simhash_within_the_distance_and_none_beyon
 def test_a_distance_the_index_cannot_guarantee_is_refused(tmp_path):
     with pytest.raises(ValueError, match="0 to 3"):
         WriteStore(tmp_path, map_size=1 << 24, max_growth=MAX_MAP_GROWTH, near_distance=4)
+
+
+@pytest.mark.parametrize(("flags", "marked"), [((), True), (("--no-dedup",), False)])
+def test_the_storeserver_command_marks_a_copy_unless_told_not_to(tmp_path, flags, marked):
+    text = _text(3, 300)
+    recs = [Record(doc_id, True, Specific.OK, http_enum(200), 5, f"http://a.test/{doc_id}", None, _page(body))
+            for doc_id, body in ((1, text), (2, text), (3, _edit(text, 150)))]
+    server = ServerProcess(tmp_path, *flags)
+    try:
+        client = Client(server.port)
+        client.send(recs)
+        assert client.acks(3) == [Ack(r.doc_id, AckResult.STORED) for r in recs]
+        client.close()
+    finally:
+        assert server.stop() == 0
+    reader = ReadStore(tmp_path)
+    marks = [reader.annotations(doc_id) for doc_id in (1, 2, 3)]
+    reader.close()
+    if marked:
+        assert marks[1]["duplicate_of"] == 1 and marks[2]["near_duplicate_of"] == 1
+    else:
+        assert marks == [{}, {}, {}]

@@ -71,6 +71,7 @@ def crawl(
     url_filter_cmd: str = typer.Option(None, "--url-filter-cmd", help="Filter new URLs through CMD: URL lines in, kept lines out."),
     url_filter_timeout: float = typer.Option(None, "--url-filter-timeout", help="Seconds a batch may take in CMD before it is disabled."),
     stats_interval: float = typer.Option(None, "--stats-interval", help="Seconds between two calls of the plugins' stats hooks."),
+    no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not fingerprint pages nor mark duplicates."),
     near_dup_distance: int = typer.Option(None, "--near-dup-distance", help="Simhash bits (0-3) within which a page is a near duplicate."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
@@ -92,7 +93,8 @@ def crawl(
          "--stats-interval": stats_interval},
         {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin},
     )  # fmt: skip
-    store_args = _urlserver_args({"--near-dup-distance": near_dup_distance}, {"--plugin": plugin})
+    store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup},
+                                 {"--plugin": plugin})
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args))
 
 
