@@ -54,7 +54,7 @@ def serve(
                                         help="Train the zstd dictionary from this many first documents (0: never)."),
     dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Fingerprint pages and mark exact and near duplicates."),
     near_dup_distance: int = typer.Option(dedup.DEFAULT_DISTANCE, "--near-dup-distance", min=0, max=dedup.MAX_DISTANCE,
-                                          help="A page whose main text's simhash is this many bits (of 64) or fewer "
+                                          help="A page whose text simhash is this many bits (of 64) or fewer "
                                                "from a stored page's is marked its near duplicate."),
     plugin: list[str] = typer.Option(None, "--plugin", help="Enable plugin NAME or NAME=ARG; its document hook "
                                                             "runs here (repeatable; docs/plugins.md)."),
