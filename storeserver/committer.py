@@ -5,7 +5,10 @@
 # and, once commit() has returned (fsync done), hands the results back to the
 # loop, which only then sends the acks. The two stages overlap (one batch is
 # compressed while the one before it is synced), and the loop never waits on
-# compression or fsync.
+# compression or fsync. The compressing stage also computes each page's
+# content fingerprint (on a thread pool, beside zstd) and the plugins'
+# document metadata; the committing stage writes them, with the duplicate
+# marks, in the document's own transaction (dedup.py).
 #
 # Failures never lose a record: on a full map the batch is retried after
 # the map is grown; on any other write error (disk full) the batch is held
@@ -17,12 +20,12 @@
 from __future__ import annotations
 
 import logging
-import queue
 import os
+import queue
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from typing import Any
 
