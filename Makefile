@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,9 @@ bench-spider: $(STAMP)
 
 bench-store: $(STAMP)
 	$(BIN)/python -m bench.store_bench
+
+bench-dedup: $(STAMP)
+	$(BIN)/python -m bench.dedup_bench
 
 bench-frontier: $(STAMP)
 	$(BIN)/python -m bench.frontier_bench

@@ -21,6 +21,9 @@ from protocol.deploy import SECRET_ENV, DeployError, check_listen, secret_from
 from protocol.errors import ProtocolError
 from protocol.settings import split_host_port
 
+from wreck.plugins import PluginError
+
+from . import dedup
 from . import settings as S
 from .server import StoreServer
 from .store import StoreError
@@ -49,6 +52,12 @@ def serve(
                                            help="How long a batch waits for more records before its commit."),
     dict_train_docs: int = typer.Option(S.DICT_TRAIN_DOCS, "--dict-train-docs",
                                         help="Train the zstd dictionary from this many first documents (0: never)."),
+    dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Fingerprint pages and mark exact and near duplicates."),
+    near_dup_distance: int = typer.Option(dedup.DEFAULT_DISTANCE, "--near-dup-distance", min=0, max=dedup.MAX_DISTANCE,
+                                          help="A page whose text simhash is this many bits (of 64) or fewer "
+                                               "from a stored page's is marked its near duplicate."),
+    plugin: list[str] = typer.Option(None, "--plugin", help="Enable plugin NAME or NAME=ARG; its document hook "
+                                                            "runs here (repeatable; docs/plugins.md)."),
     log_level: str = typer.Option("info", "--log-level"),
 ) -> None:
     """Run the store server."""
@@ -63,13 +72,14 @@ def serve(
             data=data, host=host, port=port, secret=secret, map_size=_parse_size(map_size),
             max_doc_len=min(max_doc_len, limits.MAX_DOC_LEN), max_connections=max_connections,
             commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,
+            dedup=dedup, near_dup_distance=near_dup_distance, plugins=tuple(plugin or ()),
         )  # fmt: skip
     except (DeployError, ProtocolError, OSError, ValueError) as exc:
         typer.echo(f"storeserver: {exc}", err=True)
         raise typer.Exit(2) from None
     try:
         code = uvloop.run(run(settings))
-    except StoreError as exc:
+    except (StoreError, PluginError) as exc:
         typer.echo(f"storeserver: {exc}", err=True)
         raise typer.Exit(2) from None
     raise typer.Exit(code)

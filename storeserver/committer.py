@@ -5,7 +5,10 @@
 # and, once commit() has returned (fsync done), hands the results back to the
 # loop, which only then sends the acks. The two stages overlap (one batch is
 # compressed while the one before it is synced), and the loop never waits on
-# compression or fsync.
+# compression or fsync. The compressing stage also computes each page's
+# content fingerprint (on a thread pool, beside zstd) and the plugins'
+# document metadata; the committing stage writes them, with the duplicate
+# marks, in the document's own transaction (dedup.py).
 #
 # Failures never lose a record: on a full map the batch is retried after
 # the map is grown; on any other write error (disk full) the batch is held
@@ -17,23 +20,30 @@
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable
 from typing import Any
 
 import lmdb
 
-from protocol import AckResult, Record
+from protocol import AckResult, Record, http_code
+from wreck.plugins import DOCUMENT, Plugins
 
 from . import layout as L
 from . import settings as S
 from .compress import Compressor
+from .dedup import content_type, fingerprint_record
 from .store import Prepared, WriteStore
 
 log = logging.getLogger("storeserver")
+
+# Threads computing content fingerprints: one per core, as zstd uses.
+FINGERPRINT_THREADS = max(2, os.cpu_count() or 1)
 
 # What the loop gets back per committed record: (reply_to, doc_id, result).
 Results = list[tuple[Any, int, AckResult]]
@@ -45,9 +55,11 @@ class Committer:
     def __init__(
         self, store: WriteStore, compressor: Compressor, *, window_s: float,
         on_commit: Callable[[Results], None], on_full: Callable[[bool, str], None],
-        on_fatal: Callable[[BaseException], None],
+        on_fatal: Callable[[BaseException], None], dedup: bool = True, plugins: Plugins | None = None,
     ) -> None:  # fmt: skip
         self.store = store
+        self.dedup = dedup  # fingerprint pages and mark duplicates (dedup.py)
+        self.plugins = plugins if plugins is not None and plugins.has(DOCUMENT) else None
         self.compressor = compressor
         self.window_s = window_s
         self._on_commit = on_commit  # each callback is called from the writer thread
@@ -61,6 +73,7 @@ class Committer:
         self.batches = 0
         # One compressed batch may wait while the one before it commits.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
+        self._pool = ThreadPoolExecutor(max_workers=FINGERPRINT_THREADS, thread_name_prefix="store-fingerprint")
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
         self._commit_thread = threading.Thread(target=self._run_commits, name="store-writer", daemon=True)
 
@@ -117,6 +130,7 @@ class Committer:
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
         finally:
+            self._pool.shutdown(wait=False)
             self._prepared.put(None)  # the committing stage ends after the last batch
 
     def _run_commits(self) -> None:
@@ -138,14 +152,33 @@ class Committer:
             comp.use_dict(*new_dict)
         now = time.time()
         prepared = []
+        heads = [L.head_length(r.document) for r, _ in batch]
+        # Fingerprints are computed on a pool while zstd compresses the batch
+        # in its own threads: lexbor, numpy and zstd release the GIL.
+        fps = ([self._pool.submit(fingerprint_record, r.url, r.http, r.document, h) for (r, _), h in zip(batch, heads)]
+               if self.dedup else None)
         dict_id, frames = comp.compress_many([r.document for r, _ in batch])
-        for (r, _), payload in zip(batch, frames):
+        for i, ((r, _), payload) in enumerate(zip(batch, frames)):
+            head_len = heads[i]
             value = L.encode_doc(
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
-                len(r.document), L.head_length(r.document), now, dict_id, payload,
+                len(r.document), head_len, now, dict_id, payload,
             )  # fmt: skip
-            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
+            fp = fps[i].result() if fps is not None else None
+            extra = self._document_hooks(r, head_len) if self.plugins is not None else None
+            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra))
         return prepared, new_dict
+
+    def _document_hooks(self, r: Record, head_len: int) -> bytes | None:
+        """The plugins' document metadata (JSON), computed before the commit
+        so it is stored, and acked, with the document itself."""
+        head = r.document[:head_len]
+        meta = {
+            "doc_id": r.doc_id, "url": r.url, "new_url": r.new_url, "success": r.success,
+            "http_code": http_code(r.http) or 0, "content_type": content_type(head),
+            "headers": head.decode("iso-8859-1"),
+        }  # fmt: skip
+        return self.plugins.document(meta, r.document[head_len:])
 
     def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
                new_dict: tuple[int, bytes] | None) -> None:

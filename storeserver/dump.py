@@ -8,6 +8,9 @@
 #
 # Main text (--text) is extracted with resiliparse (bench: 6x faster than
 # trafilatura on the same pages, same article text, fewer dependencies).
+# --json and --jsonl add the duplicate marks (duplicate_of,
+# near_duplicate_of, near_distance, simhash, body_hash) and the plugins'
+# metadata ("extra").
 """The wreck-dump command."""
 
 from __future__ import annotations
@@ -126,7 +129,9 @@ def dump(
             elif jsonl:
                 enc = msgspec.json.Encoder()
                 for meta, document in store.iter_docs():
-                    out.write(enc.encode(json_line(meta, document, with_text=text)) + b"\n")
+                    line = json_line(meta, document, with_text=text)
+                    line.update(store.annotations(meta.doc_id))
+                    out.write(enc.encode(line) + b"\n")
             else:
                 raise _fail("--all needs --jsonl or --warc FILE")
             return
@@ -139,7 +144,8 @@ def dump(
             raise _fail("give a DOCID, --url URL or --all")
         meta, document = store.get(doc_id)
         if as_json:
-            out.write(msgspec.json.format(msgspec.json.encode(metadata(meta, document))) + b"\n")
+            fields = {**metadata(meta, document), **store.annotations(doc_id)}
+            out.write(msgspec.json.format(msgspec.json.encode(fields)) + b"\n")
         elif headers:
             out.write(document[: meta.head_len])
         elif text:

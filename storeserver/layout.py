@@ -6,6 +6,8 @@
 #        at 8 KiB), dupsort values = DOC_KEY of every doc with that URL.
 # meta:  crawl-level facts, ASCII keys, UTF-8 or struct values.
 # dicts: key DICT_KEY (dict id, u32 big-endian), value = the raw dictionary.
+# fprints, bodies, bands: content fingerprints and the duplicate indexes
+#        (dedup.py); extra: plugin metadata per doc (JSON object).
 # Pure functions, no LMDB: what every reader and writer agrees on.
 """Key/value encodings of the store."""
 
@@ -31,6 +33,20 @@ DB_DOCS = b"docs"
 DB_URLS = b"urls"
 DB_META = b"meta"
 DB_DICTS = b"dicts"
+DB_FPRINTS = b"fprints"  # doc key -> FPRINT
+DB_BODIES = b"bodies"  # body hash -> doc key of the first doc with that body
+DB_BANDS = b"bands"  # BAND_KEY -> BAND_ENTRY, dupsort: the near-duplicate index
+DB_EXTRA = b"extra"  # doc key -> JSON object from document hooks (plugins)
+
+# fprints value: flags u8 (FP_*), distance u8 (to near_of), pad u16, simhash
+# u64, duplicate_of u32, near_of u32, body hash (16 bytes).
+FPRINT = struct.Struct("!BBHQII16s")
+FP_SIMHASH = 1  # the simhash field is set (the page had enough text)
+FP_EXACT = 2  # duplicate_of is set: an earlier doc had the same body
+FP_NEAR = 4  # near_of is set: an earlier doc's simhash is within the distance
+# bands: key band number u8 + the band's 16 bits; value simhash u64 + doc_id u32
+BAND_KEY = struct.Struct("!BH")
+BAND_ENTRY = struct.Struct("!QI")
 
 META_FORMAT = b"format"  # FORMAT_VERSION as ASCII
 META_CREATED = b"created"  # Unix seconds as ASCII

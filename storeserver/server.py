@@ -23,6 +23,8 @@ from protocol import (
     Record, RemoteProtocolError, Role, StoreConnection,
 )  # fmt: skip
 
+from wreck.plugins import DOCUMENT, Plugins
+
 from . import settings as S
 from .committer import Committer, Results
 from .compress import Compressor
@@ -156,7 +158,9 @@ class StoreServer:
 
     def __init__(self, settings: S.StoreSettings, *, store: WriteStore | None = None) -> None:
         self.settings = settings
-        self.store = store or WriteStore(settings.data, map_size=settings.map_size, max_growth=S.MAX_MAP_GROWTH)
+        self.plugins = Plugins(settings.plugins, hooks=(DOCUMENT,))
+        self.store = store or WriteStore(settings.data, map_size=settings.map_size, max_growth=S.MAX_MAP_GROWTH,
+                                         near_distance=settings.near_dup_distance)
         if self.store.stale_readers_cleared:
             log.info("cleared %d stale LMDB readers", self.store.stale_readers_cleared)
         dict_id, dict_data = self.store.current_dict()
@@ -182,7 +186,8 @@ class StoreServer:
             self.store, self.compressor, window_s=self.settings.commit_window_ms / 1000,
             on_commit=lambda results: loop.call_soon_threadsafe(self._committed, results),
             on_full=lambda full, text: loop.call_soon_threadsafe(self._full, full, text),
-            on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc),
+            on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
+            dedup=self.settings.dedup,
         )  # fmt: skip
         self.committer.start()
         self._server = await loop.create_server(
@@ -244,3 +249,4 @@ class StoreServer:
         await self._server.wait_closed()
         if finished:
             self.store.close()
+        self.plugins.close()

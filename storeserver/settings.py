@@ -74,6 +74,9 @@ class StoreSettings:
     zstd_level: int = DEFAULT_ZSTD_LEVEL
     dict_train_docs: int = DICT_TRAIN_DOCS
     dict_size: int = DICT_SIZE
+    dedup: bool = True  # fingerprint pages and mark duplicates (about 90 CPU-us per 15 KB page)
+    near_dup_distance: int = 3  # simhash bits (of 64) within which a page is a near duplicate
+    plugins: tuple[str, ...] = ()  # NAME or NAME=ARG: plugins whose document hooks run here
 
     def welcome(self) -> dict[str, str]:
         """The settings announced in the handshake (SET lines)."""

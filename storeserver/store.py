@@ -17,14 +17,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import lmdb
+import msgspec
 
 from protocol import AckResult
 
+from . import dedup
 from . import layout as L
 from .compress import Decompressors
+from .fingerprint import Fingerprint
 
 STORE_SUBDIR = "store"  # DIR/store/ holds data.mdb and lock.mdb
-MAX_DBS = 8  # the four named databases, with room for a few more
+MAX_DBS = 16  # the eight named databases, with room for a few more
 COUNTER = struct.Struct("!Q")
 META_DOCS = b"docs"  # documents stored (duplicates not counted)
 META_RAW = b"raw_bytes"  # their uncompressed document bytes
@@ -47,20 +50,24 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len")
+    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len", "fingerprint", "extra")
 
-    def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int) -> None:
+    def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
+                 fingerprint: Fingerprint | None = None, extra: bytes | None = None) -> None:
         self.doc_id = doc_id
         self.key = L.DOC_KEY.pack(doc_id)
         self.url_key = L.url_key(url)
         self.value = value
         self.raw_len = raw_len
+        self.fingerprint = fingerprint  # None: not a page (dedup.fingerprint_record)
+        self.extra = extra  # JSON object from document hooks, or None
 
 
 class WriteStore:
     """The writer's side. Use from one thread only."""
 
-    def __init__(self, data: Path, *, map_size: int, max_growth: int) -> None:
+    def __init__(self, data: Path, *, map_size: int, max_growth: int,
+                 near_distance: int = dedup.DEFAULT_DISTANCE) -> None:
         path = store_path(data)
         path.mkdir(parents=True, exist_ok=True)
         self.path = path
@@ -77,6 +84,8 @@ class WriteStore:
         self.urls = self.env.open_db(L.DB_URLS, dupsort=True, dupfixed=True)
         self.meta = self.env.open_db(L.DB_META)
         self.dicts = self.env.open_db(L.DB_DICTS)
+        self.dedup = dedup.DupIndex(self.env, max_distance=near_distance)
+        self.extra = self.env.open_db(L.DB_EXTRA)
         with self.env.begin(write=True) as txn:
             found = txn.get(L.META_FORMAT, db=self.meta)
             if found is None:
@@ -113,6 +122,10 @@ class WriteStore:
             for p in batch:
                 if txn.put(p.key, p.value, overwrite=False, db=self.docs):
                     txn.put(p.url_key, p.key, dupdata=True, db=self.urls)
+                    if p.fingerprint is not None:
+                        self.dedup.mark(txn, p.doc_id, p.fingerprint)
+                    if p.extra is not None:
+                        txn.put(p.key, p.extra, db=self.extra)
                     results.append(AckResult.STORED)
                     added += 1
                     raw += p.raw_len
@@ -148,12 +161,32 @@ class ReadStore:
             self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
             self.meta = self.env.open_db(L.DB_META, create=False)
             self.dicts = self.env.open_db(L.DB_DICTS, create=False)
+            self.fprints = self._optional_db(L.DB_FPRINTS)
+            self.extra = self._optional_db(L.DB_EXTRA)
         except lmdb.Error as exc:
             raise StoreError(f"cannot open the store in {path}: {exc}") from None
         self._dec = Decompressors(self._load_dict)
 
+    def _optional_db(self, name: bytes):
+        """A database older stores lack (fingerprints, plugin metadata), or None."""
+        try:
+            return self.env.open_db(name, create=False)
+        except lmdb.NotFoundError:
+            return None
+
     def close(self) -> None:
         self.env.close()
+
+    def annotations(self, doc_id: int) -> dict:
+        """Duplicate marks and plugin metadata of `doc_id` (empty if none)."""
+        out: dict = {}
+        with self._txn() as txn:
+            if self.fprints is not None:
+                out.update(dedup.read(txn, self.fprints, doc_id) or {})
+            raw = txn.get(L.DOC_KEY.pack(doc_id), db=self.extra) if self.extra is not None else None
+            if raw is not None:
+                out["extra"] = msgspec.json.decode(raw)
+        return out
 
     def _txn(self) -> lmdb.Transaction:
         try:

@@ -15,6 +15,7 @@ from typing import Annotated, Optional
 import typer
 
 from protocol import deploy, limits
+from wreck.plugins import GROUP, STATS, PluginError, describe
 
 from . import seeds
 from .settings import DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_USER_AGENT, Settings
@@ -57,6 +58,12 @@ def run(
     robots_retry: Annotated[float, typer.Option(help="First robots.txt retry, seconds")] = 60.0,
     robots_ttl: Annotated[float, typer.Option(help="Seconds robots.txt rules are cached (RFC 9309: 24 h at most)")] = 86400.0,
     max_redirects: Annotated[int, typer.Option(help="Hops of a redirect chain")] = 5,
+    plugin: Annotated[Optional[list[str]], typer.Option(help="Enable plugin NAME or NAME=ARG (repeatable; see --list-plugins)")] = None,
+    url_filter_cmd: Annotated[Optional[str], typer.Option(help="Filter new URLs through CMD: URL lines in, kept lines out (docs/plugins.md)")] = None,
+    url_filter_timeout: Annotated[float, typer.Option(help="Seconds a batch may take in --url-filter-cmd before it is disabled")] = 10.0,
+    stats_interval: Annotated[float, typer.Option(help="Seconds between two calls of the plugins' stats hooks")] = 10.0,
+    list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
+                                               help="List installed plugins and exit")] = False,
     exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
@@ -82,7 +89,8 @@ def run(
         max_expiries=max_expiries, timeout_req=timeout_req, max_doc_size=max_doc_size,
         retry_delay=retry_delay, max_retries=max_retries, robots_retry=robots_retry,
         robots_ttl=robots_ttl, max_redirects=max_redirects, exit_when_done=exit_when_done,
-        sync=not no_sync,
+        sync=not no_sync, plugins=tuple(plugin or ()), url_filter_cmd=url_filter_cmd,
+        url_filter_timeout=url_filter_timeout, stats_interval=stats_interval,
     )  # fmt: skip
     problem = check(settings)
     if problem:
@@ -104,7 +112,8 @@ def check(s: Settings) -> str | None:
         return f"--max-url-len must be 1 to {limits.MAX_URL_LEN} (the protocol's limit)"
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
-    for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
+    for flag, value in (("--url-filter-timeout", s.url_filter_timeout), ("--stats-interval", s.stats_interval),
+                        ("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
                         ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
         if value <= 0:
             return f"{flag} must be above 0"
@@ -114,9 +123,14 @@ def check(s: Settings) -> str | None:
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:
     from .crawl import Crawl
     from .http import HttpStatus
+    from .http import status as status_of
     from .server import UrlServer
 
-    crawl = Crawl(settings)
+    try:
+        crawl = Crawl(settings)
+    except PluginError as exc:
+        print(f"urlserver: {exc}", file=sys.stderr, flush=True)
+        raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log)
     server = UrlServer(settings, crawl)
     status = HttpStatus(server)
@@ -130,12 +144,39 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> 
         bound = await status.start(settings.http)
         print(f"urlserver status on http://{bound[0]}:{bound[1]}/", flush=True)
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.finished.wait())]
+    reporter = asyncio.ensure_future(_report_stats(server, settings.stats_interval))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
-    for w in waiters:
+    for w in (*waiters, reporter):
         w.cancel()
     await server.stop()
     await status.stop()
+    if crawl.plugins.has(STATS):
+        crawl.plugins.stats(status_of(server))  # the final figures, even for a crawl shorter than an interval
     crawl.close()
+
+
+async def _report_stats(server, interval: float) -> None:
+    """Call the plugins' stats hooks every `interval` seconds."""
+    from .http import status as status_of
+
+    plugins = server.crawl.plugins
+    while plugins.has(STATS):
+        await asyncio.sleep(interval)
+        plugins.stats(status_of(server))
+
+
+def _list_plugins(wanted: bool) -> None:
+    if wanted:
+        typer.echo(plugins_text())
+        raise typer.Exit(0)
+
+
+def plugins_text() -> str:
+    """--list-plugins: every installed plugin, its hooks and what it does."""
+    rows = describe()
+    if not rows:
+        return f"no plugins installed (entry point group {GROUP})"
+    return "\n".join(f"{name:<16} {','.join(hooks) or '-':<22} {doc}" for name, doc, hooks in rows)
 
 
 def main() -> None:

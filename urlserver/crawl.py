@@ -16,6 +16,7 @@ import time
 
 from protocol import Assignment, Done
 from protocol.urlnorm import normalize
+from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
 from . import robots as r
@@ -27,6 +28,7 @@ from .scheduler import after_done
 from .scope import Scope, split_host
 from .settings import Settings
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
+from .urlfilter import ExternalFilter, UrlFilter
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
@@ -45,6 +47,10 @@ class Crawl:
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
                       max_path_repeats=s.max_path_repeats)
         self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
+        self.plugins = Plugins(s.plugins, hooks=(URL_FILTER, STATS))
+        if self.plugins.has(URL_FILTER) or s.url_filter_cmd:
+            external = ExternalFilter(s.url_filter_cmd, timeout=s.url_filter_timeout) if s.url_filter_cmd else None
+            self.frontier.url_filter = UrlFilter(self.plugins, external)
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
         self.claims = ClaimTable()
@@ -72,6 +78,9 @@ class Crawl:
         self.commit()
         self.frontier.save_seen()
         self.db.close()
+        if self.frontier.url_filter is not None:
+            self.frontier.url_filter.close()
+        self.plugins.close()
 
     def _requeue_claims(self) -> None:
         """After a restart every claim in LMDB died with its spider: requeue it."""

@@ -49,6 +49,7 @@ class Frontier:
         self._txn = None
         self._dirty: set[Host] = set()
         self.on_new_work = None  # callback(host) when a host's queue grows
+        self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
         self._load()
 
     # -- transactions ---------------------------------------------------------
@@ -202,6 +203,8 @@ class Frontier:
             reason = None if len(url) <= self.scope.max_url_len else "url too long"
         else:
             reason = self.scope.filter_reason(url, name, depth)
+            if reason is None and self.url_filter is not None:
+                reason = self.url_filter.reason(url, name, depth, base)
         if reason is None and hops > self.max_redirects:
             reason = "too many redirects"
         return self._admit(url, fp, origin, name, depth, hops, reason)
@@ -227,6 +230,10 @@ class Frontier:
         queued = 0
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
+        url_filter = self.url_filter
+        if url_filter is not None:  # only links not recorded lately go to the filters
+            links = [raw for raw in links if not (raw in current or raw in previous or raw in pending)]
+            url_filter.batch(links)
         for raw in links:
             if raw in current or raw in previous or raw in pending:
                 continue
@@ -245,6 +252,8 @@ class Frontier:
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
             reason = scope.filter_reason(url, name, depth)
+            if reason is None and url_filter is not None:
+                reason = url_filter.reason(url, name, depth, base)
             host = hosts.get(origin)
             if reason is not None or host is None or host.admitted >= max_pages:
                 queued += self._admit(url, fp, origin, name, depth, 0, reason) == "queued"

@@ -51,6 +51,7 @@ def status(server) -> dict:
         "counters": dict(crawl.stats),
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
+        "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
         "robots_cache": sum(1 for h in fr.hosts.values() if h.robots is not None),
         "finished": crawl.finished(),
@@ -79,6 +80,11 @@ class _Collector:
         for kind, n in st["errors_by_kind"].items():
             errors.add_metric([kind], n)
         yield errors
+        plugin_errors = CounterMetricFamily("wreck_plugin_errors", "Plugin hooks that failed, by plugin",
+                                            labels=["plugin"])
+        for name, n in st["plugins"]["errors"].items():
+            plugin_errors.add_metric([name], n)
+        yield plugin_errors
 
 
 DASHBOARD = """<!doctype html><html><head><meta charset="utf-8">

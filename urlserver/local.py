@@ -67,6 +67,12 @@ def crawl(
     retry_delay: float = typer.Option(None, "--retry-delay", help="Seconds before the first retry of a failed fetch."),
     max_retries: int = typer.Option(None, "--max-retries", help="Tries of a failing URL."),
     robots_retry: float = typer.Option(None, "--robots-retry", help="Seconds before retrying an unreachable robots.txt."),
+    plugin: list[str] = typer.Option(None, "--plugin", help="Enable plugin NAME or NAME=ARG (repeatable; urlserver --list-plugins)."),
+    url_filter_cmd: str = typer.Option(None, "--url-filter-cmd", help="Filter new URLs through CMD: URL lines in, kept lines out."),
+    url_filter_timeout: float = typer.Option(None, "--url-filter-timeout", help="Seconds a batch may take in CMD before it is disabled."),
+    stats_interval: float = typer.Option(None, "--stats-interval", help="Seconds between two calls of the plugins' stats hooks."),
+    no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not fingerprint pages nor mark duplicates."),
+    near_dup_distance: int = typer.Option(None, "--near-dup-distance", help="Simhash bits (0-3) within which a page is a near duplicate."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     if not urls and not seeds and not (data / "frontier").exists():
@@ -83,13 +89,17 @@ def crawl(
          "--scope": scope, "--user-agent": user_agent, "--dns": dns, "--hosts": hosts,
          "--timeout-update": timeout_update, "--timeout-req": timeout_req, "--max-doc-size": max_doc_size,
          "--retry-delay": retry_delay, "--max-retries": max_retries, "--robots-retry": robots_retry,
-         "--seeds": seeds},
-        {"--include": include, "--exclude": exclude, "--allow-net": allow_net},
+         "--seeds": seeds, "--url-filter-cmd": url_filter_cmd, "--url-filter-timeout": url_filter_timeout,
+         "--stats-interval": stats_interval},
+        {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin},
     )  # fmt: skip
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency))
+    store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup},
+                                 {"--plugin": plugin})
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args))
 
 
-def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int) -> int:
+def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
+        store_args: list[str] = ()) -> int:
     """Run a local crawl; the process exit code."""
     console = Console()
     logs = data / "logs"
@@ -106,7 +116,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        store = Child("storeserver", "storeserver.cli", ["--data", str(data), "--listen", "127.0.0.1:0"],
+        store = Child("storeserver", "storeserver.cli", ["--data", str(data), "--listen", "127.0.0.1:0", *store_args],
                       logs / "storeserver.log")  # fmt: skip
         children.append(store)
         store_addr = store.read_line("storeserver listening on ")

@@ -60,6 +60,11 @@ class Settings:
     dns_min_ttl: float = 60.0
     dns_max_ttl: float = 3600.0
     dns_negative_ttl: float = 300.0
+    # plugins (docs/plugins.md)
+    plugins: tuple[str, ...] = ()  # NAME or NAME=ARG of each enabled plugin
+    url_filter_cmd: str | None = None  # external filter: URL lines in, kept lines out
+    url_filter_timeout: float = 10.0  # a batch unanswered this long disables the command
+    stats_interval: float = 10.0  # between two calls of the stats hooks
     # server
     max_connections: int = 256
     handshake_timeout: float = 5.0

@@ -33,6 +33,7 @@ HTML_TYPE = "text/html; charset=utf-8"
 MOVED_PATH = "/moved.html"  # 301 to page 1, linked from '/'
 MISSING_PATH = "/missing.html"  # 404, linked from '/'
 BASE_DIR = "/articles/"  # the <base href> of page 1 points here
+COPY_PATHS = ("/copies/original.html", "/copies/exact.html", "/copies/near.html")  # SiteSpec.copies
 
 
 @dataclasses.dataclass(frozen=True)
@@ -115,6 +116,15 @@ class Site:
         """
         return compute_truth(self, seeds, user_agent_token=user_agent_token).ok_urls()
 
+    def copy_pairs(self) -> list[tuple[str, str, str]]:
+        """(original URL, copy URL, 'exact' or 'near') of every host's copies (SiteSpec.copies)."""
+        if not self.spec.copies:
+            return []
+        original, exact, near = COPY_PATHS
+        return [pair for h in self.hosts.values()
+                for pair in ((self.url(h.name, original), self.url(h.name, exact), "exact"),
+                             (self.url(h.name, original), self.url(h.name, near), "near"))]
+
     def requested_urls(self, seeds: list[str], user_agent_token: str = "wreck") -> set[str]:
         """Every non-robots URL a correct crawler requests: each is a stored document."""
         return set(compute_truth(self, seeds, user_agent_token=user_agent_token).fetched)
@@ -188,13 +198,30 @@ def _host_pages(spec: SiteSpec, port: int, index: int, paths: list[list[str]],
                 gone = f"http://{UNRESOLVABLE_NAME}:{port}/"
                 links.append(Link(gone, gone, "a host that does not exist"))
         rng.shuffle(links)
+        if k == 0 and spec.copies:
+            links += [Link(origin + path, origin + path, "a copy") for path in COPY_PATHS]
         title = f"{_words(rng, 3).title()} — {name}"
         text = tuple(_words(rng, rng.randint(*WORDS_PER_PARAGRAPH)).capitalize() + "."
                      for _ in range(rng.randint(*PARAGRAPHS_PER_PAGE)))
         pages[path] = Page(path, title=title, paragraphs=text, links=tuple(links), base_href=base)
     first = own[1] if len(own) > 1 else "/"
     pages[MOVED_PATH] = Page(MOVED_PATH, status=301, location=origin + first)
+    if spec.copies:
+        pages.update(_copies(random.Random(f"{spec.seed}:{index}:copies"), name))
     return pages
+
+
+def _copies(rng: random.Random, name: str) -> dict[str, Page]:
+    """An original page, an exact copy (the same bytes) and a near copy (one word changed)."""
+    original, exact, near = COPY_PATHS
+    title = f"{_words(rng, 3).title()} — {name} (copied)"
+    text = tuple(_words(rng, 100).capitalize() + "." for _ in range(12))
+    words = text[3].split()
+    words[40] = "changed" if words[40] != "changed" else "altered"
+    edited = (*text[:3], " ".join(words), *text[4:])
+    return {original: Page(original, title=title, paragraphs=text),
+            exact: Page(exact, title=title, paragraphs=text),
+            near: Page(near, title=title, paragraphs=edited)}
 
 
 class _Speller:

@@ -80,6 +80,10 @@ class SiteSpec:
     robots_variants: tuple[str, ...] | None = None
     """Override of the robots plan: variant names (see robots.VARIANTS), cycled over
     hosts.  None uses every variant in order."""
+    copies: bool = False
+    """Give every host three pages under /copies/ (linked from '/'): an original,
+    a byte-identical copy and a copy with one word changed, for the store's
+    duplicate marks (site.copy_pairs lists them)."""
     hostile: bool = True
     """Serve evil.wreck.test too."""
     hostile_spec: HostileSpec = HostileSpec()

@@ -1,0 +1,1 @@
+"""WRECK's extension points (see docs/plugins.md)."""
