@@ -27,7 +27,8 @@ log = logging.getLogger("urlserver")
 @app.command()
 def run(
     urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs")] = None,
-    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin")] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
+    feeds: Annotated[Optional[str], typer.Option("--feeds", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
     data: Annotated[str, typer.Option(help="Directory of the crawl's LMDB state")] = ...,
     store: Annotated[list[str], typer.Option(help="Store server HOST:PORT (repeatable)")] = ["127.0.0.1:7002"],
     listen: Annotated[str, typer.Option(help="Spider listener HOST:PORT")] = DEFAULT_LISTEN,
@@ -57,7 +58,14 @@ def run(
     robots_retry: Annotated[float, typer.Option(help="First robots.txt retry, seconds")] = 60.0,
     robots_ttl: Annotated[float, typer.Option(help="Seconds robots.txt rules are cached (RFC 9309: 24 h at most)")] = 86400.0,
     max_redirects: Annotated[int, typer.Option(help="Hops of a redirect chain")] = 5,
-    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
+    feed_min_interval: Annotated[float, typer.Option(help="Seconds to a feed's next fetch after it had a new story")] = 300.0,
+    feed_max_interval: Annotated[float, typer.Option(help="Longest wait between two fetches of a feed, seconds")] = 7 * 86400.0,
+    feed_backoff: Annotated[float, typer.Option(help="Wait multiplier after a feed fetch with nothing new")] = 2.0,
+    sitemaps: Annotated[bool, typer.Option("--sitemaps", help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list")] = False,
+    sitemap_max_urls: Annotated[int, typer.Option(help="URLs taken from one sitemap")] = limits.MAX_OUTLINKS,
+    sitemaps_per_host: Annotated[int, typer.Option(help="Sitemaps fetched per host")] = 50,
+    sitemap_depth: Annotated[int, typer.Option(help="Sitemap index nesting followed")] = 2,
+    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending (feeds' future fetches do not count)")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
 ) -> None:
@@ -82,6 +90,9 @@ def run(
         max_expiries=max_expiries, timeout_req=timeout_req, max_doc_size=max_doc_size,
         retry_delay=retry_delay, max_retries=max_retries, robots_retry=robots_retry,
         robots_ttl=robots_ttl, max_redirects=max_redirects, exit_when_done=exit_when_done,
+        feed_min_interval=feed_min_interval, feed_max_interval=feed_max_interval, feed_backoff=feed_backoff,
+        sitemaps=sitemaps, sitemap_max_urls=sitemap_max_urls, sitemaps_per_host=sitemaps_per_host,
+        sitemap_depth=sitemap_depth,
         sync=not no_sync,
     )  # fmt: skip
     problem = check(settings)
@@ -91,7 +102,7 @@ def run(
     try:
         import uvloop
 
-        uvloop.run(serve(settings, seeds_file, urls or []))
+        uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         pass
 
@@ -105,19 +116,28 @@ def check(s: Settings) -> str | None:
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
     for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
-                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
+                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout),
+                        ("--feed-min-interval", s.feed_min_interval), ("--sitemaps-per-host", s.sitemaps_per_host)):
         if value <= 0:
             return f"{flag} must be above 0"
+    if s.feed_max_interval < s.feed_min_interval:
+        return "--feed-max-interval must be at least --feed-min-interval"
+    if s.feed_backoff < 1:
+        return "--feed-backoff must be at least 1 (a feed is never polled faster for finding nothing)"
+    if not 0 < s.sitemap_max_urls <= limits.MAX_OUTLINKS:
+        return f"--sitemap-max-urls must be 1 to {limits.MAX_OUTLINKS} (what one DONE carries)"
+    if s.sitemap_depth < 0:
+        return "--sitemap-depth must be 0 or more"
     return None
 
 
-async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:
+async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> None:
     from .crawl import Crawl
     from .http import HttpStatus
     from .server import UrlServer
 
     crawl = Crawl(settings)
-    seeds.load(crawl, seeds_file, urls, log)
+    seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
     status = HttpStatus(server)
     stop = asyncio.Event()
