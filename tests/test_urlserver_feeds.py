@@ -188,3 +188,29 @@ def test_sitemaps_are_not_fetched_unless_asked(tmp_path):
     assert a.url == "http://s.test/" and a.extra == {}
     c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
     assert c.take("s", 0.0) is None and c.finished()
+
+
+def test_a_feed_that_was_not_modified_counts_as_redundant(tmp_path):
+    c = _crawl(tmp_path)
+    c.add_feed(FEED)
+    a = _take(c, 0.0)
+    c.done("s", Done(a.trans_id, Status.FETCHED, 304, Specific.NOT_MODIFIED, 1), 0.0)
+    assert saved_feeds_of(c).redundant == 1 and c.frontier.next_delayed() == 10.0
+
+
+def test_a_moved_sitemap_is_still_a_sitemap(tmp_path):
+    c = _crawl(tmp_path, sitemaps=True)
+    c.add_seed("http://s.test/")
+    _robots(c, 0.0, b"User-agent: *\nAllow: /\n")
+    while (a := c.take("s", 0.0)) is not None:
+        if a.url == "http://s.test/sitemap.xml":
+            c.done("s", Done(a.trans_id, Status.REDIRECTION, 301, Specific.REDIRECT, 1,
+                             new_url="http://s.test/sitemap_index.xml"), 0.0)
+            continue
+        if a.url == "http://s.test/sitemap_index.xml":
+            assert a.extra == {"kind": "sitemap"}
+            c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1, outlinks=("http://s.test/p",),
+                             extra={"sitemap": "urlset", "listed": "1"}), 0.0)
+            continue
+        c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
+    assert c.frontier.lookup("http://s.test/p")["state"] == "FETCHED"

@@ -339,7 +339,9 @@ class Crawl:
             self._error_kind(event.specific.name)
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
         fr.save(fp, rec, old)
-        if step.follow:
+        if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
+            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
+        elif step.follow:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
             target = normal(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed

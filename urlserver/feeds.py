@@ -33,7 +33,7 @@ from typing import NamedTuple
 import lmdb
 import msgspec
 
-from protocol import Done
+from protocol import Done, Specific
 
 from . import db as d
 
@@ -106,7 +106,10 @@ class Feeds:
         """A FETCHED DONE of a feed: record it, find new stories, schedule the next fetch."""
         state.fetches += 1
         checksum = done.extra.get("feedsum", "")
-        if "feed" not in done.extra or not _HEX16.fullmatch(checksum):
+        if done.specific is Specific.NOT_MODIFIED:  # a conditional GET's 304: unchanged
+            state.redundant += 1
+            found, discover, what = False, (), "redundant"
+        elif "feed" not in done.extra or not _HEX16.fullmatch(checksum):
             # Not (or no longer) a feed body: follow what it links like a page, and keep polling.
             found, discover, what = False, done.outlinks, "not a feed"
         elif checksum == state.checksum:

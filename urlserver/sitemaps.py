@@ -45,6 +45,10 @@ class Sitemaps:
     def is_sitemap(self, txn, fp: bytes) -> bool:
         return self.enabled and txn.get(fp, db=self.db.sitemaps) is not None
 
+    def level(self, fp: bytes) -> int:
+        """The index nesting level of sitemap `fp` (admitted before)."""
+        return self.frontier.txn.get(fp, db=self.db.sitemaps)[0]
+
     def from_robots(self, origin: str, listed: list[str]) -> int:
         """Admit the sitemaps robots.txt of `origin` names, and its /sitemap.xml."""
         if not self.enabled:
@@ -75,7 +79,7 @@ class Sitemaps:
         kind = done.extra.get("sitemap")
         links = done.outlinks
         if kind == "index":
-            level = self.frontier.txn.get(fp, db=self.db.sitemaps)[0] + 1
+            level = self.level(fp) + 1
             count = sum(self.admit(link, level=level) for link in links)
         elif kind == "urlset":
             count = self.frontier.discover_links(links[: self.max_urls], depth=depth + 1, base=url)
