@@ -15,8 +15,6 @@ import io
 import zlib
 from typing import NamedTuple
 
-from lxml import etree
-
 from protocol import limits
 from protocol.urlnorm import normalize
 
@@ -52,6 +50,8 @@ def inflate(body: bytes, limit: int = MAX_SITEMAP_BYTES) -> bytes:
 def parse(body: bytes, url: str, *, max_bytes: int = MAX_SITEMAP_BYTES,
           max_urls: int = MAX_SITEMAP_URLS) -> Sitemap:
     """The URLs a sitemap or sitemap index lists; SitemapError if it is neither."""
+    from lxml import etree  # on first use: most crawls parse no sitemap
+
     data = inflate(body, max_bytes)
     if len(data) > max_bytes:
         raise SitemapError(f"larger than {max_bytes} bytes")

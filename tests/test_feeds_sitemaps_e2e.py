@@ -108,6 +108,7 @@ def test_a_crawl_runs_until_interrupted(crawl):
     code, output, _, states, _ = crawl
     assert code == 130, output  # interrupted, not finished: feeds were still scheduled
     assert "refetched until Ctrl-C" in output
+    assert "feeds: 3, fetched" in output  # the summary
     assert sorted(s.url.rpartition("/")[2] for s in states) == ["feed.atom", "feed.json", "feed.rss"]
     assert {s.kind for s in states} == {"rss", "atom", "json"} and all(s.marked for s in states)
 
