@@ -25,9 +25,9 @@ from .db import UrlState
 from .dns import Resolution
 from .feeds import Feeds
 from .frontier import Frontier
+from .normal import normal
 from .politeness import Host, Politeness
 from .scheduler import after_done
-from .normal import normal
 from .scope import Scope, split_host
 from .settings import Settings
 from .sitemaps import Sitemaps
