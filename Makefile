@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,11 @@ bench-dedup: $(STAMP)
 
 bench-frontier: $(STAMP)
 	$(BIN)/python -m bench.frontier_bench
+
+# Feed parsers on a realistic news feed: fastfeedparser (used) vs feedparser.
+bench-feeds: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.feed_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

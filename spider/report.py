@@ -10,7 +10,7 @@ from typing import NamedTuple
 
 from protocol import Record, http_enum, limits
 
-from . import links, outcome
+from . import feeds, links, outcome, sitemaps
 from .fetch import FetchResult
 
 
@@ -18,6 +18,7 @@ class Report(NamedTuple):
     outcome: outcome.Outcome
     outlinks: tuple[str, ...]
     record: Record
+    extra: dict[str, str] = {}  # DONE extension fields: feed=, sitemap=, ... (docs/protocol.txt 5.5)
 
 
 def header_value(head: bytes, name: bytes) -> str | None:
@@ -29,13 +30,31 @@ def header_value(head: bytes, name: bytes) -> str | None:
     return None
 
 
-def report(result: FetchResult, doc_id: int) -> Report:
-    """Outcome, outlinks and store record of one transfer."""
+def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
+    """Outcome, outlinks and store record of one transfer.
+
+    `kind` is the assignment's kind= ("feed", "sitemap" or None): a sitemap
+    is parsed as one; a feed, or any non-HTML response whose body is one, is
+    parsed as a feed (spider/feeds.py).
+    """
     code = result.http_code
     page_links = links.NO_LINKS
     body = result.body
+    extra: dict[str, str] = {}
+    why = ""
     if 200 <= code < 300 and result.aborted is None and result.curl_code == 0 and body:
-        if links.is_html(result.content_type, body):
+        if kind == "sitemap":
+            try:
+                found = sitemaps.parse(body, result.url)
+                page_links = links.PageLinks(found.urls, None)
+                extra = sitemaps.done_fields(found)
+            except sitemaps.SitemapError as exc:
+                why = f"not a sitemap: {exc}"
+        elif (feed_kind := feeds.sniff(None if kind == "feed" else result.content_type, body)) and (
+                feed := feeds.parse(body, result.url, feed_kind)) is not None:
+            page_links = links.PageLinks(feed.links, None)
+            extra = feeds.done_fields(feed)
+        elif links.is_html(result.content_type, body):
             page_links = links.extract(body, result.url)
     plain_success = 200 <= code < 300 or code == 304
     got = outcome.of_transfer(
@@ -45,6 +64,8 @@ def report(result: FetchResult, doc_id: int) -> Report:
         retry_after=None if plain_success else header_value(result.head, b"retry-after"),
         refresh=page_links.refresh,
     )  # fmt: skip
+    if why and not got.reason:
+        got = got._replace(reason=why)
     document = result.head + body if result.head or body else b""
     if len(document) > limits.MAX_DOC_LEN:
         document = document[: limits.MAX_DOC_LEN]
@@ -52,4 +73,6 @@ def report(result: FetchResult, doc_id: int) -> Report:
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document,
     )  # fmt: skip
-    return Report(got, page_links.outlinks if got.success else (), record)
+    if not got.success:
+        return Report(got, (), record)
+    return Report(got, page_links.outlinks, record, extra)

@@ -124,7 +124,7 @@ class UrlSession:
             return
         a = txn.assignment
         try:
-            rep = report(result, a.doc_id)
+            rep = report(result, a.doc_id, a.extra.get("kind"))
         except Exception:  # a bug must cost one URL, not the worker
             LOG.exception("analysing %s failed", a.url)
             self._send_done(a.trans_id, Done(a.trans_id, Status.FETCH_ERROR, 0, Specific.INTERNAL, result.ms,
@@ -133,7 +133,7 @@ class UrlSession:
         o = rep.outcome
         done = Done(a.trans_id, o.status, o.http_code, o.specific, rep.record.ms, rep.outlinks,
                     o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN],
-                    body=_wanted_body(a, result.body))  # fmt: skip
+                    extra=rep.extra, body=_wanted_body(a, result.body))  # fmt: skip
         store = self.stores[a.doc_id % len(self.stores)]
         try:
             store.submit(rep.record, lambda ack: self._acked(a.trans_id, done, ack))

@@ -8,6 +8,7 @@ import dataclasses
 import gzip
 import html.parser
 import http.client
+import json
 import socket
 import urllib.parse
 import zlib
@@ -429,6 +430,25 @@ def test_feeds_grow_and_answer_conditional_gets(web, clock):
     assert evil(web, f"/story/{newest}")[0] == 200 and evil(web, f"/story/{newest + 1}")[0] == 404
     atom = evil(web, "/feed.atom")[2]
     assert atom.count(b"<entry>") == newest + 1
+
+
+def test_the_json_feed_grows_with_the_others(web):
+    items = json.loads(evil(web, "/feed.json")[2])["items"]
+    rss = evil(web, "/feed.rss")[2]
+    assert items and all(f"<link>{item['url']}</link>".encode() in rss for item in items)
+
+
+def test_sitemaps_list_pages_linked_from_nowhere(web):
+    spec = SPEC.hostile_spec
+    assert b"Sitemap: " in evil(web, "/robots.txt")[2]
+    index = evil(web, "/sitemap.xml")[2]
+    assert b"<sitemapindex" in index and b"/sitemap-pages.xml.gz</loc>" in index
+    urlset = gzip.decompress(evil(web, "/sitemap-pages.xml.gz")[2])
+    assert urlset.count(b"<loc>") == spec.sitemap_hidden_pages
+    assert evil(web, f"/hidden/{spec.sitemap_hidden_pages - 1}")[0] == 200
+    assert evil(web, f"/hidden/{spec.sitemap_hidden_pages}")[0] == 404
+    assert evil(web, "/sitemap-bulk.xml")[2].count(b"<loc>") == spec.sitemap_bulk_urls
+    assert b"sitemap" not in evil(web, "/")[2] and b"hidden" not in evil(web, "/")[2]
 
 
 def test_spider_traps_never_end(web):

@@ -14,8 +14,8 @@ def captured(monkeypatch):
     """Run the command without serving: the Settings it built, or None."""
     seen = {}
 
-    async def fake_serve(settings, seeds_file, urls):
-        seen["settings"] = settings
+    async def fake_serve(settings, seeds_file, urls, feeds=None):
+        seen["settings"], seen["feeds"] = settings, feeds
 
     monkeypatch.setattr(cli, "serve", fake_serve)
     return seen
@@ -34,6 +34,17 @@ def test_flags_reach_the_settings(tmp_path, captured):
         2, 1000, 0.5, 7, 600.0, 3)
 
 
+def test_feed_and_sitemap_flags_reach_the_settings(tmp_path, captured):
+    result = _run(tmp_path, "--feeds", "feeds.txt", "--feed-min-interval", "1", "--feed-max-interval", "8",
+                  "--feed-backoff", "3", "--sitemaps", "--sitemap-max-urls", "20", "--sitemaps-per-host", "2",
+                  "--sitemap-depth", "1")
+    assert result.exit_code == 0, result.output
+    s = captured["settings"]
+    assert captured["feeds"] == "feeds.txt"
+    assert (s.feed_min_interval, s.feed_max_interval, s.feed_backoff, s.sitemaps, s.sitemap_max_urls,
+            s.sitemaps_per_host, s.sitemap_depth) == (1.0, 8.0, 3.0, True, 20, 2, 1)
+
+
 def test_defaults_are_the_settings_defaults(tmp_path, captured):
     from urlserver.settings import Settings
 
@@ -41,7 +52,8 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     s, d = captured["settings"], Settings(data="x")
     for name in ("host_concurrency", "max_url_len", "dns_timeout", "max_expiries", "robots_ttl", "delay",
                  "ip_delay", "ip_concurrency", "max_pages", "max_depth", "timeout_update", "retry_delay",
-                 "max_retries", "robots_retry", "max_redirects"):
+                 "max_retries", "robots_retry", "max_redirects", "feed_min_interval", "feed_max_interval",
+                 "feed_backoff", "sitemaps", "sitemap_max_urls", "sitemaps_per_host", "sitemap_depth"):
         assert getattr(s, name) == getattr(d, name), name
 
 
@@ -51,6 +63,9 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     (["--host-concurrency", "0"], "--host-concurrency"),
     (["--dns-timeout", "0"], "--dns-timeout"),
     (["--scope", "planet"], "--scope"),
+    (["--feed-min-interval", "10", "--feed-max-interval", "5"], "--feed-max-interval"),
+    (["--feed-backoff", "0.5"], "--feed-backoff"),
+    (["--sitemap-max-urls", "50000"], "--sitemap-max-urls"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)

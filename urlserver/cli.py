@@ -28,7 +28,8 @@ log = logging.getLogger("urlserver")
 @app.command()
 def run(
     urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs")] = None,
-    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin")] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
+    feeds: Annotated[Optional[str], typer.Option("--feeds", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
     data: Annotated[str, typer.Option(help="Directory of the crawl's LMDB state")] = ...,
     store: Annotated[list[str], typer.Option(help="Store server HOST:PORT (repeatable)")] = ["127.0.0.1:7002"],
     listen: Annotated[str, typer.Option(help="Spider listener HOST:PORT")] = DEFAULT_LISTEN,
@@ -64,7 +65,14 @@ def run(
     stats_interval: Annotated[float, typer.Option(help="Seconds between two calls of the plugins' stats hooks")] = 10.0,
     list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
                                                help="List installed plugins and exit")] = False,
-    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
+    feed_min_interval: Annotated[float, typer.Option(help="Seconds to a feed's next fetch after it had a new story")] = 300.0,
+    feed_max_interval: Annotated[float, typer.Option(help="Longest wait between two fetches of a feed, seconds")] = 7 * 86400.0,
+    feed_backoff: Annotated[float, typer.Option(help="Wait multiplier after a feed fetch with nothing new")] = 2.0,
+    sitemaps: Annotated[bool, typer.Option("--sitemaps", help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list")] = False,
+    sitemap_max_urls: Annotated[int, typer.Option(help="URLs taken from one sitemap")] = limits.MAX_OUTLINKS,
+    sitemaps_per_host: Annotated[int, typer.Option(help="Sitemaps fetched per host")] = 50,
+    sitemap_depth: Annotated[int, typer.Option(help="Sitemap index nesting followed")] = 2,
+    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending (feeds' future fetches do not count)")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
 ) -> None:
@@ -89,8 +97,12 @@ def run(
         max_expiries=max_expiries, timeout_req=timeout_req, max_doc_size=max_doc_size,
         retry_delay=retry_delay, max_retries=max_retries, robots_retry=robots_retry,
         robots_ttl=robots_ttl, max_redirects=max_redirects, exit_when_done=exit_when_done,
-        sync=not no_sync, plugins=tuple(plugin or ()), url_filter_cmd=url_filter_cmd,
+        plugins=tuple(plugin or ()), url_filter_cmd=url_filter_cmd,
         url_filter_timeout=url_filter_timeout, stats_interval=stats_interval,
+        feed_min_interval=feed_min_interval, feed_max_interval=feed_max_interval, feed_backoff=feed_backoff,
+        sitemaps=sitemaps, sitemap_max_urls=sitemap_max_urls, sitemaps_per_host=sitemaps_per_host,
+        sitemap_depth=sitemap_depth,
+        sync=not no_sync,
     )  # fmt: skip
     problem = check(settings)
     if problem:
@@ -99,7 +111,7 @@ def run(
     try:
         import uvloop
 
-        uvloop.run(serve(settings, seeds_file, urls or []))
+        uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         pass
 
@@ -114,13 +126,22 @@ def check(s: Settings) -> str | None:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
     for flag, value in (("--url-filter-timeout", s.url_filter_timeout), ("--stats-interval", s.stats_interval),
                         ("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
-                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
+                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout),
+                        ("--feed-min-interval", s.feed_min_interval), ("--sitemaps-per-host", s.sitemaps_per_host)):
         if value <= 0:
             return f"{flag} must be above 0"
+    if s.feed_max_interval < s.feed_min_interval:
+        return "--feed-max-interval must be at least --feed-min-interval"
+    if s.feed_backoff < 1:
+        return "--feed-backoff must be at least 1 (a feed is never polled faster for finding nothing)"
+    if not 0 < s.sitemap_max_urls <= limits.MAX_OUTLINKS:
+        return f"--sitemap-max-urls must be 1 to {limits.MAX_OUTLINKS} (what one DONE carries)"
+    if s.sitemap_depth < 0:
+        return "--sitemap-depth must be 0 or more"
     return None
 
 
-async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:
+async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> None:
     from .crawl import Crawl
     from .http import HttpStatus
     from .http import status as status_of
@@ -131,7 +152,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> 
     except PluginError as exc:
         print(f"urlserver: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
-    seeds.load(crawl, seeds_file, urls, log)
+    seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
     status = HttpStatus(server)
     stop = asyncio.Event()

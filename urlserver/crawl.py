@@ -4,7 +4,9 @@
 # (an unknown name is handed to the server to resolve), then robots.txt (a
 # special transaction that asks for the body), then the head of its queue,
 # skipping what robots.txt disallows. done()/working()/expire()/spider_gone()
-# close or extend transactions and schedule what follows (scheduler.py).
+# close or extend transactions and schedule what follows (scheduler.py);
+# feeds (feeds.py) and sitemaps (sitemaps.py) hook into the handout (kind=)
+# and the DONE of their URLs.
 # Every change is in the frontier's write transaction: commit() before the
 # assignments it made are written to a socket.
 """Crawl: the urlserver's engine, without I/O."""
@@ -22,11 +24,14 @@ from . import db as d
 from . import robots as r
 from .db import UrlState
 from .dns import Resolution
+from .feeds import Feeds
 from .frontier import Frontier
+from .normal import normal
 from .politeness import Host, Politeness
 from .scheduler import after_done
 from .scope import Scope, split_host
 from .settings import Settings
+from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 from .urlfilter import ExternalFilter, UrlFilter
 
@@ -54,11 +59,17 @@ class Crawl:
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
         self.claims = ClaimTable()
+        self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
+                           backoff=s.feed_backoff)
+        self.sitemaps = Sitemaps(self.frontier, enabled=s.sitemaps, max_urls=s.sitemap_max_urls,
+                                 per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
         self.dns_wanted: set[Host] = set()  # hosts whose name the server should resolve
         self.dns_running: set[Host] = set()  # ... and is resolving now
         self._dns_failures: dict[Host, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
-                                      "expired": 0, "discovered": 0, "ignored_done": 0}
+                                      "expired": 0, "discovered": 0, "ignored_done": 0,
+                                      "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
+                                      "sitemaps_fetched": 0}
         self.errors_by_kind: dict[str, int] = {}
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
@@ -101,6 +112,21 @@ class Crawl:
     def add_seed(self, url: str) -> str:
         """'queued', 'known' or 'bad' (see Frontier.discover)."""
         return self.frontier.discover(url, depth=0, seed=True)
+
+    def add_feed(self, raw_url: str) -> str:
+        """A seed the operator marked as a feed: 'queued', 'known' or 'bad'."""
+        result = self.frontier.discover(raw_url, depth=0, seed=True)
+        url = normal(raw_url)
+        if url is None or result not in ("queued", "known"):
+            return result
+        fr, fp = self.frontier, d.fingerprint(url)
+        self.feeds.add(fr.txn, fp, url, split_host(url)[1], marked=True)
+        rec = fr.record(fp)
+        if rec.state == UrlState.FETCHED:  # fetched before as a page: poll it from now on
+            rec.state, rec.reason, rec.doc_id = UrlState.PENDING, "marked as a feed", 0
+            fr.save(fp, rec, UrlState.FETCHED)
+            fr.push(fr.host_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
+        return result
 
     def _on_new_work(self, host: Host) -> None:
         self._wake(host, self._now)
@@ -242,6 +268,10 @@ class Crawl:
                               now + self.settings.timeout_update, now, entry=entry))
         self.politeness.started(host, now)
         self.stats["handouts"] += 1
+        if self.feeds.is_feed(fr.txn, fp):
+            return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "feed"})
+        if self.sitemaps.is_sitemap(fr.txn, fp):
+            return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "sitemap"})
         return Assignment(trans_id, doc_id, host.ip, host.name, url)
 
     def _robots_doc_id(self, url: str) -> int:
@@ -306,6 +336,12 @@ class Crawl:
         old = rec.state
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
+        feed = self.feeds.state(fr.txn, fp)
+        if feed is None and "feed" in event.extra and step.state == UrlState.FETCHED:
+            feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
+        if feed is not None and step.state == UrlState.FETCHED:
+            self._feed_done(claim, event, rec, old, feed, now)
+            return
         rec.state, rec.reason = step.state, step.reason
         if step.state == UrlState.FETCH_ERROR:
             rec.doc_id = 0  # the retry is a new document
@@ -315,10 +351,33 @@ class Crawl:
             self._error_kind(event.specific.name)
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
         fr.save(fp, rec, old)
-        if step.follow:
+        if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
+            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
+        elif step.follow:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
+            target = normal(step.follow, claim.url)
+            if feed is not None and target is not None:  # a moved feed is still a feed
+                self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
+        if step.state == UrlState.FETCHED and self.sitemaps.is_sitemap(fr.txn, fp):
+            self.stats["sitemaps_fetched"] += 1
+            self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec.depth)
+            return
         fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
+
+    def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, old: int, feed, now: float) -> None:
+        """A feed was fetched: new stories are discovered, the feed goes back to
+        PENDING until its next fetch (feeds.py decides when)."""
+        fr, fp = self.frontier, claim.entry[:8]
+        got = self.feeds.fetched(fr.txn, fp, feed, event, now)
+        rec.state, rec.reason, rec.tries, rec.doc_id = UrlState.PENDING, got.reason, 0, 0
+        fr.save(fp, rec, old)
+        fr.delay(claim.host, claim.entry, got.due)
+        self.stats["feed_fetches"] += 1
+        self.stats["feed_redundant"] += got.redundant
+        self.stats["feed_stories"] += got.stories
+        fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
+        self.stats["discovered"] += len(got.discover)
 
     def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
         fr, s = self.frontier, self.settings
@@ -339,6 +398,8 @@ class Crawl:
         target.robots_tries = tries
         target.robots_pending = False
         target.delay = max(s.delay, rules.crawl_delay())
+        if result.kind != r.UNREACHABLE:
+            self.sitemaps.from_robots(origin, rules.sitemaps())
         log.info("event=robots origin=%s outcome=%s why=%r delay=%.3g", origin, rec.kind, rec.why, target.delay)
         if target.waiting == "robots":
             target.waiting = ""
@@ -420,8 +481,10 @@ class Crawl:
         return min(times) if times else None
 
     def finished(self) -> bool:
-        """Nothing pending, delayed, resolving or in flight."""
+        """Nothing pending, delayed, resolving or in flight, but feeds' future
+        fetches: those wait in LMDB for a continuous crawl (or the next start)."""
         fr = self.frontier
-        return (not self.claims and not fr.queued_total and not fr.delayed_total
+        return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.hosts.values()))
+                and not any(h.robots_jobs for h in fr.hosts.values())
+                and (not fr.delayed_total or self.feeds.only_feeds_delayed(fr.txn)))

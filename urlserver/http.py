@@ -54,6 +54,7 @@ def status(server) -> dict:
         "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
         "robots_cache": sum(1 for h in fr.hosts.values() if h.robots is not None),
+        "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
     }
 

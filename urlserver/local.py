@@ -3,6 +3,10 @@
 # processes on loopback ports the OS picks, shows progress from the
 # urlserver's /status, and when the urlserver reports the crawl done (it runs
 # with --exit-when-done) stops the spider and the store and prints a summary.
+# A crawl with feeds (--feeds, or 'feed:' seeds) is continuous: the urlserver
+# runs without --exit-when-done, refetching feeds until Ctrl-C, unless
+# wreck-crawl is given --exit-when-done (one round; the next run refetches
+# the feeds that are due).
 # Ctrl-C or SIGTERM stops the children in a safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed);
 # running the command again with the same --data resumes.
@@ -22,6 +26,7 @@ from rich.console import Console
 from .children import Child, ChildFailed
 from .db import saved_counts
 from .progress import Progress, store_counters, summary
+from .seeds import has_feeds
 
 TICK_S = 1.0  # progress refresh and child check
 EXIT_INTERRUPTED = 130
@@ -73,10 +78,19 @@ def crawl(
     stats_interval: float = typer.Option(None, "--stats-interval", help="Seconds between two calls of the plugins' stats hooks."),
     no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not fingerprint pages nor mark duplicates."),
     near_dup_distance: int = typer.Option(None, "--near-dup-distance", help="Simhash bits (0-3) within which a page is a near duplicate."),
+    feeds: str = typer.Option(None, "--feeds", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
+    feed_min_interval: float = typer.Option(None, "--feed-min-interval", help="Seconds to a feed's next fetch after a new story (default 300)."),
+    feed_max_interval: float = typer.Option(None, "--feed-max-interval", help="Longest wait between fetches of a feed (default a week)."),
+    feed_backoff: float = typer.Option(None, "--feed-backoff", help="Wait multiplier after a feed fetch with nothing new (default 2)."),
+    sitemaps: bool = typer.Option(False, "--sitemaps", help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list."),
+    sitemap_max_urls: int = typer.Option(None, "--sitemap-max-urls", help="URLs taken from one sitemap (default 10,000)."),
+    sitemaps_per_host: int = typer.Option(None, "--sitemaps-per-host", help="Sitemaps fetched per host (default 50)."),
+    sitemap_depth: int = typer.Option(None, "--sitemap-depth", help="Sitemap index nesting followed (default 2)."),
+    exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds: stop after one round instead of refetching them."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    if not urls and not seeds and not (data / "frontier").exists():
-        typer.echo("wreck-crawl: give seed URLs or --seeds FILE (or --data of a crawl to resume)", err=True)
+    if not urls and not seeds and not feeds and not (data / "frontier").exists():
+        typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         data.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -90,16 +104,20 @@ def crawl(
          "--timeout-update": timeout_update, "--timeout-req": timeout_req, "--max-doc-size": max_doc_size,
          "--retry-delay": retry_delay, "--max-retries": max_retries, "--robots-retry": robots_retry,
          "--seeds": seeds, "--url-filter-cmd": url_filter_cmd, "--url-filter-timeout": url_filter_timeout,
-         "--stats-interval": stats_interval},
+         "--stats-interval": stats_interval, "--feeds": feeds, "--feed-min-interval": feed_min_interval,
+         "--feed-max-interval": feed_max_interval, "--feed-backoff": feed_backoff, "--sitemaps": sitemaps,
+         "--sitemap-max-urls": sitemap_max_urls, "--sitemaps-per-host": sitemaps_per_host,
+         "--sitemap-depth": sitemap_depth},
         {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin},
     )  # fmt: skip
     store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup},
                                  {"--plugin": plugin})
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args))
+    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []))
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = ()) -> int:
+        store_args: list[str] = (), *, continuous: bool = False) -> int:
     """Run a local crawl; the process exit code."""
     console = Console()
     logs = data / "logs"
@@ -123,7 +141,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store.drain()
         url = Child("urlserver", "urlserver.cli", [
             *urls, *urlserver_args, "--data", str(data / "frontier"), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--exit-when-done",
+            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
         ], logs / "urlserver.log")  # fmt: skip
         children.append(url)
         url_addr = url.read_line("urlserver listening on ")
@@ -134,6 +152,9 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
+        if continuous:
+            console.print("WRECK: feeds are refetched until Ctrl-C (--exit-when-done: one round).",
+                          highlight=False)
         progress = Progress(status_url, data, console)
         while stopping["signal"] is None:
             progress.update()

@@ -116,9 +116,14 @@ def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished
     ratio = f"{raw / stored:.1f}x" if stored else "-"
     by_state = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v) or "nothing yet"
     head = "Crawl finished" if finished else "Crawl stopped (run the same command again to resume)"
+    counters = last_status.get("counters", {})
+    feeds = [f"  feeds: {last_status['feeds']}, fetched {counters.get('feed_fetches', 0)} times this run "
+             f"({counters.get('feed_redundant', 0)} redundant), {counters.get('feed_stories', 0)} new stories"
+             ] if last_status.get("feeds") else []
     return "\n".join([
         f"{head} in {elapsed:.1f} s.",
         f"  URLs: {by_state}",
+        *feeds,
         f"  stored: {store.get('docs', 0)} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})",
         f"  data: {data}  (logs in {data / 'logs'})",
         "  read it:",

@@ -89,6 +89,10 @@ class RobotsRules:
             return True
         return self._parser.can_fetch(url, self._token)
 
+    def sitemaps(self) -> list[str]:
+        """The Sitemap: URLs of the robots.txt (any group), as written."""
+        return list(self._parser.sitemaps) if self._parser is not None else []
+
     def crawl_delay(self) -> float:
         if self._parser is None:
             return 0.0

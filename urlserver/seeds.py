@@ -1,6 +1,8 @@
 # Seeds from a file, standard input ('-') or the command line. One URL per
 # line; blank lines and '#' comments are skipped; a line that does not
 # normalise to an http(s) URL is reported with its line number and skipped.
+# A seed written 'feed:URL', and every line of a --feeds file, is a feed
+# (feeds.py): fetched again and again, its new items fetched once.
 # Adding seeds is idempotent (the seen-set), so a resumed crawl may be given
 # the same seeds again.
 """Reading seed URLs."""
@@ -32,15 +34,28 @@ def read_lines(source: str | None, args: Iterable[str]) -> Iterator[tuple[str, i
         yield "<args>", number, text.strip()
 
 
-def load(crawl, source: str | None, args: Iterable[str], log) -> dict[str, int]:
-    """Add every seed to `crawl`; returns counts by outcome."""
+FEED_PREFIX = "feed:"
+
+
+def has_feeds(source: str | None, args: Iterable[str]) -> bool:
+    """Whether any seed is marked 'feed:' (wreck-crawl then runs continuously)."""
+    return any(text.startswith(FEED_PREFIX) for _, _, text in read_lines(source, args))
+
+
+def load(crawl, source: str | None, args: Iterable[str], log, *, feeds: str | None = None) -> dict[str, int]:
+    """Add every seed (and every feed of the `feeds` file) to `crawl`; counts by outcome."""
     counts = {"queued": 0, "known": 0, "bad": 0, "filtered": 0}
-    for where, number, text in read_lines(source, args):
+    lines = [(False, line) for line in read_lines(source, args)]
+    if feeds is not None:
+        lines += [(True, line) for line in read_lines(feeds, ())]
+    for is_feed, (where, number, text) in lines:
+        if text.startswith(FEED_PREFIX):
+            is_feed, text = True, text[len(FEED_PREFIX):].strip()
         if normalize(text) is None:
             log.warning("event=bad_seed source=%s line=%d text=%r", where, number, text[:200])
             counts["bad"] += 1
             continue
-        counts[crawl.add_seed(text)] += 1
+        counts[crawl.add_feed(text) if is_feed else crawl.add_seed(text)] += 1
     crawl.commit()
     log.info("event=seeds_loaded queued=%d known=%d bad=%d", counts["queued"], counts["known"], counts["bad"])
     return counts

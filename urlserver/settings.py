@@ -51,6 +51,14 @@ class Settings:
     max_expiries: int = 3  # claims of one URL that may expire before it ends as ERROR
     retry_delay: float = 3600.0  # first retry after FETCH_ERROR, doubling (seeds/000)
     max_retries: int = 5  # tries of a URL that keeps failing transiently
+    # feeds (seeds/000) and sitemaps
+    feed_min_interval: float = 300.0  # next fetch after a fetch that found a new story
+    feed_max_interval: float = 7 * 24 * 3600.0  # a feed is fetched at least weekly
+    feed_backoff: float = 2.0  # interval multiplier after a fetch that found nothing new
+    sitemaps: bool = False  # admit robots.txt Sitemap: lines and /sitemap.xml
+    sitemap_max_urls: int = limits.MAX_OUTLINKS  # URLs taken from one sitemap (one DONE's outlinks)
+    sitemaps_per_host: int = 50  # sitemaps admitted per host
+    sitemap_depth: int = 2  # sitemap index nesting followed
     # DNS
     dns: str | None = None  # IP:PORT of the nameserver; None: system resolver
     hosts_file: str | None = None

@@ -1,8 +1,8 @@
-# Growing RSS and Atom feeds of the hostile host, and their story pages.
+# Growing RSS, Atom and JSON feeds of the hostile host, and their story pages.
 #
 # The feeds hold HostileSpec.feed_initial_items stories at start and gain one
 # every feed_item_interval seconds (measured on an injected monotonic clock, so
-# tests can drive it).  Both feeds list the newest feed_max_items stories; story
+# tests can drive it).  All three feeds list the newest feed_max_items stories; story
 # k lives at /story/k and exists only once published.  Feeds carry an ETag and
 # Last-Modified that change exactly when a story is added, so conditional GET
 # answers 304 while nothing is new.
@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import email.utils
+import json
 import time
 from collections.abc import Callable
 from xml.sax.saxutils import escape
@@ -19,7 +20,7 @@ from .wire import Conn, Request, is_not_modified, send_response
 
 
 class Feeds:
-    """State and handlers of /feed.rss, /feed.atom and /story/<k>."""
+    """State and handlers of /feed.rss, /feed.atom, /feed.json and /story/<k>."""
 
     def __init__(self, spec: HostileSpec, origin: str, *,
                  clock: Callable[[], float] = time.monotonic,
@@ -46,6 +47,9 @@ class Feeds:
 
     async def atom(self, req: Request, conn: Conn) -> bool:
         return await self._feed(req, conn, "application/atom+xml", self._atom_body)
+
+    async def json(self, req: Request, conn: Conn) -> bool:
+        return await self._feed(req, conn, "application/feed+json", self._json_body)
 
     async def story(self, req: Request, conn: Conn, k: int) -> bool:
         if k >= self.count():
@@ -77,6 +81,15 @@ class Feeds:
         return ('<?xml version="1.0" encoding="utf-8"?>\n<rss version="2.0"><channel>'
                 f"<title>Evil news</title><link>{escape(self.origin)}/</link>"
                 f"<description>A feed that grows</description>{items}</channel></rss>\n")
+
+    def _json_body(self, n: int) -> str:
+        items = [{"id": self.story_url(k), "url": self.story_url(k), "title": f"Story {k}",
+                  "content_text": f"Breaking news number {k}.",
+                  "date_published": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(self.published(k)))}
+                 for k in self._newest(n)]
+        return json.dumps({"version": "https://jsonfeed.org/version/1.1", "title": "Evil news",
+                           "home_page_url": f"{self.origin}/", "feed_url": f"{self.origin}/feed.json",
+                           "items": items})
 
     def _atom_body(self, n: int) -> str:
         def stamp(t: float) -> str:

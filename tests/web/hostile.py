@@ -4,7 +4,7 @@
 # the Conn; it returns whether the connection may be reused.  Paths:
 #
 #   /                      index linking to every path below
-#   /robots.txt            allow-all (the host is hostile, not shy)
+#   /robots.txt            allow-all (the host is hostile, not shy), one Sitemap: line
 #   /target                plain 200 page: where the redirects end
 #   /redirect/chain/N      302 -> /redirect/chain/N-1 ... /redirect/chain/0 -> /target
 #   /redirect/loop         302 -> /redirect/loop-back -> 302 -> /redirect/loop
@@ -22,7 +22,9 @@
 #                          text/plain, application/json
 #   /no-content-type       HTML body without a Content-Type header
 #   /mislabeled            PNG bytes served as text/html
-#   /feed.rss /feed.atom /story/K   growing feeds (feeds.py)
+#   /feed.rss /feed.atom /feed.json /story/K   growing feeds (feeds.py)
+#   /sitemap.xml ... /hidden/K   sitemaps and the pages only they list (sitemaps.py;
+#                          not linked from the index)
 #   /calendar/.. /s;jsessionid=../.. /deep/.. /params?page=N   traps (traps.py)
 #   /slow-drip /stall-after-headers /no-answer /close-without-response
 #   /headers-then-close /big /big-chunked /gzip-bomb /bad-gzip /bad-chunked
@@ -39,6 +41,7 @@ from collections.abc import Callable
 
 from .breakage import Breakage
 from .feeds import Feeds
+from .sitemaps import Sitemaps
 from .spec import DOMAIN, HOSTILE_NAME, UNRESOLVABLE_NAME, HostileSpec
 from .traps import FIRST_MONTH, Traps
 from .wire import Conn, Request, send_response
@@ -64,17 +67,18 @@ class HostileHost:
         self.breakage = Breakage(spec)
         self.feeds = Feeds(spec, self.origin, clock=clock)
         self.traps = Traps(seed)
+        self.sitemaps = Sitemaps(spec, self.origin)
         self._exact = {
             **self.breakage.routes(),
             "/": self.index, "/robots.txt": self.robots, "/target": self.target,
             "/meta-refresh": self.meta_refresh,
-            "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom,
+            "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom, "/feed.json": self.feeds.json,
         }
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         """Serve one request; return whether the connection may be reused."""
         path = req.path.split("?", 1)[0]
-        handler = self._exact.get(path) or self.traps.match(req.path)
+        handler = self._exact.get(path) or self.traps.match(req.path) or self.sitemaps.match(path)
         if handler:
             return await handler(req, conn)
         if path.startswith("/redirect/"):
@@ -103,7 +107,7 @@ class HostileHost:
 
     async def robots(self, req: Request, conn: Conn) -> bool:
         return await send_response(conn, req, 200, [("Content-Type", "text/plain")],
-                                   b"User-agent: *\nAllow: /\n")
+                                   ("User-agent: *\nAllow: /\n" + self.sitemaps.robots_lines()).encode())
 
     async def target(self, req: Request, conn: Conn) -> bool:
         return await send_response(conn, req, 200, [("Content-Type", HTML)],

@@ -50,6 +50,14 @@ class HostileSpec:
     """A new story appears in the feeds every interval (tests shorten it)."""
     feed_max_items: int = 20
     """Feeds list only the newest items, like real ones."""
+    sitemap_hidden_pages: int = 5
+    """Pages /hidden/K listed only by the gzipped child of /sitemap.xml (linked nowhere)."""
+    sitemap_bulk_urls: int = 60
+    """URLs /bulk/K listed by /sitemap-bulk.xml (robots.txt's Sitemap: line): more
+    than a test's --sitemap-max-urls, so the bound shows."""
+    sitemap_many: int = 20
+    """Child sitemaps /sitemap-many/K.xml (one page /many/K each) the index lists
+    after the gzipped one: more than a test's --sitemaps-per-host."""
     reset_after_bytes: int = 1000
     """/reset-mid-body sends this many of its announced 100000 bytes before RST."""
 
