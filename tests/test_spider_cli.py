@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 SPIDER = [sys.executable, "-c", "from spider.cli import main; main()"]
@@ -53,10 +54,16 @@ def test_sigterm_stops_every_worker():
             time.sleep(0.1)
         # spawn starts a resource tracker too; the workers are the Python children
         assert len(workers) >= 2
-        time.sleep(1.0)  # let them log a failed connect or two
+        lines: list[str] = []
+        reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)
+        reader.start()
+        deadline = time.monotonic() + 30  # a loaded machine starts workers slowly
+        while not any("cannot connect" in line for line in lines) and time.monotonic() < deadline:
+            time.sleep(0.05)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=20) == 0
-        stderr = proc.stderr.read()
+        reader.join(10)
+        stderr = "".join(lines)
         assert "cannot connect" in stderr and "Traceback" not in stderr
         deadline = time.monotonic() + 5
         while any(alive(w) for w in workers) and time.monotonic() < deadline:
