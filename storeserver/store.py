@@ -19,6 +19,7 @@ from pathlib import Path
 import lmdb
 
 from protocol import AckResult
+from protocol.private import private_dir, private_files
 
 from . import layout as L
 from .compress import Decompressors
@@ -61,8 +62,8 @@ class WriteStore:
     """The writer's side. Use from one thread only."""
 
     def __init__(self, data: Path, *, map_size: int, max_growth: int) -> None:
-        path = store_path(data)
-        path.mkdir(parents=True, exist_ok=True)
+        path = private_dir(store_path(data))  # 0700, and its files 0600: pages are private
+        fresh = not (path / "data.mdb").exists()
         self.path = path
         self.max_growth = max_growth
         # sync=True, metasync=True: a commit returns only once it is on disk.
@@ -70,8 +71,10 @@ class WriteStore:
         # as an error the server can hold acks on and recover from.
         self.env = lmdb.open(
             str(path), map_size=map_size, max_dbs=MAX_DBS, subdir=True,
-            sync=True, metasync=True, writemap=False, readahead=False,
+            sync=True, metasync=True, writemap=False, readahead=False, mode=0o600,
         )  # fmt: skip
+        if fresh:
+            private_files(path / "data.mdb", path / "lock.mdb")
         self.stale_readers_cleared = self.env.reader_check()
         self.docs = self.env.open_db(L.DB_DOCS)
         self.urls = self.env.open_db(L.DB_URLS, dupsort=True, dupfixed=True)
