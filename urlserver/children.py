@@ -53,9 +53,12 @@ class Child:
         """The rest of the first stdout line that starts with `prefix`."""
         deadline = time.monotonic() + timeout
         out = self.proc.stdout
+        # poll, not select: select() refuses descriptors past 1023, which a
+        # parent holding many sockets (the chaos driver's test web) reaches.
+        poller = select.poll()
+        poller.register(out, select.POLLIN)
         while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([out], [], [], left)
-            if not ready:
+            if not poller.poll(left * 1000):
                 break
             line = out.readline().decode("utf-8", "replace")
             if not line:
