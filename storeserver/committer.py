@@ -59,6 +59,7 @@ class Committer:
         self.backlog_bytes = 0  # documents submitted, not yet committed
         self.full = False
         self.batches = 0
+        self._readers_checked = 0.0  # time.monotonic() of the last stale-reader check
         # One compressed batch may wait while the one before it commits.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
@@ -147,8 +148,19 @@ class Committer:
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
         return prepared, new_dict
 
+    def _clear_stale_readers(self) -> None:
+        """Before a commit, now and then: a dead reader must not pin pages."""
+        now = time.monotonic()
+        if now - self._readers_checked < S.READER_CHECK_S:
+            return
+        self._readers_checked = now
+        cleared = self.store.clear_stale_readers()
+        if cleared:
+            log.info("cleared %d stale LMDB reader(s): a reader died mid-read", cleared)
+
     def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
                new_dict: tuple[int, bytes] | None) -> None:
+        self._clear_stale_readers()
         delay = S.RETRY_FIRST_S
         while True:
             try:

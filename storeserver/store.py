@@ -88,6 +88,11 @@ class WriteStore:
             elif int(found) != L.FORMAT_VERSION:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
 
+    def clear_stale_readers(self) -> int:
+        """Free the reader slots of processes that died mid-read (see
+        settings.READER_CHECK_S); how many were freed."""
+        return self.env.reader_check()
+
     @property
     def map_size(self) -> int:
         return self.env.info()["map_size"]
