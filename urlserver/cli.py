@@ -88,12 +88,17 @@ def run(
     if problem:
         typer.echo(f"urlserver: {problem}", err=True)
         raise typer.Exit(2)
-    try:
-        import uvloop
+    import lmdb
+    import uvloop
 
-        uvloop.run(serve(settings, seeds_file, urls or []))
+    try:
+        code = uvloop.run(serve(settings, seeds_file, urls or []))
     except KeyboardInterrupt:
-        pass
+        code = 0
+    except lmdb.Error as exc:  # at start: the state under --data cannot be opened or written
+        typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
+        code = 1
+    raise typer.Exit(code)
 
 
 def check(s: Settings) -> str | None:
@@ -111,7 +116,7 @@ def check(s: Settings) -> str | None:
     return None
 
 
-async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> None:
+async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> int:
     from .crawl import Crawl
     from .http import HttpStatus
     from .server import UrlServer
@@ -135,7 +140,11 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str]) -> 
         w.cancel()
     await server.stop()
     await status.stop()
+    if server.broken is not None:
+        crawl.abandon()  # the last commit stands; a restart resumes from it
+        return 1
     crawl.close()
+    return 0
 
 
 def main() -> None:

@@ -72,6 +72,11 @@ class Crawl:
         self.commit()
         self.db.close()
 
+    def abandon(self) -> None:
+        """Close without committing (the state could not be written): closing
+        the environment aborts the open transaction."""
+        self.db.close()
+
     def _requeue_claims(self) -> None:
         """After a restart every claim in LMDB died with its spider: requeue it."""
         fr, txn = self.frontier, self.frontier.txn
