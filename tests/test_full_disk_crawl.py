@@ -75,54 +75,51 @@ def _log(crawl: Crawl, name: str) -> str:
     return (crawl.tmp / f"{name}.log").read_text()
 
 
-def test_a_full_store_holds_acks_spiders_keep_claims_and_the_crawl_completes(tmp_path, small_disk):
-    store = small_disk / "store"
+def _crawl_into_a_full_disk(tmp_path: Path, disk: Path, *, on: str, while_full) -> Crawl:
+    """Crawl with `on` ("store" or "frontier") on the small disk, fill it once
+    documents flow, run while_full(crawl, progress, ballast) -- the test's
+    part, which ends by freeing the space -- then the crawl must finish with
+    nothing lost. The crawl, for its logs."""
+    paths = {"store": tmp_path / "store", "frontier": tmp_path / "frontier", on: disk / on}
     with RunningWeb(SPEC) as web:
         seeds = [web.url("h0.wreck.test")]
-        crawl = Crawl(tmp_path, web, seeds, ChaosSpec(procs=1, concurrency=20), store_data=store,
-                      urlserver_args=SLOW)
-        progress = Progress(store)
+        crawl = Crawl(tmp_path, web, seeds, ChaosSpec(procs=1, concurrency=20), store_data=paths["store"],
+                      frontier_data=paths["frontier"], urlserver_args=SLOW)
+        progress = Progress(paths["store"])
         try:
             _until(lambda: progress.docs() >= 5, "the first documents", crawl)
-            ballast = _fill(small_disk)
-            _until(lambda: "cannot commit" in _log(crawl, "storeserver"), "a failed commit", crawl)
-            stuck = progress.docs()
-            time.sleep(FULL_FOR)
-            states = _url_states(tmp_path / "frontier")
-            assert progress.docs() == stuck, "nothing is acked while the disk is full"
-            assert crawl.urlserver.running()
-            assert [u for u, r in states.items() if r.state == UrlState.IN_FLIGHT], "claims are held"
-            assert not [u for u, r in states.items() if r.state == UrlState.ERROR and "expired" in r.reason]
-            ballast.unlink()  # space returns
+            while_full(crawl, progress, _fill(disk))
             assert crawl.urlserver.proc.wait(TIMEOUT) == 0, crawl.logs()
         finally:
             crawl.stop()
             progress.close()
-        result = verify(store, tmp_path / "frontier", compute_truth(web.site, seeds), web.log.records())
-    assert "commits succeed again" in _log(crawl, "storeserver")
-    assert "claim_expired" not in _log(crawl, "urlserver")
+        result = verify(paths["store"], paths["frontier"], compute_truth(web.site, seeds), web.log.records())
     assert result["documents_lost"] == result["duplicates"] == result["transactions_lost"] == 0, result
     assert result["doc_ids_reused"] == 0 and result["crawl_finished"], result
+    return crawl
+
+
+def test_a_full_store_holds_acks_spiders_keep_claims_and_the_crawl_completes(tmp_path, small_disk):
+    def while_full(crawl: Crawl, progress: Progress, ballast: Path) -> None:
+        _until(lambda: "cannot commit" in _log(crawl, "storeserver"), "a failed commit", crawl)
+        stuck = progress.docs()
+        time.sleep(FULL_FOR)
+        states = _url_states(tmp_path / "frontier")
+        assert progress.docs() == stuck, "nothing is acked while the disk is full"
+        assert crawl.urlserver.running()
+        assert [u for u, r in states.items() if r.state == UrlState.IN_FLIGHT], "claims are held"
+        ballast.unlink()  # space returns
+
+    crawl = _crawl_into_a_full_disk(tmp_path, small_disk, on="store", while_full=while_full)
+    assert "commits succeed again" in _log(crawl, "storeserver")
+    assert "claim_expired" not in _log(crawl, "urlserver"), "WORKING kept every claim alive"
 
 
 def test_a_full_urlserver_disk_stops_it_cleanly_and_a_restart_completes_the_crawl(tmp_path, small_disk):
-    frontier = small_disk / "frontier"
-    with RunningWeb(SPEC) as web:
-        seeds = [web.url("h0.wreck.test")]
-        crawl = Crawl(tmp_path, web, seeds, ChaosSpec(procs=1, concurrency=20), frontier_data=frontier,
-                      urlserver_args=SLOW)
-        progress = Progress(tmp_path / "store")
-        try:
-            _until(lambda: progress.docs() >= 5, "the first documents", crawl)
-            ballast = _fill(small_disk)
-            assert crawl.urlserver.proc.wait(TIMEOUT) == 1, crawl.logs()
-            assert "event=state_unwritable" in _log(crawl, "urlserver")
-            ballast.unlink()  # space returns: the same command again
-            crawl.urlserver = crawl.start_urlserver()
-            assert crawl.urlserver.proc.wait(TIMEOUT) == 0, crawl.logs()
-        finally:
-            crawl.stop()
-            progress.close()
-        result = verify(tmp_path / "store", frontier, compute_truth(web.site, seeds), web.log.records())
-    assert result["documents_lost"] == result["duplicates"] == result["transactions_lost"] == 0, result
-    assert result["doc_ids_reused"] == 0 and result["crawl_finished"], result
+    def while_full(crawl: Crawl, progress: Progress, ballast: Path) -> None:
+        assert crawl.urlserver.proc.wait(TIMEOUT) == 1, crawl.logs()
+        assert "event=state_unwritable" in _log(crawl, "urlserver")
+        ballast.unlink()  # space returns: the same command again
+        crawl.urlserver = crawl.start_urlserver()
+
+    _crawl_into_a_full_disk(tmp_path, small_disk, on="frontier", while_full=while_full)
