@@ -59,7 +59,6 @@ class Committer:
         self.backlog_bytes = 0  # documents submitted, not yet committed
         self.full = False
         self.batches = 0
-        self._readers_checked = 0.0  # time.monotonic() of the last stale-reader check
         # One compressed batch may wait while the one before it commits.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
@@ -149,11 +148,11 @@ class Committer:
         return prepared, new_dict
 
     def _clear_stale_readers(self) -> None:
-        """Before a commit, now and then: a dead reader must not pin pages."""
-        now = time.monotonic()
-        if now - self._readers_checked < S.READER_CHECK_S:
-            return
-        self._readers_checked = now
+        """Before each commit: free the reader slots of processes that died
+        mid-read (kill -9 of wreck-dump). A dead reader keeps the snapshot it
+        read, so LMDB could reuse no page freed after it and the file would
+        grow with every commit; its slot would stay taken too. The check
+        scans the reader table: about 5 us, against a commit's fsync."""
         cleared = self.store.clear_stale_readers()
         if cleared:
             log.info("cleared %d stale LMDB reader(s): a reader died mid-read", cleared)

@@ -40,14 +40,6 @@ DEFAULT_MAX_CONNECTIONS = 1024
 # silent or slow-loris connections cannot hold connection slots.
 DEFAULT_HANDSHAKE_TIMEOUT_S = 10.0
 
-# A reader killed mid-read (kill -9 of wreck-dump) leaves its LMDB reader slot
-# holding the snapshot it had: LMDB cannot reuse any page freed after it, so
-# the file grows with every commit, and dead slots fill the reader table
-# until new readers are refused. The writer clears dead readers at most this
-# often (a scan of the reader table, microseconds), bounding the waste to
-# about this many seconds of commits.
-READER_CHECK_S = 1.0
-
 # While commits fail (disk or map full), retry with this backoff.
 RETRY_FIRST_S = 0.05
 RETRY_MAX_S = 2.0

@@ -89,8 +89,7 @@ class WriteStore:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
 
     def clear_stale_readers(self) -> int:
-        """Free the reader slots of processes that died mid-read (see
-        settings.READER_CHECK_S); how many were freed."""
+        """Free the reader slots of processes that died mid-read; how many."""
         return self.env.reader_check()
 
     @property

@@ -10,9 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 
-from storeserver.settings import READER_CHECK_S
 from storeserver.store import ReadStore
 
 from .store_helpers import Client, ServerProcess, make_record
@@ -59,7 +57,6 @@ def _write_while(data, *, kill_dumps: bool) -> tuple[int, list[int], set[int]]:
             if kill_dumps and r % KILL_EVERY == 0:
                 killed.append(_read_and_kill(["-m", "storeserver.dump", "--all", "--jsonl", "--data", str(data)]))
                 killed.append(_read_and_kill(["-c", MID_READ, str(data)]))
-        time.sleep(READER_CHECK_S)  # then one more commit: the writer checks now and then
         client.send([make_record(ROUNDS * BATCH + 1)])
         client.acks(1)
         client.close()
