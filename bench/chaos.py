@@ -430,6 +430,10 @@ def main(argv: list[str] | None = None) -> int:
     RESULTS.mkdir(exist_ok=True)
     # The default run is the reference; other shapes get their own file.
     shape = "" if spec == ChaosSpec() else f"-{spec.hosts}x{spec.pages_per_host}-{spec.kills}kills"
+    if spec.overlap:
+        shape += f"-overlap{spec.overlap:g}"
+    if spec.victims != VICTIMS:
+        shape += "-" + "+".join(spec.victims)
     out = RESULTS / f"{datetime.date.today().isoformat()}-chaos{shape}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     figures = {k: result[k] for k in ("kills_survived", "kills_by_victim", "documents_lost", "duplicates",
