@@ -7,9 +7,10 @@
 # and started again on the same --data and the others find it. A seeded RNG
 # picks each victim (urlserver, store, one spider worker, the whole spider)
 # and each moment: after the previous kill has recovered, wait for a random
-# number of new documents plus a random fraction of a second, then SIGKILL.
-# A killed daemon is restarted at once; a killed spider worker is restarted
-# by its own supervisor, as in production.
+# number of new documents plus a random fraction of a second, then SIGKILL
+# (with --overlap P, the next kill comes at once with chance P, before the
+# victim has recovered). A killed daemon is restarted at once; a killed
+# spider worker is restarted by its own supervisor, as in production.
 #
 # At the end the store (ReadStore), the urlserver's LMDB and the test web's
 # request log are compared with the web's truth: every reachable, allowed
