@@ -81,7 +81,6 @@ def extract(html: bytes, page_url: str) -> PageLinks:
             raw = attrs.get(attr)
             if not raw or raw in raw_seen:
                 continue
-            raw_seen.add(raw)
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()
@@ -89,6 +88,9 @@ def extract(html: bytes, page_url: str) -> PageLinks:
                     continue
             elif tag == "link":
                 continue
+            # Only a followed link marks its href as seen: a nofollow one
+            # earlier in the page must not hide a plain link to the same URL.
+            raw_seen.add(raw)
             url = resolve(raw)
             if url is None or url in seen:
                 continue

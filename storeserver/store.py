@@ -20,6 +20,7 @@ import lmdb
 import msgspec
 
 from protocol import AckResult
+from protocol.private import private_dir, private_files
 
 from . import dedup
 from . import layout as L
@@ -68,8 +69,8 @@ class WriteStore:
 
     def __init__(self, data: Path, *, map_size: int, max_growth: int,
                  near_distance: int = dedup.DEFAULT_DISTANCE) -> None:
-        path = store_path(data)
-        path.mkdir(parents=True, exist_ok=True)
+        path = private_dir(store_path(data))  # 0700, and its files 0600: pages are private
+        fresh = not (path / "data.mdb").exists()
         self.path = path
         self.max_growth = max_growth
         # sync=True, metasync=True: a commit returns only once it is on disk.
@@ -77,8 +78,10 @@ class WriteStore:
         # as an error the server can hold acks on and recover from.
         self.env = lmdb.open(
             str(path), map_size=map_size, max_dbs=MAX_DBS, subdir=True,
-            sync=True, metasync=True, writemap=False, readahead=False,
+            sync=True, metasync=True, writemap=False, readahead=False, mode=0o600,
         )  # fmt: skip
+        if fresh:
+            private_files(path / "data.mdb", path / "lock.mdb")
         self.stale_readers_cleared = self.env.reader_check()
         self.docs = self.env.open_db(L.DB_DOCS)
         self.urls = self.env.open_db(L.DB_URLS, dupsort=True, dupfixed=True)
@@ -93,6 +96,10 @@ class WriteStore:
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
             elif int(found) != L.FORMAT_VERSION:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+
+    def clear_stale_readers(self) -> int:
+        """Free the reader slots of processes that died mid-read; how many."""
+        return self.env.reader_check()
 
     @property
     def map_size(self) -> int:

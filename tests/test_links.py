@@ -55,6 +55,13 @@ def test_nofollow_anchor_and_meta_robots():
     assert links('<meta name="robots" content="none"><a href="/b">b</a>').outlinks == ()
 
 
+def test_a_nofollow_link_does_not_hide_a_plain_link_to_the_same_href():
+    # Found by the chaos run: a page whose only followable link to a URL came
+    # after a rel=nofollow link with the same href lost that URL for good.
+    page = '<a href="/s/" rel="nofollow">sponsored</a><a href="/t">t</a><a href="/s/">next</a>'
+    assert links(page).outlinks == ("http://example.com/t", "http://example.com/s/")
+
+
 def test_meta_refresh():
     got = links('<meta http-equiv="Refresh" content="0; URL=\'/target\'"><a href="/x">x</a>')
     assert got.refresh == "http://example.com/target"

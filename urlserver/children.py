@@ -17,6 +17,8 @@ import threading
 import time
 from pathlib import Path
 
+from protocol.private import private_open
+
 PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 30.0  # a daemon that has not said where it listens by then is broken
 STOP_TIMEOUT_S = 30.0  # SIGTERM first; SIGKILL only after this (the store drains its batch)
@@ -40,7 +42,7 @@ class Child:
 
     def __init__(self, name: str, module: str, args: list[str], log: Path) -> None:
         self.name, self.log = name, log
-        self._log_file = open(log, "ab")
+        self._log_file = private_open(log, "ab")  # 0600: logs name URLs and peers
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=self._log_file, preexec_fn=_die_with_parent,
@@ -51,9 +53,12 @@ class Child:
         """The rest of the first stdout line that starts with `prefix`."""
         deadline = time.monotonic() + timeout
         out = self.proc.stdout
+        # poll, not select: select() refuses descriptors past 1023, which a
+        # parent holding many sockets (the chaos driver's test web) reaches.
+        poller = select.poll()
+        poller.register(out, select.POLLIN)
         while (left := deadline - time.monotonic()) > 0:
-            ready, _, _ = select.select([out], [], [], left)
-            if not ready:
+            if not poller.poll(left * 1000):
                 break
             line = out.readline().decode("utf-8", "replace")
             if not line:

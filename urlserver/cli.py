@@ -108,12 +108,17 @@ def run(
     if problem:
         typer.echo(f"urlserver: {problem}", err=True)
         raise typer.Exit(2)
-    try:
-        import uvloop
+    import lmdb
+    import uvloop
 
-        uvloop.run(serve(settings, seeds_file, urls or [], feeds))
+    try:
+        code = uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
-        pass
+        code = 0
+    except lmdb.Error as exc:  # at start: the state under --data cannot be opened or written
+        typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
+        code = 1
+    raise typer.Exit(code)
 
 
 def check(s: Settings) -> str | None:
@@ -141,7 +146,7 @@ def check(s: Settings) -> str | None:
     return None
 
 
-async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> None:
+async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
     from .http import HttpStatus
     from .http import status as status_of
@@ -171,9 +176,13 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         w.cancel()
     await server.stop()
     await status.stop()
+    if server.broken is not None:
+        crawl.abandon()  # the last commit stands; a restart resumes from it
+        return 1
     if crawl.plugins.has(STATS):
         crawl.plugins.stats(status_of(server))  # the final figures, even for a crawl shorter than an interval
     crawl.close()
+    return 0
 
 
 async def _report_stats(server, interval: float) -> None:

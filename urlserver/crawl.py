@@ -16,6 +16,8 @@ from __future__ import annotations
 import logging
 import time
 
+import lmdb
+
 from protocol import Assignment, Done
 from protocol.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
@@ -92,6 +94,14 @@ class Crawl:
         if self.frontier.url_filter is not None:
             self.frontier.url_filter.close()
         self.plugins.close()
+
+    def abandon(self) -> None:
+        """Close without committing (the state could not be written)."""
+        try:
+            self.frontier.abort()
+        except lmdb.Error:
+            pass  # the environment is closed below either way, which aborts it
+        self.db.close()
 
     def _requeue_claims(self) -> None:
         """After a restart every claim in LMDB died with its spider: requeue it."""

@@ -27,6 +27,8 @@ import struct
 import lmdb
 import msgspec
 
+from protocol.private import private_dir, private_files
+
 
 class UrlState(enum.IntEnum):
     """Where a known URL stands. Numbers are on disk; never reuse one."""
@@ -101,10 +103,13 @@ class Db:
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps")
 
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
-        os.makedirs(path, exist_ok=True)
+        private_dir(path)  # 0700, and its files 0600: the frontier lists every URL
+        fresh = not os.path.exists(os.path.join(path, "data.mdb"))
         self.path = path
         self.env = lmdb.open(path, map_size=map_size, max_dbs=len(self.NAMES), sync=sync,
-                             metasync=sync, writemap=False, readahead=False)
+                             metasync=sync, writemap=False, readahead=False, mode=0o600)
+        if fresh:
+            private_files(os.path.join(path, "data.mdb"), os.path.join(path, "lock.mdb"))
         for name in self.NAMES:
             setattr(self, name, self.env.open_db(name.encode()))
 

@@ -23,6 +23,8 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from protocol.private import private_dir, private_open
+
 from .children import Child, ChildFailed
 from .db import saved_counts
 from .progress import Progress, store_counters, summary
@@ -93,9 +95,10 @@ def crawl(
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
-        data.mkdir(parents=True, exist_ok=True, mode=0o700)
+        private_dir(data)
         copy = data / "seeds-stdin.txt"
-        copy.write_text(sys.stdin.read())
+        with private_open(copy, "w") as fh:
+            fh.write(sys.stdin.read())
         seeds = str(copy)
     passthrough = _urlserver_args(
         {"--delay": delay, "--ip-delay": ip_delay, "--host-concurrency": host_concurrency,
@@ -121,7 +124,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     """Run a local crawl; the process exit code."""
     console = Console()
     logs = data / "logs"
-    logs.mkdir(parents=True, exist_ok=True, mode=0o700)
+    private_dir(logs)
     os.chmod(data, 0o700)
     stopping = {"signal": None}
 

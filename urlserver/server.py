@@ -15,6 +15,8 @@ import os
 import socket
 import time
 
+import lmdb
+
 from protocol import (
     Auth, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
     Idle, LocalProtocolError, NEED_DATA, RemoteProtocolError, Role, Working,
@@ -102,6 +104,9 @@ class SpiderConnection(asyncio.Protocol):
             log.warning("event=protocol_error spider=%s reason=%r", self.name, str(exc))
             self.fail(exc.code, str(exc))
             return
+        except lmdb.Error as exc:
+            server.state_unwritable(exc)
+            return
         server.request_pump()
 
     def send(self, event) -> None:
@@ -127,8 +132,14 @@ class SpiderConnection(asyncio.Protocol):
         server = self.server
         if self in server.spiders:
             server.spiders.remove(self)
-        server.crawl.spider_gone(self, time.time())
         log.info("event=spider_gone spider=%s", self.name)
+        if server.broken is not None:
+            return
+        try:
+            server.crawl.spider_gone(self, time.time())
+        except lmdb.Error as exc:
+            server.state_unwritable(exc)
+            return
         server.request_pump()
 
 
@@ -157,6 +168,8 @@ class UrlServer:
         self._server: asyncio.base_events.Server | None = None
         self._rr = 0
         self._tasks: set[asyncio.Task] = set()
+        # Set when the crawl state could not be written (see state_unwritable).
+        self.broken: lmdb.Error | None = None
 
     def announce(self, spider: SpiderConnection) -> dict[str, str]:
         s = self.settings
@@ -190,7 +203,31 @@ class UrlServer:
             spider.close()
         for task in list(self._tasks):
             task.cancel()
-        self.crawl.commit()
+        if self.broken is None:
+            self.crawl.commit()
+
+    def state_unwritable(self, exc: lmdb.Error) -> None:
+        """LMDB refused a write (disk full, map full): stop for good.
+
+        The open transaction is lost, never committed in part, and the
+        assignments it made were never sent (they are written only after a
+        commit), so the last commit is a consistent crawl state: a restart
+        on the same --data resumes from it, requeueing its claims. Going on
+        in memory would hand out work whose state cannot be kept, so the
+        server hands out nothing more, closes its spiders (they hold their
+        records and reconnect) and ends; the command exits 1.
+        """
+        if self.broken is not None:
+            return
+        self.broken = exc
+        log.error("event=state_unwritable reason=%r: cannot write the crawl state under %s; handing out "
+                  "nothing more and exiting. Free space there and start again with the same --data: "
+                  "the crawl resumes from its last commit", str(exc), self.settings.data)
+        if self._timer:
+            self._timer.cancel()
+        for spider in list(self.spiders):
+            spider.close()
+        self.finished.set()
 
     # -- the pump ------------------------------------------------------------------
 
@@ -207,6 +244,14 @@ class UrlServer:
     def pump(self) -> None:
         self._pump_pending = False
         self._last_pump = time.monotonic()
+        if self.broken is not None:
+            return
+        try:
+            self._pump()
+        except lmdb.Error as exc:
+            self.state_unwritable(exc)
+
+    def _pump(self) -> None:
         crawl, now = self.crawl, time.time()
         for claim in crawl.expire(now):
             if isinstance(claim.spider, SpiderConnection) and not claim.spider.closed:

@@ -195,15 +195,17 @@ class RunningWeb:
         web.site.seed_urls(); web.log.records(); web.dns_address
     """
 
-    def __init__(self, spec: SiteSpec = SiteSpec(), **options) -> None:
+    def __init__(self, spec: SiteSpec = SiteSpec(), *, start_timeout: float = START_TIMEOUT,
+                 **options) -> None:
         self.web = TestWeb(spec, **options)
+        self._start_timeout = start_timeout  # a 100,000-page site takes longer to generate
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="wreck-testweb",
                                         daemon=True)
 
     def __enter__(self) -> RunningWeb:
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.web.start(), self._loop).result(START_TIMEOUT)
+        asyncio.run_coroutine_threadsafe(self.web.start(), self._loop).result(self._start_timeout)
         return self
 
     def __exit__(self, *exc_info) -> None:
