@@ -295,3 +295,63 @@ def test_the_seen_filter_is_reloaded_only_when_nothing_was_committed_since(tmp_p
     assert c.frontier.seen.might_contain(fingerprint("http://a.test/new"))
     assert c.frontier.discover("http://a.test/new", depth=1) == "known"
     c.close()
+
+
+def test_a_spider_death_charges_only_the_url_that_surely_killed_it(tmp_path):
+    """Three deaths of a spider holding several claims end nothing; a URL
+    that keeps killing the spiders it is handed to alone ends as ERROR."""
+    c = _crawl(tmp_path, scope="any", host_concurrency=10, max_expiries=3)
+    c.add_seed("http://a.test/")
+    host = _serve_robots(c, "http://a.test")
+    page = c.take("s", 0.0)
+    c.done("s", fetched(page, *[f"http://a.test/{i}" for i in range(3)]), 0.0)
+    urls = {f"http://a.test/{i}" for i in range(3)}
+    for death in range(3):  # spiders killed from outside while holding all three
+        spider = f"killed-{death}"
+        taken = [c.take(spider, 0.0) for _ in range(3)]
+        if death == 0:
+            assert {a.url for a in taken} == urls
+        else:  # suspects now: one per spider at a time
+            assert sum(a is not None for a in taken) == 1
+            c.spider_gone(spider, 0.0)
+            break
+        c.spider_gone(spider, 0.0)
+    assert all(c.frontier.lookup(u)["state"] == "PENDING" for u in urls)
+    assert sum(c.frontier.lookup(u)["expiries"] for u in urls) == 1  # the one held alone
+    # /1 kills every spider: each holds it as its only suspect, so it is blamed.
+    killer = "http://a.test/1"
+    for n in range(6):
+        spider = f"s{n}"
+        got = []
+        for _ in range(10):
+            a = c.take(spider, 1.0 + n)
+            if a is not None:
+                got.append(a)
+        held = {a.url for a in got}
+        if killer in held:
+            c.spider_gone(spider, 1.0 + n)
+        for a in got:
+            if a.url != killer and killer in held:
+                continue
+            if a.url != killer:
+                c.done(spider, fetched(a), 1.0 + n)
+        if c.frontier.lookup(killer)["state"] == "ERROR":
+            break
+    assert c.frontier.lookup(killer)["state"] == "ERROR"
+    assert "claim expired 3 times (spider gone)" in c.frontier.lookup(killer)["reason"]
+    assert all(c.frontier.lookup(u)["state"] != "ERROR" for u in urls - {killer})
+    assert host.queued >= 0
+    c.close()
+
+
+def test_host_concurrency_hands_out_that_many_at_once(tmp_path):
+    c = _crawl(tmp_path, scope="any", host_concurrency=2)
+    c.add_seed("http://a.test/")
+    _serve_robots(c, "http://a.test")
+    page = c.take("s", 0.0)
+    c.done("s", fetched(page, *[f"http://a.test/{i}" for i in range(5)]), 0.0)
+    got = [c.take("s", 0.0) for _ in range(3)]
+    assert [a is not None for a in got] == [True, True, False]
+    c.done("s", fetched(got[0]), 0.0)
+    assert c.take("s", 0.0) is not None
+    c.close()

@@ -33,6 +33,7 @@ from .politeness import Host, Politeness
 from .scheduler import after_done
 from .scope import Scope, split_host
 from .settings import Settings
+from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 from .urlfilter import ExternalFilter, UrlFilter
@@ -61,6 +62,7 @@ class Crawl:
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
         self.claims = ClaimTable()
+        self.suspects = Suspects()
         self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
                            backoff=s.feed_backoff)
         self.sitemaps = Sitemaps(self.frontier, enabled=s.sitemaps, max_urls=s.sitemap_max_urls,
@@ -160,6 +162,7 @@ class Crawl:
         while (host := pol.pop_due(now)) is not None:
             assignment = self._serve(host, spider, now)
             if assignment is not None:
+                self._wake(host, now)  # back in the heap if --host-concurrency allows another
                 if self.on_handout is not None:
                     self.on_handout(now, assignment)
                 return assignment
@@ -195,6 +198,10 @@ class Crawl:
             if entry is None:
                 return None
             fp, depth, hops, url = d.unpack_entry(entry)
+            if not self.suspects.may_take(fp, spider):  # one suspect per spider at a time
+                fr.push(host, entry, front=True)
+                self.politeness.schedule(host, now + SUSPECT_WAIT_S)
+                return None
             if rules.allowed(url):
                 return self._claim_page(host, entry, fp, url, spider, now)
             fr.set_state(fp, UrlState.DISALLOWED, "robots.txt")
@@ -277,6 +284,7 @@ class Crawl:
         self.claims.add(Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider,
                               now + self.settings.timeout_update, now, entry=entry))
         self.politeness.started(host, now)
+        self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
         if self.feeds.is_feed(fr.txn, fp):
             return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "feed"})
@@ -341,6 +349,7 @@ class Crawl:
     def _page_done(self, claim: Claim, event: Done, now: float) -> None:
         fr, s = self.frontier, self.settings
         fp = claim.entry[:8]
+        self.suspects.cleared(fp, claim.spider)
         fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
         rec = fr.record(fp)
         old = rec.state
@@ -426,17 +435,23 @@ class Crawl:
         self._now = now
         claims = self.claims.expired(now)
         for claim in claims:
-            self._give_back(claim, now, "timeout")
+            if claim.kind == PAGE:
+                self.suspects.released(claim.entry[:8], claim.spider)
+            self._give_back(claim, now, "timeout")  # its spider lives and is stuck on it: charge it
         return claims
 
     def spider_gone(self, spider, now: float) -> None:
         """A spider's connection closed: its claims go back to their queues."""
         self._now = now
-        for claim in self.claims.of_spider(spider):
+        claims = list(self.claims.of_spider(spider))
+        charged = self.suspects.died(spider, [c.entry[:8] for c in claims if c.kind == PAGE])
+        for claim in claims:
             self.claims.remove(claim.trans_id)
-            self._give_back(claim, now, "spider gone")
+            self._give_back(claim, now, "spider gone", charge=claim.entry[:8] in charged)
 
-    def _give_back(self, claim: Claim, now: float, why: str) -> None:
+    def _give_back(self, claim: Claim, now: float, why: str, *, charge: bool = True) -> None:
+        """Requeue a claim that ended without DONE; `charge` counts it
+        against --max-expiries (suspects.py says when a death is blamed)."""
         self.stats["expired"] += 1
         self._release(claim, now)
         host, fr = claim.host, self.frontier
@@ -451,7 +466,7 @@ class Crawl:
             fp = claim.entry[:8]
             rec = fr.record(fp)
             old = rec.state
-            rec.expiries += 1
+            rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
                 rec.state, rec.reason = UrlState.ERROR, f"claim expired {rec.expiries} times ({why})"
                 self._error_kind("claim expired")
@@ -469,6 +484,7 @@ class Crawl:
             return
         self._release(claim, now)
         if claim.kind == PAGE:
+            self.suspects.cleared(claim.entry[:8], claim.spider)
             self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
             self.frontier.set_state(claim.entry[:8], UrlState.ERROR, f"cannot be sent: {why}")
         else:
