@@ -5,7 +5,11 @@
 # - The urlserver's IP is the IP used: CONNECT_TO "::IP:" sends the URL's
 #   host and port to that address; libcurl never resolves a name. A slot's
 #   OPENSOCKETFUNCTION refuses any address AllowNet does not admit, as a
-#   second line of defence. Only http and https are enabled.
+#   second line of defence. Only http and https are enabled. PROXY '' turns
+#   off libcurl's http_proxy/HTTPS_PROXY/ALL_PROXY environment variables: a
+#   proxy would resolve and dial the URL's host itself, past both checks.
+#   Redirects are not followed (the urlserver schedules them); Alt-Svc and
+#   HSTS stay off (libcurl's default without their cache options).
 # - Time: TIMEOUT_MS = Timeout_Req, CONNECTTIMEOUT_MS, and a low-speed limit
 #   so a slow drip frees its slot long before Timeout_Req.
 # - Size: MAXFILESIZE aborts on a Content-Length that is already too big;
@@ -98,6 +102,7 @@ class _Slot:
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         c.setopt(pycurl.FOLLOWLOCATION, 0)
+        c.setopt(pycurl.PROXY, "")  # never a proxy, whatever the environment says
         c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2TLS)
         c.setopt(pycurl.PIPEWAIT, 1)
         c.setopt(pycurl.ACCEPT_ENCODING, "")  # every encoding this libcurl decodes
@@ -202,7 +207,7 @@ class Fetcher:
             return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
         if not self.allow.admits(ip):
             return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
-                               message=f"address {ip} is not admitted by allow_net")
+                               message=self.allow.refusal(ip) or f"address {ip} is not admitted")
         slot = self._free.pop() if self._free else _Slot(self.settings, self.allow)
         try:
             slot.begin(key, url, ip)

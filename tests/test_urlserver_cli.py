@@ -51,6 +51,7 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     (["--host-concurrency", "0"], "--host-concurrency"),
     (["--dns-timeout", "0"], "--dns-timeout"),
     (["--scope", "planet"], "--scope"),
+    (["--allow-net", "127.0.0.0/33"], "--allow-net '127.0.0.0/33' is not a CIDR"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)
