@@ -4,7 +4,8 @@
 # the Conn; it returns whether the connection may be reused.  Paths:
 #
 #   /                      index linking to every path below
-#   /robots.txt            allow-all (the host is hostile, not shy)
+#   /robots.txt            allow-all (the host is hostile, not shy), or a 301 to
+#                          HostileSpec.robots_redirect when that is set
 #   /target                plain 200 page: where the redirects end
 #   /redirect/chain/N      302 -> /redirect/chain/N-1 ... /redirect/chain/0 -> /target
 #   /redirect/loop         302 -> /redirect/loop-back -> 302 -> /redirect/loop
@@ -15,6 +16,12 @@
 #   /redirect/no-location  302 without Location
 #   /redirect/unresolvable 302 -> http://nowhere.wreck.test:PORT/ (NXDOMAIN)
 #   /redirect/non-http     302 -> ftp://evil.wreck.test/file
+#   /redirect/to?url=U[&code=N]  an open redirect: N (302 default) -> U, any URL
+#   /refresh/to?url=U      200 HTML whose meta refresh names U
+#   /links/to?url=U&url=V  200 HTML linking to each U given
+#                          (these three take their target from the query, so a
+#                          test can point the crawler anywhere; the index does
+#                          not link them)
 #   /status/N              status N (200..599) with a small HTML body; 503 and 429
 #                          carry Retry-After: HostileSpec.retry_after; 408 closes
 #   /meta-refresh          200 HTML with <meta http-equiv="refresh" content="0; url=/target">
@@ -33,8 +40,10 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 import time
+import urllib.parse
 from collections.abc import Callable
 
 from .breakage import Breakage
@@ -70,11 +79,13 @@ class HostileHost:
             "/meta-refresh": self.meta_refresh,
             "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom,
         }
+        self._pointers = {"/redirect/to": self.redirect_to, "/refresh/to": self.refresh_to,
+                          "/links/to": self.links_to}
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         """Serve one request; return whether the connection may be reused."""
         path = req.path.split("?", 1)[0]
-        handler = self._exact.get(path) or self.traps.match(req.path)
+        handler = self._exact.get(path) or self._pointers.get(path) or self.traps.match(req.path)
         if handler:
             return await handler(req, conn)
         if path.startswith("/redirect/"):
@@ -102,6 +113,8 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
 
     async def robots(self, req: Request, conn: Conn) -> bool:
+        if self.spec.robots_redirect:
+            return await send_response(conn, req, 301, [("Location", self.spec.robots_redirect)])
         return await send_response(conn, req, 200, [("Content-Type", "text/plain")],
                                    b"User-agent: *\nAllow: /\n")
 
@@ -139,6 +152,26 @@ class HostileHost:
             "/redirect/unresolvable": f"http://{UNRESOLVABLE_NAME}:{self.port}/",
             "/redirect/non-http": f"ftp://{HOSTILE_NAME}/file",
         }.get(path)
+
+    async def redirect_to(self, req: Request, conn: Conn) -> bool:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query)
+        code = int(query.get("code", ["302"])[0]) if query.get("code", [""])[0].isdigit() else 302
+        if not query.get("url") or code not in REDIRECT_CODES:
+            return await send_response(conn, req, 400, [("Content-Type", "text/plain")],
+                                       b"want ?url=URL and optionally &code=301|302|303|307|308")
+        return await send_response(conn, req, code, [("Location", query["url"][0])])
+
+    async def refresh_to(self, req: Request, conn: Conn) -> bool:
+        targets = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("url", ["/target"])
+        body = (f'<html><head><meta http-equiv="refresh" content="0; url={html.escape(targets[0])}">'
+                f"<title>Refreshing</title></head><body>Moving on...</body></html>")
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
+
+    async def links_to(self, req: Request, conn: Conn) -> bool:
+        targets = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("url", [])
+        items = "".join(f'<li><a href="{html.escape(t)}">{html.escape(t)}</a></li>' for t in targets)
+        body = f"<html><head><title>Links</title></head><body><ul>{items}</ul></body></html>"
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
 
     async def status(self, req: Request, conn: Conn, code: int) -> bool:
         headers = [("Content-Type", HTML)]
