@@ -158,3 +158,12 @@ def test_the_url_host_is_never_resolved_or_dialled_only_the_handed_out_address(w
         assert (refused.status, refused.specific) == (Status.ERROR, Specific.FORBIDDEN_ADDRESS)
         assert "127.99.0.1 (loopback)" in refused.reason
         assert wire.hits() == []
+
+
+def test_the_spider_never_resolves_a_name_itself(web):
+    """'localhost' is what any resolver (and libcurl's own shortcut) turns
+    into 127.0.0.1 or ::1; the spider dials only the handed-out address."""
+    with Tripwire(["127.0.0.1", "::1"]) as wire:
+        url = f"http://localhost:{wire.port}/"
+        outcome, _ = _fetch(url, web.site.addresses()["h0.wreck.test"], FetchSettings.from_crawl(crawl_settings()))
+        assert outcome.specific is Specific.CONNECT_FAILED and wire.hits() == []
