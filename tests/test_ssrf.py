@@ -167,3 +167,11 @@ def test_the_spider_never_resolves_a_name_itself(web):
         url = f"http://localhost:{wire.port}/"
         outcome, _ = _fetch(url, web.site.addresses()["h0.wreck.test"], FetchSettings.from_crawl(crawl_settings()))
         assert outcome.specific is Specific.CONNECT_FAILED and wire.hits() == []
+
+
+def test_an_admitted_ipv4_mapped_literal_is_handed_out_as_ipv4():
+    """The protocol never carries ::ffff:a.b.c.d (docs/protocol.txt 5.3)."""
+    resolver = Resolver(nameserver="127.0.0.1:9", hosts={}, allow_net=("127.0.0.0/16",), timeout=1,
+                        tries=1, min_ttl=1, max_ttl=1, negative_ttl=1)
+    url = normalize("http://[::ffff:127.0.1.1]:8080/")
+    assert asyncio.run(resolver.resolve(split_host(url)[1].strip("[]"))).ip == "127.0.1.1"

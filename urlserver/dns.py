@@ -86,7 +86,9 @@ class Resolver:
         for ip in ips:
             why = self.policy.refusal(ip)
             if why is None:
-                return Resolution(ip, "", expires)
+                mapped = ipaddress.ip_address(ip).ipv4_mapped if ":" in ip else None
+                # the protocol carries the IPv4 address itself, never its mapped form
+                return Resolution(str(mapped) if mapped else ip, "", expires)
             refusals.append(why)
         return Resolution(None, refusals[0], expires, terminal=True)
 
