@@ -40,7 +40,8 @@ _NOT_DEFAULT = r"(?(s)(?!443/)|(?!80/))"  # https: not 443; http: not 80
 # %XX in uppercase hex, except escapes of unreserved characters (- . 0-9 A-Z _ a-z ~).
 _ESCAPE = r"%(?!2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])[0-9A-F]{2}"
 _CHAR = r"A-Za-z0-9\-._~!$()*+,=:@"  # sub-delims but '&' and ';': checked below
-_SESSION = r"(?i:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken|sid)="
+# the first-letter class fails most parameter names before the case-blind alternation runs
+_SESSION = r"(?=[JjPpAaSsCc])(?i:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken|sid)="
 _PATH = rf"(?:/(?!\.)|[{_CHAR}&]|;(?!{_SESSION})|{_ESCAPE})*"
 _QUERY = rf"(?!{_SESSION})(?:[{_CHAR};/?]|&(?!{_SESSION})|{_ESCAPE})*"
 # Groups: 1 the origin, 3 the host name.
