@@ -105,15 +105,15 @@ def check(s: Settings) -> str | None:
         return f"--max-url-len must be 1 to {limits.MAX_URL_LEN} (the protocol's limit)"
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
+    for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
+                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
+        if value <= 0:
+            return f"{flag} must be above 0"
     for cidr in s.allow_net:
         try:
             ipaddress.ip_network(cidr, strict=False)
         except ValueError:
             return f"--allow-net {cidr!r} is not a CIDR (e.g. 127.0.0.0/8 or fd00::/8)"
-    for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
-                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
-        if value <= 0:
-            return f"{flag} must be above 0"
     return None
 
 
