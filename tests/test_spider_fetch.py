@@ -202,7 +202,8 @@ def test_bytes_beyond_a_response_do_not_become_the_next_response(web):
     """/length-mismatch sends more than its Content-Length on a connection
     libcurl would keep: the next request of that host gets a fresh one."""
     after = hostile_url(web, "/target")
+    served = sum(r.target == "/target" for r in web.log.records())
     got = fetch_all([(hostile_url(web, "/length-mismatch"), HOSTILE_IP)], after=(after, HOSTILE_IP))
     rep, result = got[after]
     assert rep.outcome.specific is Specific.OK and b"You have arrived" in result.body
-    assert [r.target for r in web.log.records()][-2:] == ["/length-mismatch", "/target"]
+    assert sum(r.target == "/target" for r in web.log.records()) == served + 1  # really asked for
