@@ -46,12 +46,12 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
 
 
 @pytest.mark.parametrize("args, words", [
+    (["--allow-net", "127.0.0.0/33"], "--allow-net '127.0.0.0/33' is not a CIDR"),
     (["--max-url-len", "100000"], "--max-url-len"),
     (["--robots-ttl", "100000"], "RFC 9309"),
     (["--host-concurrency", "0"], "--host-concurrency"),
     (["--dns-timeout", "0"], "--dns-timeout"),
     (["--scope", "planet"], "--scope"),
-    (["--allow-net", "127.0.0.0/33"], "--allow-net '127.0.0.0/33' is not a CIDR"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)

@@ -4,8 +4,7 @@
 # the Conn; it returns whether the connection may be reused.  Paths:
 #
 #   /                      index linking to every path below
-#   /robots.txt            allow-all (the host is hostile, not shy), or a 301 to
-#                          HostileSpec.robots_redirect when that is set
+#   /robots.txt            allow-all (the host is hostile, not shy)
 #   /target                plain 200 page: where the redirects end
 #   /redirect/chain/N      302 -> /redirect/chain/N-1 ... /redirect/chain/0 -> /target
 #   /redirect/loop         302 -> /redirect/loop-back -> 302 -> /redirect/loop
@@ -21,7 +20,8 @@
 #   /links/to?url=U&url=V  200 HTML linking to each U given
 #                          (these three take their target from the query, so a
 #                          test can point the crawler anywhere; the index does
-#                          not link them)
+#                          not link them; with HostileSpec.robots_redirect set,
+#                          /robots.txt is a 301 there)
 #   /status/N              status N (200..599) with a small HTML body; 503 and 429
 #                          carry Retry-After: HostileSpec.retry_after; 408 closes
 #   /meta-refresh          200 HTML with <meta http-equiv="refresh" content="0; url=/target">
@@ -79,19 +79,21 @@ class HostileHost:
             "/meta-refresh": self.meta_refresh,
             "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom,
         }
-        self._pointers = {"/redirect/to": self.redirect_to, "/refresh/to": self.refresh_to,
-                          "/links/to": self.links_to}
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         """Serve one request; return whether the connection may be reused."""
+        if self.spec.robots_redirect and req.path == "/robots.txt":
+            return await send_response(conn, req, 301, [("Location", self.spec.robots_redirect)])
         path = req.path.split("?", 1)[0]
-        handler = self._exact.get(path) or self._pointers.get(path) or self.traps.match(req.path)
+        handler = self._exact.get(path) or self.traps.match(req.path)
         if handler:
             return await handler(req, conn)
         if path.startswith("/redirect/"):
             return await self.redirect(req, conn, path)
         if path.startswith("/status/") and path[8:].isdigit() and 200 <= int(path[8:]) <= 599:
             return await self.status(req, conn, int(path[8:]))
+        if path in ("/refresh/to", "/links/to"):
+            return await (self.refresh_to if path == "/refresh/to" else self.links_to)(req, conn)
         if found := STORY.match(path):
             return await self.feeds.story(req, conn, int(found.group(1)))
         if path in CONTENT:
@@ -113,8 +115,6 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
 
     async def robots(self, req: Request, conn: Conn) -> bool:
-        if self.spec.robots_redirect:
-            return await send_response(conn, req, 301, [("Location", self.spec.robots_redirect)])
         return await send_response(conn, req, 200, [("Content-Type", "text/plain")],
                                    b"User-agent: *\nAllow: /\n")
 
@@ -129,6 +129,8 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
 
     async def redirect(self, req: Request, conn: Conn, path: str) -> bool:
+        if path == "/redirect/to":
+            return await self.redirect_to(req, conn)
         status, location = 302, self._location(path)
         if path[10:].isdigit() and int(path[10:]) in REDIRECT_CODES:
             status, location = int(path[10:]), "/target"
