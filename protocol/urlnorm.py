@@ -8,6 +8,16 @@
 # module applies what WHATWG leaves alone but a crawler's dedup needs
 # (RFC 3986 6.2.2): percent-escapes in uppercase hex, escapes of unreserved
 # characters decoded; and it drops the fragment and any user:password.
+#
+# It also strips session ids, as Heritrix (StripSessionIDs,
+# StripSessionCFIDs) and Nutch (regex-normalize) do: a server that puts a
+# fresh session id in every link otherwise makes one page an endless
+# series of new URLs (a spider trap), and the page is the same without it
+# (servlet containers, PHP and ColdFusion fall back to a new session).
+# Removed: path parameters ';NAME=value' and query parameters 'NAME=value'
+# whose NAME is, in any case, jsessionid, phpsessid, aspsessionid...,
+# sessionid, session_id, cfid or cftoken; and 'sid' only with a value of
+# 32 or more letters and digits (a short 'sid' is often a real id).
 # Pure: no I/O, no state.
 """normalize(url, base) -> canonical http(s) URL text, or None."""
 
@@ -24,6 +34,12 @@ SCHEMES = ("http://", "https://")
 # RFC 3986 2.3: these never need an escape, so %41 and A are the same URL.
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A cheap test that a URL may hold a session id (then _strip_sessions runs).
+_SESSION_HINT = re.compile(r"(?i)ssion|sessid|[;?&](?:sid|cfid|cftoken)=")
+_SESSION_NAME = r"(?:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken)"
+_QUERY_SESSION = re.compile(rf"(?i){_SESSION_NAME}=")
+_PATH_SESSION = re.compile(rf"(?i);{_SESSION_NAME}=[^/;?]*")
+_TOKEN = re.compile(r"[0-9A-Za-z]{32,}")
 # The wire carries URLs as printable ASCII tokens without spaces.
 _PRINTABLE = bytes(range(0x21, 0x7F))
 
@@ -56,11 +72,31 @@ def normalize(url: str, base: str | None = None) -> str | None:
         href = _drop_userinfo(href)
     if "%" in href:
         href = _ESCAPE.sub(_escape, href)
+    if _SESSION_HINT.search(href):
+        href = _strip_sessions(href)
     if len(href) > limits.MAX_URL_LEN or not href.isascii():
         return None
     if href.encode("ascii").translate(None, _PRINTABLE):
         return None
     return href
+
+
+def _is_session(param: str) -> bool:
+    if _QUERY_SESSION.match(param):
+        return True
+    name, _, value = param.partition("=")
+    return name.lower() == "sid" and _TOKEN.fullmatch(value) is not None
+
+
+def _strip_sessions(href: str) -> str:
+    """`href` without session-id path and query parameters (see the opening comment)."""
+    path, mark, query = href.partition("?")
+    path = _PATH_SESSION.sub("", path)
+    if query:
+        kept = [p for p in query.split("&") if not _is_session(p)]
+        query = "&".join(kept)
+        mark = "?" if kept else ""
+    return path + mark + query
 
 
 def _drop_userinfo(href: str) -> str:
@@ -98,7 +134,8 @@ class Resolver:
 
     def resolve(self, ref: str) -> str | None:
         """Same result as normalize(ref, base)."""
-        if self.origin is not None and 0 < len(ref) < 1024 and "/." not in ref and _PLAIN.fullmatch(ref):
+        if (self.origin is not None and 0 < len(ref) < 1024 and "/." not in ref and _PLAIN.fullmatch(ref)
+                and ("=" not in ref or not _SESSION_HINT.search(ref))):
             first = ref[0]
             if first == "/":
                 if ref[1:2] != "/":  # not '//host/...': a path from the root

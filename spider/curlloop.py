@@ -35,9 +35,13 @@ DoneCallback = Callable[[pycurl.Curl, int, str], None]
 class CurlLoop:
     """Runs transfers; `on_done(handle, curl_code, message)` when each ends."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, on_done: DoneCallback) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, on_done: DoneCallback, *,
+                 on_complete: Callable[[pycurl.Curl], None] | None = None) -> None:
         self.loop = loop
         self.on_done = on_done
+        # called for a transfer that succeeded while it still holds its
+        # connection (ACTIVESOCKET is valid only until remove_handle)
+        self.on_complete = on_complete
         self.multi = pycurl.CurlMulti()
         self.multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
         self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
@@ -121,6 +125,8 @@ class CurlLoop:
         while True:
             queued, ok, failed = multi.info_read()
             for handle in ok:
+                if self.on_complete is not None:
+                    self.on_complete(handle)
                 multi.remove_handle(handle)
                 self.running -= 1
                 self.on_done(handle, 0, "")

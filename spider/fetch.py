@@ -5,13 +5,22 @@
 # - The urlserver's IP is the IP used: CONNECT_TO "::IP:" sends the URL's
 #   host and port to that address; libcurl never resolves a name. A slot's
 #   OPENSOCKETFUNCTION refuses any address AllowNet does not admit, as a
-#   second line of defence. Only http and https are enabled.
+#   second line of defence. Only http and https are enabled. PROXY '' turns
+#   off libcurl's http_proxy/HTTPS_PROXY/ALL_PROXY environment variables: a
+#   proxy would resolve and dial the URL's host itself, past both checks.
+#   Redirects are not followed (the urlserver schedules them); Alt-Svc and
+#   HSTS stay off (libcurl's default without their cache options).
 # - Time: TIMEOUT_MS = Timeout_Req, CONNECTTIMEOUT_MS, and a low-speed limit
 #   so a slow drip frees its slot long before Timeout_Req.
 # - Size: MAXFILESIZE aborts on a Content-Length that is already too big;
 #   the write callback counts decoded bytes, so a gzip bomb stops at
 #   Max_Doc_Size too. The header callback keeps the last header block as
 #   received (reset at each status line), bounded by MAX_HEADER_BYTES.
+# - Framing: after a plain HTTP/1.x response, bytes already waiting on its
+#   connection were sent beyond the response's length (a desync, as from
+#   the hostile /length-mismatch). libcurl would keep the connection and
+#   read them as the next response of that host; like browsers, the slot
+#   discards them and shuts the connection so libcurl opens a fresh one.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -19,6 +28,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import select
 import socket
 import ssl
 import time
@@ -36,6 +46,10 @@ from .curlloop import CurlLoop
 # Response header block bound. Real servers send 1-16 KB; libcurl itself
 # refuses far more, and a 200 KB block is abuse, not a web page.
 MAX_HEADER_BYTES = 64 * 1024
+# Bytes of a desynced connection read and dropped before it is shut down;
+# more than a socket buffer's worth is not worth draining.
+MAX_STRAY_BYTES = 256 * 1024
+HTTP1 = (pycurl.CURL_HTTP_VERSION_1_0, pycurl.CURL_HTTP_VERSION_1_1)
 # Low-speed rule: a transfer averaging under LOW_SPEED_BYTES per second for
 # its low-speed window (a quarter of Timeout_Req, 1-30 s) is ended.
 LOW_SPEED_BYTES = 1_000
@@ -87,17 +101,19 @@ class _Slot:
     """An easy handle with its callbacks; one transfer at a time."""
 
     __slots__ = ("handle", "key", "url", "started", "head", "head_size", "body", "size",
-                 "max_size", "aborted", "allow", "sockets")
+                 "max_size", "aborted", "allow", "sockets", "poll")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
         c = self.handle = pycurl.Curl()
         self.allow = allow
         self.max_size = fs.max_doc_size
         self.sockets: list[socket.socket] = []
+        self.poll = select.poll()  # for shut_if_desynced: no fd-number limit, unlike select()
         c.slot = self  # pycurl handles accept attributes: the way back from on_done
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         c.setopt(pycurl.FOLLOWLOCATION, 0)
+        c.setopt(pycurl.PROXY, "")  # never a proxy, whatever the environment says
         c.setopt(pycurl.HTTP_VERSION, pycurl.CURL_HTTP_VERSION_2TLS)
         c.setopt(pycurl.PIPEWAIT, 1)
         c.setopt(pycurl.ACCEPT_ENCODING, "")  # every encoding this libcurl decodes
@@ -152,6 +168,34 @@ class _Slot:
         self.sockets.append(sock)
         return sock
 
+    def shut_if_desynced(self) -> bool:
+        """Shut this transfer's plain HTTP/1.x connection if bytes nobody
+        asked for wait on it (see the opening comment); True if it did."""
+        c = self.handle
+        if self.url.startswith("https:") or c.getinfo(pycurl.INFO_HTTP_VERSION) not in HTTP1:
+            return False  # TLS records and HTTP/2 frames may rightly be pending
+        fd = c.getinfo(pycurl.ACTIVESOCKET)
+        if fd < 0:
+            return False  # libcurl closed it already
+        poll = self.poll
+        poll.register(fd, select.POLLIN)
+        try:
+            if not poll.poll(0):
+                return False  # nothing waits: the common case, one syscall
+        finally:
+            poll.unregister(fd)
+        sock = socket.socket(fileno=fd)  # borrowed from libcurl: detached below, never closed here
+        try:
+            if not sock.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT):
+                return False  # only the peer's FIN: libcurl sees that itself
+            sock.recv(MAX_STRAY_BYTES, socket.MSG_DONTWAIT)  # dropped, so EOF shows
+            sock.shutdown(socket.SHUT_RDWR)
+            return True
+        except OSError:  # nothing waiting (EAGAIN), or already broken
+            return False
+        finally:
+            sock.detach()
+
     def result(self, curl_code: int, message: str) -> FetchResult:
         c = self.handle
         http_code = c.getinfo(pycurl.RESPONSE_CODE)
@@ -188,7 +232,7 @@ class Fetcher:
         self.settings = fs
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
-        self.curl = CurlLoop(loop, self._done)
+        self.curl = CurlLoop(loop, self._done, on_complete=lambda handle: handle.slot.shut_if_desynced())
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
 
@@ -202,7 +246,7 @@ class Fetcher:
             return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
         if not self.allow.admits(ip):
             return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
-                               message=f"address {ip} is not admitted by allow_net")
+                               message=self.allow.refusal(ip) or f"address {ip} is not admitted")
         slot = self._free.pop() if self._free else _Slot(self.settings, self.allow)
         try:
             slot.begin(key, url, ip)

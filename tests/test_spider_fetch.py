@@ -196,3 +196,27 @@ def test_tls_failure_with_verification_on(tmp_path):
 
     result = uvloop.run(run())
     assert report(result, 1).outcome[:2] == (F, Specific.TLS_ERROR)
+
+
+def test_bytes_beyond_a_response_do_not_become_the_next_response(web):
+    """/length-mismatch sends more than its Content-Length on a connection
+    libcurl would keep: the next request of that host gets a fresh one."""
+    served = sum(r.target == "/target" for r in web.log.records())
+
+    async def run():
+        fetcher = Fetcher(asyncio.get_running_loop(), SETTINGS, None)
+        results = []
+        for path in ("/length-mismatch", "/target"):
+            done = asyncio.Event()
+            fetcher.on_result = lambda r: (results.append(r), done.set())
+            fetcher.start(path, hostile_url(web, path), HOSTILE_IP)
+            await asyncio.wait_for(done.wait(), 10)
+            await asyncio.sleep(0.2)  # the connection idles in libcurl's cache, as between two URLs
+        fetcher.close()
+        return results
+
+    first, second = uvloop.run(run())
+    assert report(first, 1).outcome.specific is Specific.OK
+    assert report(second, 1).outcome.specific is Specific.OK and b"You have arrived" in second.body
+    # really asked for (a record lands just after its response: wait for it)
+    web.log.wait_for(lambda records: sum(r.target == "/target" for r in records) == served + 1)

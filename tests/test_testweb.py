@@ -457,7 +457,28 @@ def test_spider_traps_never_end(web):
     first = evil(web, "/s;jsessionid=ABC/page1")[2]
     second = evil(web, "/s;jsessionid=ABC/page1")[2]
     assert first != second and b"/page2" in first
+    assert b"/page3" in evil(web, "/s/page2")[2]  # without the id: the same page, as servlets do
     assert b'href="a/"' in evil(web, "/deep/a/a/a/")[2]
+
+
+def test_pointers_send_a_crawler_anywhere(web):
+    away = "http://2130706433:9/x"
+    status, headers, _ = evil(web, "/redirect/to?url=" + urllib.parse.quote(away, safe=""))
+    assert (status, headers["location"]) == (302, away)
+    status, headers, _ = evil(web, "/redirect/to?code=308&url=/target")
+    assert (status, headers["location"]) == (308, "/target")
+    assert evil(web, "/redirect/to")[0] == 400 and evil(web, "/redirect/to?url=/t&code=200")[0] == 400
+    assert f'content="0; url={away}"'.encode() in evil(web, "/refresh/to?url=" + away)[2]
+    body = evil(web, "/links/to?url=http://[::1]:9/&url=/target")[2]
+    assert b'href="http://[::1]:9/"' in body and b'href="/target"' in body
+    assert b"/redirect/to" not in evil(web, "/")[2]
+
+
+def test_robots_redirect_knob():
+    spec = SiteSpec(hosts=1, pages_per_host=2, hostile_spec=HostileSpec(robots_redirect="http://127.9.9.9:9/r"))
+    with RunningWeb(spec, dns=False) as web:
+        status, headers, _ = fetch(web, HOSTILE_NAME, "/robots.txt")
+    assert (status, headers["location"]) == (301, "http://127.9.9.9:9/r")
 
 
 # --- DNS ------------------------------------------------------------------------------

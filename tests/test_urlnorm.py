@@ -76,7 +76,29 @@ RESOLVER_CASES = [
     "/a/b.html", "b.html", "sub/c?x=1&y=2", "/", "a", "?q", "//other.org/x", "/./x", "../up",
     ".hidden", "/x/..", "a:b", "mailto:x@y", "/p%7e", "/é", "x y", "/a'b", "/a\\\\b", "", "#f",
     "/a;b=c,d@e!$()*+", "http://h/x", "/" + "z" * 9000, "z" * 9000,
+    "/s;jsessionid=A1/page2", "page2;JSESSIONID=A1", "x.php?PHPSESSID=9&p=2", "/m?sid=" + "f" * 32,
 ]
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        ("http://a.example/s;jsessionid=ABC123/page1", "http://a.example/s/page1"),
+        ("http://a.example/x.jsp;JSESSIONID=0123ABCD.node1?x=1", "http://a.example/x.jsp?x=1"),
+        ("http://a.example/x.php?PHPSESSID=abc&page=2", "http://a.example/x.php?page=2"),
+        ("http://a.example/x.php?page=2&phpsessid=abc&q=3", "http://a.example/x.php?page=2&q=3"),
+        ("http://a.example/x.asp?ASPSESSIONIDQQGGGNCG=LKJHGF&a=1", "http://a.example/x.asp?a=1"),
+        ("http://a.example/x.cfm?CFID=12&CFTOKEN=34", "http://a.example/x.cfm"),
+        ("http://a.example/x?sessionid=z&session_id=y&k=v", "http://a.example/x?k=v"),
+        ("http://a.example/x?sid=" + "0a" * 16 + "&y=1", "http://a.example/x?y=1"),
+        ("http://a.example/x?sid=12", "http://a.example/x?sid=12"),  # a short sid is a real id
+        ("http://a.example/mission/session-notes?a=b", "http://a.example/mission/session-notes?a=b"),
+        ("http://a.example/x?jsessionidx=1", "http://a.example/x?jsessionidx=1"),
+    ],
+)
+def test_session_ids_are_stripped(url, expected):
+    assert normalize(url) == expected
+    assert normalize(expected) == expected
 
 
 @pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "http://ex.org/f?q=/x/y"])

@@ -58,6 +58,7 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
 
 
 @pytest.mark.parametrize("args, words", [
+    (["--allow-net", "127.0.0.0/33"], "--allow-net '127.0.0.0/33' is not a CIDR"),
     (["--max-url-len", "100000"], "--max-url-len"),
     (["--robots-ttl", "100000"], "RFC 9309"),
     (["--host-concurrency", "0"], "--host-concurrency"),

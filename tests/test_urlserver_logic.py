@@ -3,7 +3,6 @@ scope, robots outcomes, scheduler, frontier queues, DNS admission, seeds."""
 
 from __future__ import annotations
 
-import ipaddress
 
 import pytest
 
@@ -11,7 +10,8 @@ from protocol import Done, Specific, Status
 from urlserver import robots as r
 from urlserver.crawl import Crawl
 from urlserver.db import UrlState, fingerprint
-from urlserver.dns import Resolution, admitted, parse_hosts
+from protocol.netpolicy import AddressPolicy
+from urlserver.dns import Resolution, parse_hosts
 from urlserver.politeness import Host, Politeness
 from urlserver.scheduler import after_done
 from urlserver.scope import Scope, registered_domain, split_host
@@ -123,14 +123,14 @@ def test_scheduler_steps():
 
 
 def test_admission():
-    none = ()
-    assert admitted("93.184.216.34", none) is None
+    public = AddressPolicy()
+    assert public.refusal("93.184.216.34") is None
     for ip in ("127.0.0.1", "10.0.0.1", "192.168.1.1", "169.254.1.1", "224.0.0.1", "0.0.0.0",
                "240.0.0.1", "::1", "fe80::1", "fc00::1", "::ffff:127.0.0.1", "::ffff:10.0.0.1", "100.64.0.1"):
-        assert admitted(ip, none) is not None, ip
-    loop = (ipaddress.ip_network("127.0.0.0/8"),)
-    assert admitted("127.0.0.5", loop) is None and admitted("::ffff:127.0.0.5", loop) is None
-    assert admitted("10.0.0.1", loop) is not None
+        assert public.refusal(ip) is not None, ip
+    loop = AddressPolicy(["127.0.0.0/8"])
+    assert loop.refusal("127.0.0.5") is None and loop.refusal("::ffff:127.0.0.5") is None
+    assert loop.refusal("10.0.0.1") is not None
     assert parse_hosts("# c\n127.0.0.2 a.test A2.test\nbad line\n") == {"a.test": "127.0.0.2", "a2.test": "127.0.0.2"}
 
 

@@ -17,7 +17,10 @@ _hosts = st.one_of(
                      "1.2.3.04", "256.1.1.1", "a.b.123", "a.0x1f", "localhost", "example.com."]),
 )
 _ports = st.one_of(st.just(""), st.sampled_from([":80", ":443", ":8080", ":0", ":080", ":65535", ":65536", ":"]))
-_paths = st.text(_PATH_CHARS, max_size=30)
+_SESSIONS = [";jsessionid=A1", "?PHPSESSID=1", "&sid=", "&SID=" + "a" * 32, ";sid=1", "?cfid=2&cftoken=3",
+             "&aspsessionidXY=1", "&ASPSESSIONID12=1", "?session_id=", "&Sessionid=x", "?jsessionidx=1"]
+_paths = st.lists(st.one_of(st.text(_PATH_CHARS, max_size=8), st.sampled_from(_SESSIONS)),
+                  max_size=5).map("".join)
 
 
 @settings(max_examples=3000)
@@ -55,6 +58,8 @@ def test_urls_not_in_normal_form_are_normalised():
         "http://example.com/a#frag": "http://example.com/a",
         "http://user:pw@example.com/": "http://example.com/",
         "http://127.1/": "http://127.0.0.1/",
+        "http://example.com/s;jsessionid=A1/p": "http://example.com/s/p",
+        "http://example.com/x?a=1&PHPSESSID=z": "http://example.com/x?a=1",
     }
     for raw, want in cases.items():
         assert not is_normal(raw), raw

@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import signal
@@ -123,6 +124,11 @@ def run(
 
 def check(s: Settings) -> str | None:
     """Why `s` cannot run a crawl, or None."""
+    for cidr in s.allow_net:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            return f"--allow-net {cidr!r} is not a CIDR (e.g. 127.0.0.0/8 or fd00::/8)"
     if s.scope not in ("host", "domain", "any"):
         return "--scope must be host, domain or any"
     if not 0 < s.max_url_len <= limits.MAX_URL_LEN:

@@ -3,8 +3,9 @@
 # format, --hosts) wins over DNS; DNS is dnspython's async resolver pointed
 # at --dns IP:PORT or the system's resolvers, with a cache that honours the
 # answer's TTL (clamped), caches failures (negative caching) and retries
-# timeouts. admitted() decides whether an address may ever be handed to a
-# spider: public unicast only, unless an --allow-net CIDR admits it.
+# timeouts. protocol.netpolicy decides whether an address may ever be
+# handed to a spider: public unicast only, unless an --allow-net CIDR
+# admits it. Of several A records the first admitted one is used.
 """DNS resolution with caching, static hosts, and address admission."""
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import time
 import dns.asyncresolver
 import dns.exception
 import dns.resolver
+
+from protocol.netpolicy import AddressPolicy
 
 
 class Resolution:
@@ -45,25 +48,6 @@ def parse_hosts(text: str) -> dict[str, str]:
     return table
 
 
-def admitted(ip: str, allow_net: tuple) -> str | None:
-    """None if `ip` may be fetched from; else why not."""
-    try:
-        addr = ipaddress.ip_address(ip.strip("[]"))
-    except ValueError:
-        return f"not an IP address: {ip!r}"
-    if addr.version == 6 and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    for net in allow_net:
-        if addr.version == net.version and addr in net:
-            return None
-    for flag in ("loopback", "private", "link_local", "multicast", "reserved", "unspecified"):
-        if getattr(addr, f"is_{flag}"):
-            return f"forbidden address {addr} ({flag.replace('_', '-')})"
-    if not addr.is_global:
-        return f"forbidden address {addr} (not global)"
-    return None
-
-
 class Resolver:
     """resolve(name) -> Resolution, cached."""
 
@@ -71,7 +55,7 @@ class Resolver:
                  timeout: float, tries: int, min_ttl: float, max_ttl: float, negative_ttl: float,
                  clock=time.time) -> None:
         self.hosts = hosts
-        self.allow_net = tuple(ipaddress.ip_network(n, strict=False) for n in allow_net)
+        self.policy = AddressPolicy(allow_net)
         self.timeout, self.tries = timeout, tries
         self.min_ttl, self.max_ttl, self.negative_ttl = min_ttl, max_ttl, negative_ttl
         self.clock = clock
@@ -97,11 +81,17 @@ class Resolver:
             return found
         return None
 
-    def _admit(self, ip: str, expires: float) -> Resolution:
-        why = admitted(ip, self.allow_net)
-        if why:
-            return Resolution(None, why, expires, terminal=True)
-        return Resolution(ip, "", expires)
+    def _admit(self, ips: list[str], expires: float) -> Resolution:
+        """The first admitted address of `ips`; else the first one's refusal (terminal)."""
+        refusals = []
+        for ip in ips:
+            why = self.policy.refusal(ip)
+            if why is None:
+                mapped = ipaddress.ip_address(ip).ipv4_mapped if ":" in ip else None
+                # the protocol carries the IPv4 address itself, never its mapped form
+                return Resolution(str(mapped) if mapped else ip, "", expires)
+            refusals.append(why)
+        return Resolution(None, refusals[0], expires, terminal=True)
 
     async def resolve(self, name: str) -> Resolution:
         """The cached or fresh answer for `name` (never raises)."""
@@ -111,13 +101,13 @@ class Resolver:
         now = self.clock()
         static = self.hosts.get(name)
         if static is not None:
-            result = self._admit(static, now + self.max_ttl)
+            result = self._admit([static], now + self.max_ttl)
         else:
             try:
                 literal = str(ipaddress.ip_address(name.strip("[]")))
             except ValueError:
                 literal = None
-            result = self._admit(literal, now + self.max_ttl) if literal else await self._query(name)
+            result = self._admit([literal], now + self.max_ttl) if literal else await self._query(name)
         self.cache[name] = result
         return result
 
@@ -149,6 +139,6 @@ class Resolver:
                 error = f"dns: {type(exc).__name__}"
                 continue
             ttl = min(max(float(answer.rrset.ttl), self.min_ttl), self.max_ttl)
-            return self._admit(answer.rrset[0].address, self.clock() + ttl)
+            return self._admit([rr.address for rr in answer.rrset], self.clock() + ttl)
         self.failures += 1
         return Resolution(None, error, self.clock() + self.negative_ttl)

@@ -15,7 +15,11 @@
 #     unreserved and sub-delim characters, ':', '@', '/', '?' and
 #     percent-escapes in uppercase hex that do not encode an unreserved
 #     character (normalize() would decode those);
-#   - no fragment, no user:password, at most MAX_URL_LEN octets.
+#   - no fragment, no user:password, at most MAX_URL_LEN octets;
+#   - no session id normalize() would strip: no ';NAME=' in the path and no
+#     query parameter 'NAME=' (NAME a session name of protocol/urlnorm, in
+#     any case; any 'sid=', where normalize() is stricter). Checked only at
+#     ';', '?' and '&', so ordinary URLs cost nothing more.
 # tests/test_urlserver_normal.py checks normalize(u) == u for every URL this
 # accepts, over generated URLs.
 """is_normal(url): a cheap, conservative test that normalize(url) == url."""
@@ -35,9 +39,11 @@ _PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-
 _NOT_DEFAULT = r"(?(s)(?!443/)|(?!80/))"  # https: not 443; http: not 80
 # %XX in uppercase hex, except escapes of unreserved characters (- . 0-9 A-Z _ a-z ~).
 _ESCAPE = r"%(?!2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])[0-9A-F]{2}"
-_CHAR = r"A-Za-z0-9\-._~!$&()*+,;=:@"
-_PATH = rf"(?:/(?!\.)|[{_CHAR}]|{_ESCAPE})*"
-_QUERY = rf"(?:[{_CHAR}/?]|{_ESCAPE})*"
+_CHAR = r"A-Za-z0-9\-._~!$()*+,=:@"  # sub-delims but '&' and ';': checked below
+# the first-letter class fails most parameter names before the case-blind alternation runs
+_SESSION = r"(?=[JjPpAaSsCc])(?i:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken|sid)="
+_PATH = rf"(?:/(?!\.)|[{_CHAR}&]|;(?!{_SESSION})|{_ESCAPE})*"
+_QUERY = rf"(?!{_SESSION})(?:[{_CHAR};/?]|&(?!{_SESSION})|{_ESCAPE})*"
 # Groups: 1 the origin, 3 the host name.
 _NORMAL = re.compile(
     rf"(?=.{{1,{limits.MAX_URL_LEN}}}\Z)(http(?P<s>s)?://({_NAME}|{_IPV4})(?::{_NOT_DEFAULT}{_PORT})?)"

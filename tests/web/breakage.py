@@ -26,6 +26,8 @@ MAX_QUERY_BYTES = 10**9
 MAX_QUERY_INTERVAL = 60.0
 RESET_ANNOUNCED = 100_000
 """Content-Length /reset-mid-body promises before it resets the connection."""
+SPLIT_PAUSE = 0.02
+"""Seconds /length-mismatch waits between its head and its (too long) body."""
 HEADERS_THEN_CLOSE_LENGTH = 5000
 """Content-Length /headers-then-close promises; it sends 100 bytes then FIN."""
 
@@ -134,6 +136,10 @@ class Breakage:
 
     async def length_mismatch(self, req: Request, conn: Conn) -> bool:
         await conn.send_head(200, [("Content-Type", "text/plain"), ("Content-Length", "10")])
+        # head apart from the body: a client then reads the body by its length
+        # and leaves the extra bytes on the connection it parks for reuse
+        await conn.flushed()
+        await asyncio.sleep(SPLIT_PAUSE)
         await conn.send(b"0123456789" + b"EXTRA BYTES THAT POISON KEEP-ALIVE " * 3)
         return False
 

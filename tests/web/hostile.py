@@ -15,6 +15,13 @@
 #   /redirect/no-location  302 without Location
 #   /redirect/unresolvable 302 -> http://nowhere.wreck.test:PORT/ (NXDOMAIN)
 #   /redirect/non-http     302 -> ftp://evil.wreck.test/file
+#   /redirect/to?url=U[&code=N]  an open redirect: N (302 default) -> U, any URL
+#   /refresh/to?url=U      200 HTML whose meta refresh names U
+#   /links/to?url=U&url=V  200 HTML linking to each U given
+#                          (these three take their target from the query, so a
+#                          test can point the crawler anywhere; the index does
+#                          not link them; with HostileSpec.robots_redirect set,
+#                          /robots.txt is a 301 there)
 #   /status/N              status N (200..599) with a small HTML body; 503 and 429
 #                          carry Retry-After: HostileSpec.retry_after; 408 closes
 #   /meta-refresh          200 HTML with <meta http-equiv="refresh" content="0; url=/target">
@@ -35,8 +42,10 @@
 from __future__ import annotations
 
 import base64
+import html
 import re
 import time
+import urllib.parse
 from collections.abc import Callable
 
 from .breakage import Breakage
@@ -77,6 +86,8 @@ class HostileHost:
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         """Serve one request; return whether the connection may be reused."""
+        if self.spec.robots_redirect and req.path == "/robots.txt":
+            return await send_response(conn, req, 301, [("Location", self.spec.robots_redirect)])
         path = req.path.split("?", 1)[0]
         handler = self._exact.get(path) or self.traps.match(req.path) or self.sitemaps.match(path)
         if handler:
@@ -85,6 +96,8 @@ class HostileHost:
             return await self.redirect(req, conn, path)
         if path.startswith("/status/") and path[8:].isdigit() and 200 <= int(path[8:]) <= 599:
             return await self.status(req, conn, int(path[8:]))
+        if path in ("/refresh/to", "/links/to"):
+            return await (self.refresh_to if path == "/refresh/to" else self.links_to)(req, conn)
         if found := STORY.match(path):
             return await self.feeds.story(req, conn, int(found.group(1)))
         if path in CONTENT:
@@ -120,6 +133,8 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
 
     async def redirect(self, req: Request, conn: Conn, path: str) -> bool:
+        if path == "/redirect/to":
+            return await self.redirect_to(req, conn)
         status, location = 302, self._location(path)
         if path[10:].isdigit() and int(path[10:]) in REDIRECT_CODES:
             status, location = int(path[10:]), "/target"
@@ -143,6 +158,26 @@ class HostileHost:
             "/redirect/unresolvable": f"http://{UNRESOLVABLE_NAME}:{self.port}/",
             "/redirect/non-http": f"ftp://{HOSTILE_NAME}/file",
         }.get(path)
+
+    async def redirect_to(self, req: Request, conn: Conn) -> bool:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query)
+        code = int(query.get("code", ["302"])[0]) if query.get("code", [""])[0].isdigit() else 302
+        if not query.get("url") or code not in REDIRECT_CODES:
+            return await send_response(conn, req, 400, [("Content-Type", "text/plain")],
+                                       b"want ?url=URL and optionally &code=301|302|303|307|308")
+        return await send_response(conn, req, code, [("Location", query["url"][0])])
+
+    async def refresh_to(self, req: Request, conn: Conn) -> bool:
+        targets = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("url", ["/target"])
+        body = (f'<html><head><meta http-equiv="refresh" content="0; url={html.escape(targets[0])}">'
+                f"<title>Refreshing</title></head><body>Moving on...</body></html>")
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
+
+    async def links_to(self, req: Request, conn: Conn) -> bool:
+        targets = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query).get("url", [])
+        items = "".join(f'<li><a href="{html.escape(t)}">{html.escape(t)}</a></li>' for t in targets)
+        body = f"<html><head><title>Links</title></head><body><ul>{items}</ul></body></html>"
+        return await send_response(conn, req, 200, [("Content-Type", HTML)], body.encode())
 
     async def status(self, req: Request, conn: Conn, code: int) -> bool:
         headers = [("Content-Type", HTML)]

@@ -60,6 +60,8 @@ class HostileSpec:
     after the gzipped one: more than a test's --sitemaps-per-host."""
     reset_after_bytes: int = 1000
     """/reset-mid-body sends this many of its announced 100000 bytes before RST."""
+    robots_redirect: str | None = None
+    """When set, /robots.txt answers 301 to this URL (e.g. a forbidden address)."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -2,8 +2,9 @@
 #
 #   /calendar/YYYY/MM      links to the previous and next month, forever
 #   /calendar/             302 to /calendar/2026/11
-#   /s;jsessionid=ID/pageN links to pageN+1 and '/' under a fresh session id on
-#                          every visit, so no URL is ever seen twice
+#   /s;jsessionid=ID/pageN links to pageN+1 and page0 under a fresh session id on
+#                          every visit, so no URL is ever seen twice; /s/pageN (no
+#                          id, as a servlet container accepts) is the same page
 #   /deep/a/a/.../         links to one level deeper ('a/') and back ('../')
 #   /params?page=N         'next page' forever (N+1), plus a sort parameter shuffle
 # A crawler's per-host budget and depth limit are what stop it here.
@@ -17,7 +18,7 @@ import urllib.parse
 from .wire import Conn, Request, send_response
 
 CALENDAR = re.compile(r"^/calendar/(\d{1,6})/(\d{1,2})$")
-SESSION = re.compile(r"^/s;jsessionid=([A-Za-z0-9]+)/page(\d+)$")
+SESSION = re.compile(r"^/s(?:;jsessionid=([A-Za-z0-9]+))?/page(\d+)$")
 FIRST_MONTH = "/calendar/2026/11"
 
 
