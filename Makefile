@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test fuzz bench bench-protocol bench-spider bench-store bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,18 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# Fuzz every protocol decoder (tests/fuzz/README.md): FUZZ_SECONDS each, with
+# atheris if it installs, else the plain mutation driver. Crashes land in .fuzz/.
+FUZZ_SECONDS ?= 120
+FUZZ_TARGETS := handshake control_server control_client store_records store_frames
+fuzz: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[fuzz]' || echo "atheris did not install: the plain driver runs instead"
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+		echo "== $$t ($(FUZZ_SECONDS) s)"; \
+		$(BIN)/python -m tests.fuzz.$$t --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS) || failed="$$failed $$t"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "crashes in:$$failed (inputs under .fuzz/)"; exit 1; fi
 
 # End to end: nginx serves a generated web on 127.1.x.y; the server's ceiling,
 # wreck-crawl and Scrapy crawl it in turn (installs nginx and bench/.venv-scrapy if

@@ -57,10 +57,10 @@ class SpiderConnection(asyncio.Protocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         s = self.server.settings
         self.conn = StoreConnection(Role.SERVER, secret=s.secret, nonce=os.urandom(32), max_doc_len=s.max_doc_len)
-        if self.server.stopping or len(self.server.connections) >= s.max_connections:
-            why = "shutting down" if self.server.stopping else f"more than {s.max_connections} connections"
+        why = self.server.refusal()
+        if why:
             log.warning("refusing connection from %s: %s", self.peer, why)
-            self._fail(ErrorCode.BUSY if not self.server.stopping else ErrorCode.UNAVAILABLE, why)
+            self._fail(ErrorCode.UNAVAILABLE if self.server.stopping else ErrorCode.BUSY, why)
             return
         self.server.connections.add(self)
         transport.write(self.conn.hello())
@@ -119,7 +119,7 @@ class SpiderConnection(asyncio.Protocol):
         if not self.closed and not self.conn.opened:
             why = f"no handshake within {self.server.settings.handshake_timeout_s:g} s"
             log.warning("closing connection from %s: %s", self.peer, why)
-            self._fail(ErrorCode.LIMIT, why)
+            self._fail(ErrorCode.UNAVAILABLE, why)  # docs/protocol.txt 3.1
 
     def _fail(self, code: ErrorCode, reason: str) -> None:
         try:
@@ -172,6 +172,17 @@ class StoreServer:
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.committer: Committer | None = None
+
+    def refusal(self) -> str | None:
+        """Why a new connection is turned away now, or None to serve it."""
+        s = self.settings
+        if self.stopping:
+            return "shutting down"
+        if len(self.connections) >= s.max_connections:
+            return f"more than {s.max_connections} connections"
+        if sum(not c.conn.opened for c in self.connections) >= s.max_unauthenticated:
+            return f"more than {s.max_unauthenticated} connections in their handshake"
+        return None
 
     async def start(self) -> tuple[str, int]:
         """Listen; returns the bound (host, port)."""

@@ -166,7 +166,7 @@ def test_silent_connections_time_out_and_the_cap_is_enforced(tmp_path):
         said = b""
         while chunk := silent.recv(4096):  # until the server closes
             said += chunk
-        assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR limit no handshake" in said
+        assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR unavailable no handshake" in said
         a, _occupies_second_slot = Client(port), Client(port)
         third = Client(port, handshake=False)
         answer = third.handshake()
