@@ -20,7 +20,7 @@ import socket
 
 from protocol import (
     NEED_DATA, Ack, Auth, ConnectionClosed, Error, ErrorCode, Notice, NoticeCode,
-    Record, RemoteProtocolError, Role, StoreConnection,
+    Record, RemoteProtocolError, Role, State, StoreConnection,
 )  # fmt: skip
 
 from . import settings as S
@@ -143,7 +143,10 @@ class SpiderConnection(asyncio.Protocol):
         self.pending -= len(acks)
         if self.closed:
             return
-        self.transport.write(b"".join(map(self.conn.send, acks)))
+        if self.conn.state is State.OPEN:
+            self.transport.write(b"".join(map(self.conn.send, acks)))
+        # else the spider closed its side (CLOSED): the records are stored, but
+        # the protocol has no more frames for it; it resends and gets DUPLICATE.
         self._close_if_done()
 
     def notice(self, notice: Notice) -> None:
@@ -219,7 +222,11 @@ class StoreServer:
         for conn, doc_id, result in results:
             by_conn.setdefault(conn, []).append(Ack(doc_id, result))
         for conn, acks in by_conn.items():
-            conn.deliver(acks)
+            try:
+                conn.deliver(acks)
+            except Exception:  # noqa: BLE001 - one connection's bug must not withhold the others' acks
+                log.exception("cannot deliver %d acks to %s; closing that connection", len(acks), conn.peer)
+                conn._close()
         if self.reading_paused and not self.stopping and self.committer.backlog_bytes < self.settings.max_backlog_bytes // 2:
             self._pause_reading(False)
 
