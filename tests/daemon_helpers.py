@@ -19,13 +19,14 @@ from protocol import NEED_DATA, ConnectionClosed, ControlConnection, Error, Get,
 HOST = "127.0.0.1"
 START_TIMEOUT = 20.0
 IO_TIMEOUT = 10.0
+LISTENING = r"listening on [\d.]+:(\d+)"
 
 
 class Daemon:
     """`python -m MODULE ARGS`: stdout and stderr both go to `log`."""
 
     def __init__(self, module: str, args: list[str], log: Path, *, env: dict | None = None,
-                 wait_for: str | None = r"listening on [\d.]+:(\d+)") -> None:
+                 wait_for: str | None = LISTENING) -> None:
         self.log = log
         environ = {k: v for k, v in os.environ.items() if k != "WRECK_SECRET"}
         environ.update(env or {})
@@ -34,7 +35,12 @@ class Daemon:
                                          stdin=subprocess.DEVNULL, env=environ)
         self.port = 0
         if wait_for:
-            self.port = int(self.wait_for(wait_for)[1])
+            self.listening(wait_for)
+
+    def listening(self, pattern: str = LISTENING) -> int:
+        """Wait until the daemon says it listens; its port."""
+        self.port = int(self.wait_for(pattern)[1])
+        return self.port
 
     def text(self) -> str:
         return self.log.read_text(errors="replace")
