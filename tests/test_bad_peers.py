@@ -1,5 +1,6 @@
 """Bad peers against the real urlserver and storeserver: random and mutated
-protocol bytes, before and after authentication, leave both servers up and
+protocol bytes (mutations of handshakes and of messages drawn from
+tests/protocol_strategies.py), before and after authentication, leave both servers up and
 a well-behaved spider and store client alongside unaffected; memory stays
 flat over many bad connections; announced sizes are refused without
 allocating them; silent connections are dropped and the caps hold."""
@@ -15,12 +16,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from protocol import (
-    NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Hello, RemoteProtocolError, Role,
-    StoreConnection,
+    NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError,
+    RemoteProtocolError, Role, StoreConnection,
 )  # fmt: skip
 from protocol.record import RECORD_HEADER
 
+from . import protocol_strategies as strategies
 from .daemon_helpers import ControlClient, Daemon, raw_exchange
+from .protocol_helpers import open_pair
 from .fuzz import soak
 from .store_helpers import Client as StoreClient
 from .web import RunningWeb, SiteSpec
@@ -79,22 +82,35 @@ def test_bad_bytes_before_authentication_get_one_error_and_a_close(daemons, serv
     soak.check_good(control, store_client, next(_doc_ids))
 
 
+def _encoded(kind: type, messages: list) -> bytes:
+    """Messages as a conforming spider would send them (any it may not send are left out)."""
+    _, conn = open_pair(kind, {})  # a client through the handshake of a fake link
+    out = b""
+    for message in messages:
+        try:
+            out += conn.send(message)
+        except LocalProtocolError:
+            pass
+    return out
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
-@given(service=st.sampled_from(["urlserver", "storeserver"]), seed=st.integers(0, 2**32))
-def test_mutated_messages_after_authentication_close_that_connection_only(daemons, service, seed):
-    url, store, control, store_client = daemons
+@given(service=st.sampled_from(["urlserver", "storeserver"]), seed=st.integers(0, 2**32),
+       control=st.lists(strategies.client_messages, min_size=1, max_size=4),
+       records=st.lists(strategies.records, min_size=1, max_size=3))
+def test_mutated_messages_after_authentication_close_that_connection_only(daemons, service, seed, control, records):
+    url, store, control_client, store_client = daemons
     kind = ControlConnection if service == "urlserver" else StoreConnection
-    sock, conn = soak.authenticated(url.port if service == "urlserver" else store.port, kind)
+    valid = _encoded(kind, control if kind is ControlConnection else records)
     rng = random.Random(seed)
-    seeds = [s[1:] for s in (soak.control_server.SEEDS if kind is ControlConnection else soak.store_records.SEEDS)]
-    with sock:
-        said = soak._finish(sock, soak.mutate(rng.choice(seeds), seeds, rng))
+    sock, conn = soak.authenticated(url.port if service == "urlserver" else store.port, kind)
+    said = soak._finish(sock, soak.mutate(valid, [valid], rng))
     try:
         events = _decode_reply(service, said, conn=conn)
     except RemoteProtocolError as exc:  # the server sent bytes a conforming client refuses
         raise AssertionError(f"{service} answered a bad peer with bad bytes: {exc}: {said[:200]!r}") from None
     assert events and type(events[-1]) in (Error, ConnectionClosed), events
-    soak.check_good(control, store_client, next(_doc_ids))
+    soak.check_good(control_client, store_client, next(_doc_ids))
 
 
 def test_servers_stay_up_and_log_no_traceback(daemons):
