@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test fuzz bench bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,7 @@ test: $(STAMP)
 
 # Fuzz every protocol decoder (tests/fuzz/README.md): FUZZ_SECONDS each, with
 # atheris if it installs, else the plain mutation driver. Crashes land in .fuzz/.
+.PHONY: fuzz
 FUZZ_SECONDS ?= 120
 SOAK_CONNECTIONS ?= 20000
 FUZZ_TARGETS := handshake control_server control_client store_records store_frames

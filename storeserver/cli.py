@@ -65,9 +65,10 @@ def serve(
         secret = secret_from(text, os.environ.get(SECRET_ENV))
         check_listen(host, secret)
         settings = S.StoreSettings(
+            max_unauthenticated=max_unauthenticated, handshake_timeout_s=handshake_timeout,
             data=data, host=host, port=port, secret=secret, map_size=_parse_size(map_size),
             max_doc_len=min(max_doc_len, limits.MAX_DOC_LEN), max_connections=max_connections,
-            max_unauthenticated=max_unauthenticated, handshake_timeout_s=handshake_timeout, commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,
+            commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,
         )  # fmt: skip
     except (DeployError, ProtocolError, OSError, ValueError) as exc:
         typer.echo(f"storeserver: {exc}", err=True)

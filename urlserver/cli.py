@@ -112,8 +112,10 @@ def check(s: Settings) -> str | None:
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
     for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
-                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout),
-                        ("--max-connections", s.max_connections), ("--max-unauthenticated", s.max_unauthenticated),
+                        ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
+        if value <= 0:
+            return f"{flag} must be above 0"
+    for flag, value in (("--max-connections", s.max_connections), ("--max-unauthenticated", s.max_unauthenticated),
                         ("--handshake-timeout", s.handshake_timeout)):
         if value <= 0:
             return f"{flag} must be above 0"
