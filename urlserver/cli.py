@@ -109,14 +109,14 @@ def check(s: Settings) -> str | None:
         return "--scope must be host, domain or any"
     if not 0 < s.max_url_len <= limits.MAX_URL_LEN:
         return f"--max-url-len must be 1 to {limits.MAX_URL_LEN} (the protocol's limit)"
+    for flag, value in (("--max-connections", s.max_connections), ("--max-unauthenticated", s.max_unauthenticated),
+                        ("--handshake-timeout", s.handshake_timeout)):
+        if value <= 0:
+            return f"{flag} must be above 0"
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
     for flag, value in (("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
                         ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout)):
-        if value <= 0:
-            return f"{flag} must be above 0"
-    for flag, value in (("--max-connections", s.max_connections), ("--max-unauthenticated", s.max_unauthenticated),
-                        ("--handshake-timeout", s.handshake_timeout)):
         if value <= 0:
             return f"{flag} must be above 0"
     return None
