@@ -130,8 +130,8 @@ class Link(asyncio.Protocol):
             except ProtocolError:
                 pass
             if exc.code is ErrorCode.AUTH:
-                self._fail(Refused(f"{self.what} failed to prove it holds the shared secret (it has another "
-                                   f"secret or none, or is not the crawl's server): {exc}"))
+                self._fail(Refused(f"{self.what} failed to prove it holds the shared secret "
+                                   f"(is it the crawl's server?): {exc}"))
             else:
                 cls = Refused if exc.code in FATAL_CODES else LinkError
                 self._fail(cls(f"{self.what}: protocol error: {exc}"))

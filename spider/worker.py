@@ -3,8 +3,8 @@
 # with backoff, learns the crawl settings from the handshake, starts the
 # store clients the settings name, and runs sessions until stopped. A
 # refusal that retrying cannot fix (wrong secret, other protocol version,
-# unusable settings), from the urlserver or from a store, ends the worker with EXIT_REFUSED so the supervisor
-# does not restart it in a loop.
+# unusable settings), from the urlserver or from a store, ends the worker
+# with EXIT_REFUSED so the supervisor does not restart it in a loop.
 """Worker: run(options) -> exit code."""
 
 from __future__ import annotations
