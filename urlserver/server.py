@@ -136,12 +136,15 @@ class SpiderConnection(asyncio.Protocol):
         self.closed = True
         if self._deadline is not None:
             self._deadline.cancel()  # a closed connection is not kept alive by its timer
+        if not self.conn.opened:  # never got in: it holds no claims and was no spider
+            if self in self.server.spiders:
+                self.server.spiders.remove(self)
+            return
         server = self.server
         if self in server.spiders:
             server.spiders.remove(self)
-        if self.conn.opened:  # only a spider that got in can hold claims
-            server.crawl.spider_gone(self, time.time())
-            log.info("event=spider_gone spider=%s peer=%s", self.name, self.peer)
+        server.crawl.spider_gone(self, time.time())
+        log.info("event=spider_gone spider=%s", self.name)
         server.request_pump()
 
 
