@@ -22,6 +22,22 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 
+# Fuzz every protocol decoder (tests/fuzz/README.md): FUZZ_SECONDS each, with
+# atheris if it installs, else the plain mutation driver. Crashes land in .fuzz/.
+.PHONY: fuzz
+FUZZ_SECONDS ?= 120
+SOAK_CONNECTIONS ?= 20000
+FUZZ_TARGETS := handshake control_server control_client store_records store_frames
+fuzz: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[fuzz]' || echo "atheris did not install: the plain driver runs instead"
+	@failed=""; for t in $(FUZZ_TARGETS); do \
+		echo "== $$t ($(FUZZ_SECONDS) s)"; \
+		$(BIN)/python -m tests.fuzz.$$t --seconds $(FUZZ_SECONDS) $(FUZZ_ARGS) || failed="$$failed $$t"; \
+	done; \
+	echo "== bad peers against the daemons"; \
+	$(BIN)/python -m tests.fuzz.soak --connections $(SOAK_CONNECTIONS) || failed="$$failed soak"; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed (crash inputs under .fuzz/)"; exit 1; fi
+
 # End to end: nginx serves a generated web on 127.1.x.y; the server's ceiling,
 # wreck-crawl and Scrapy crawl it in turn (installs nginx and bench/.venv-scrapy if
 # missing). ARGS="--hosts 100 --pages 10000" for a quick run.

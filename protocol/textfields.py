@@ -71,8 +71,11 @@ def ip(token: bytes) -> str:
     try:
         parsed = ipaddress.ip_address(text)
         # IPv4-mapped IPv6 is printed differently across Python versions and
-        # hides an IPv4 address from checks: it is never sent (spec 5.3).
-        canonical = None if getattr(parsed, "ipv4_mapped", None) else str(parsed)
+        # hides an IPv4 address from checks; a zone index ("%eth0", which
+        # ipaddress accepts with any characters) names an interface of the
+        # sender's machine: neither is ever sent (spec 5.3).
+        hidden = getattr(parsed, "ipv4_mapped", None) or getattr(parsed, "scope_id", None)
+        canonical = None if hidden or not token.isascii() else str(parsed)
     except ValueError:
         canonical = None
     if canonical != text:

@@ -91,7 +91,7 @@ class Supervisor:
                     continue
                 del self.procs[index]
                 if proc.exitcode == worker.EXIT_REFUSED:
-                    LOG.error("worker %s was refused by the urlserver; stopping", proc.name)
+                    LOG.error("worker %s was refused by the urlserver or a store server; stopping", proc.name)
                     self.stop()
                     return worker.EXIT_REFUSED
                 healthy = now - self.started[index] > HEALTHY_RUN_S

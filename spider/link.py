@@ -33,6 +33,16 @@ class Refused(LinkError):
 FATAL_CODES = (ErrorCode.AUTH, ErrorCode.VERSION)
 
 
+def refusal(what: str, error: Error) -> LinkError:
+    """The failure an ERROR from the server means; Refused when retrying cannot help."""
+    said = f"{error.code.name.lower()} {error.reason}".strip()
+    if error.code is ErrorCode.AUTH:
+        return Refused(f"{what} rejected this spider's shared secret (it said: {said})")
+    if error.code is ErrorCode.VERSION:
+        return Refused(f"{what} speaks another protocol version (it said: {said})")
+    return LinkError(f"{what} closed the connection: {said}")
+
+
 class Link(asyncio.Protocol):
     """A connected, handshaken protocol object; events go to `on_event`."""
 
@@ -109,19 +119,22 @@ class Link(asyncio.Protocol):
                 elif kind is Ready:
                     self.ready.set_result(event.settings)
                 elif kind is Error:
-                    cls = Refused if event.code in FATAL_CODES else LinkError
-                    self._fail(cls(f"{self.what} closed the connection: {event.code.name.lower()} {event.reason}"))
+                    self._fail(refusal(self.what, event))
                 elif kind is ConnectionClosed:
                     self._fail(LinkError(f"{self.what} closed the connection"))
                 else:
                     self.on_event(event)
         except ProtocolError as exc:
-            cls = Refused if exc.code in FATAL_CODES else LinkError
             try:
                 self.write(conn.send(Error(exc.code, str(exc))))
             except ProtocolError:
                 pass
-            self._fail(cls(f"{self.what}: protocol error: {exc}"))
+            if exc.code is ErrorCode.AUTH:
+                self._fail(Refused(f"{self.what} failed to prove it holds the shared secret "
+                                   f"(is it the crawl's server?): {exc}"))
+            else:
+                cls = Refused if exc.code in FATAL_CODES else LinkError
+                self._fail(cls(f"{self.what}: protocol error: {exc}"))
 
     def _fail(self, error: LinkError) -> None:
         self._finish(error)

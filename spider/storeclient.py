@@ -28,8 +28,12 @@ AckCallback = Callable[[AckResult], None]
 class StoreClient:
     """One store server's connection and the records it has not acked yet."""
 
-    def __init__(self, address: str, *, secret: bytes, name: str) -> None:
+    def __init__(self, address: str, *, secret: bytes, name: str,
+                 on_refused: Callable[[LinkError], None] | None = None) -> None:
         self.address = address
+        # Called once if the store refuses us for good (secret, version):
+        # retrying cannot help, so the worker stops instead of holding records.
+        self.on_refused = on_refused
         self.host, self.port = split_host_port(address)
         self.secret, self.name = secret, name
         self.link: Link | None = None
@@ -81,10 +85,15 @@ class StoreClient:
             conn = StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name)
             try:
                 link, _ = await open_link(self.host, self.port, conn, what)
+            except Refused as exc:
+                LOG.error("%s; check --secret-file / WRECK_SECRET. %d records not stored (the urlserver "
+                          "will hand their URLs out again).", exc, len(self.unacked))
+                if self.on_refused is not None:
+                    self.on_refused(exc)
+                return
             except LinkError as exc:
                 delay = self.backoff.delay()
-                hint = " (check the shared secret)" if isinstance(exc, Refused) else ""
-                LOG.error("%s%s; %d records held, retrying in %.1f s", exc, hint, len(self.unacked), delay)
+                LOG.error("%s; %d records held, retrying in %.1f s", exc, len(self.unacked), delay)
                 await asyncio.sleep(delay)
                 continue
             self.backoff.reset()

@@ -3,8 +3,8 @@
 # with backoff, learns the crawl settings from the handshake, starts the
 # store clients the settings name, and runs sessions until stopped. A
 # refusal that retrying cannot fix (wrong secret, other protocol version,
-# unusable settings) ends the worker with EXIT_REFUSED so the supervisor
-# does not restart it in a loop.
+# unusable settings), from the urlserver or from a store, ends the worker
+# with EXIT_REFUSED so the supervisor does not restart it in a loop.
 """Worker: run(options) -> exit code."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from .urlclient import UrlSession
 LOG = logging.getLogger(__name__)
 
 EXIT_OK = 0
-EXIT_REFUSED = 2  # the urlserver refused us for good: do not restart
+EXIT_REFUSED = 2  # the urlserver or a store refused us for good: do not restart
 DEFAULT_CONCURRENCY = 200
 
 
@@ -47,6 +47,7 @@ class Worker:
         self.stores: dict[str, StoreClient] = {}
         self.session: UrlSession | None = None
         self.stopping = asyncio.Event()
+        self.refused: LinkError | None = None  # a store refused us for good
 
     async def run(self) -> int:
         backoff = Backoff()
@@ -89,6 +90,9 @@ class Worker:
                     delay = backoff.delay()
                     LOG.warning("%s; reconnecting in %.1f s", error or f"{what} closed", delay)
                     await self._sleep(delay)
+            if self.refused is not None:
+                LOG.error("giving up: a store server refused this spider")
+                return EXIT_REFUSED
             return EXIT_OK
         finally:
             for store in self.stores.values():
@@ -97,10 +101,15 @@ class Worker:
     def stop(self) -> None:
         self.stopping.set()
 
+    def _store_refused(self, error: LinkError) -> None:
+        self.refused = error
+        self.stop()
+
     def _stores_for(self, settings: CrawlSettings) -> list[StoreClient]:
         for address in settings.store:
             if address not in self.stores:
-                client = StoreClient(address, secret=self.options.secret, name=self.options.name)
+                client = StoreClient(address, secret=self.options.secret, name=self.options.name,
+                                     on_refused=self._store_refused)
                 client.start()
                 self.stores[address] = client
         return [self.stores[a] for a in settings.store]

@@ -47,7 +47,12 @@ def serve(
     map_size: str = typer.Option("1GiB", "--map-size", help="Initial LMDB map size; doubled whenever full."),
     max_doc_len: int = typer.Option(S.StoreSettings.__dataclass_fields__["max_doc_len"].default, "--max-doc-len",
                                     help="Largest document (headers + body) accepted, in bytes."),
-    max_connections: int = typer.Option(S.DEFAULT_MAX_CONNECTIONS, "--max-connections"),
+    max_connections: int = typer.Option(S.DEFAULT_MAX_CONNECTIONS, "--max-connections", min=1,
+                                        help="Spider connections at once; more are told 'busy'."),
+    max_unauthenticated: int = typer.Option(S.DEFAULT_MAX_UNAUTHENTICATED, "--max-unauthenticated", min=1,
+                                            help="Connections still in their handshake at once."),
+    handshake_timeout: float = typer.Option(S.DEFAULT_HANDSHAKE_TIMEOUT_S, "--handshake-timeout", min=0.001,
+                                            help="Seconds a connection has to complete its handshake."),
     commit_window_ms: float = typer.Option(S.DEFAULT_COMMIT_WINDOW_MS, "--commit-window-ms",
                                            help="How long a batch waits for more records before its commit."),
     dict_train_docs: int = typer.Option(S.DICT_TRAIN_DOCS, "--dict-train-docs",
@@ -69,6 +74,7 @@ def serve(
         secret = secret_from(text, os.environ.get(SECRET_ENV))
         check_listen(host, secret)
         settings = S.StoreSettings(
+            max_unauthenticated=max_unauthenticated, handshake_timeout_s=handshake_timeout,
             data=data, host=host, port=port, secret=secret, map_size=_parse_size(map_size),
             max_doc_len=min(max_doc_len, limits.MAX_DOC_LEN), max_connections=max_connections,
             commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,

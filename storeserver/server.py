@@ -20,7 +20,7 @@ import socket
 
 from protocol import (
     NEED_DATA, Ack, Auth, ConnectionClosed, Error, ErrorCode, Notice, NoticeCode,
-    Record, RemoteProtocolError, Role, StoreConnection,
+    Record, RemoteProtocolError, Role, State, StoreConnection,
 )  # fmt: skip
 
 from wreck.plugins import DOCUMENT, Plugins
@@ -59,10 +59,10 @@ class SpiderConnection(asyncio.Protocol):
         self.peer = f"{peer[0]}:{peer[1]}" if peer else "?"
         s = self.server.settings
         self.conn = StoreConnection(Role.SERVER, secret=s.secret, nonce=os.urandom(32), max_doc_len=s.max_doc_len)
-        if self.server.stopping or len(self.server.connections) >= s.max_connections:
-            why = "shutting down" if self.server.stopping else f"more than {s.max_connections} connections"
+        why = self.server.refusal()
+        if why:
             log.warning("refusing connection from %s: %s", self.peer, why)
-            self._fail(ErrorCode.BUSY if not self.server.stopping else ErrorCode.UNAVAILABLE, why)
+            self._fail(ErrorCode.UNAVAILABLE if self.server.stopping else ErrorCode.BUSY, why)
             return
         self.server.connections.add(self)
         transport.write(self.conn.hello())
@@ -121,7 +121,7 @@ class SpiderConnection(asyncio.Protocol):
         if not self.closed and not self.conn.opened:
             why = f"no handshake within {self.server.settings.handshake_timeout_s:g} s"
             log.warning("closing connection from %s: %s", self.peer, why)
-            self._fail(ErrorCode.LIMIT, why)
+            self._fail(ErrorCode.UNAVAILABLE, why)  # docs/protocol.txt 3.1
 
     def _fail(self, code: ErrorCode, reason: str) -> None:
         try:
@@ -145,7 +145,10 @@ class SpiderConnection(asyncio.Protocol):
         self.pending -= len(acks)
         if self.closed:
             return
-        self.transport.write(b"".join(map(self.conn.send, acks)))
+        if self.conn.state is State.OPEN:
+            self.transport.write(b"".join(map(self.conn.send, acks)))
+        # else the spider closed its side (CLOSED): the records are stored, but
+        # the protocol has no more frames for it; it resends and gets DUPLICATE.
         self._close_if_done()
 
     def notice(self, notice: Notice) -> None:
@@ -176,6 +179,17 @@ class StoreServer:
         self._server: asyncio.base_events.Server | None = None
         self._stopped: asyncio.Event | None = None
         self.committer: Committer | None = None
+
+    def refusal(self) -> str | None:
+        """Why a new connection is turned away now, or None to serve it."""
+        s = self.settings
+        if self.stopping:
+            return "shutting down"
+        if len(self.connections) >= s.max_connections:
+            return f"more than {s.max_connections} connections"
+        if sum(not c.conn.opened for c in self.connections) >= s.max_unauthenticated:
+            return f"more than {s.max_unauthenticated} connections in their handshake"
+        return None
 
     async def start(self) -> tuple[str, int]:
         """Listen; returns the bound (host, port)."""
@@ -213,7 +227,11 @@ class StoreServer:
         for conn, doc_id, result in results:
             by_conn.setdefault(conn, []).append(Ack(doc_id, result))
         for conn, acks in by_conn.items():
-            conn.deliver(acks)
+            try:
+                conn.deliver(acks)
+            except Exception:  # noqa: BLE001 - one connection's bug must not withhold the others' acks
+                log.exception("cannot deliver %d acks to %s; closing that connection", len(acks), conn.peer)
+                conn._close()
         if self.reading_paused and not self.stopping and self.committer.backlog_bytes < self.settings.max_backlog_bytes // 2:
             self._pause_reading(False)
 

@@ -39,6 +39,11 @@ DEFAULT_MAX_CONNECTIONS = 1024
 # A peer that has not finished the handshake after this long is dropped, so
 # silent or slow-loris connections cannot hold connection slots.
 DEFAULT_HANDSHAKE_TIMEOUT_S = 10.0
+# Connections still in their handshake: every spider of a fleet reconnects
+# at once after a store restart, but a handshake takes milliseconds; a peer
+# that opens many and says nothing is told "busy" here, before it can fill
+# the connection cap.
+DEFAULT_MAX_UNAUTHENTICATED = 128
 
 # While commits fail (disk or map full), retry with this backoff.
 RETRY_FIRST_S = 0.05
@@ -68,6 +73,7 @@ class StoreSettings:
     max_doc_len: int = limits.DEFAULT_MAX_DOC_SIZE * 2  # headers + body of a capped fetch
     map_size: int = DEFAULT_MAP_SIZE
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED
     handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
     commit_window_ms: float = DEFAULT_COMMIT_WINDOW_MS
     max_backlog_bytes: int = MAX_BACKLOG_BYTES

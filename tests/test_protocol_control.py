@@ -146,6 +146,9 @@ FROM_URLSERVER = [
     (b"1 2 127.000.0.1 h http://h/\n", ErrorCode.SYNTAX),
     (b"1 2 2130706433 h http://h/\n", ErrorCode.SYNTAX),  # decimal spelling
     (b"1 2 localhost h http://h/\n", ErrorCode.SYNTAX),
+    # zone indexes (found by tests/fuzz/control_client.py: a non-ASCII zone was accepted)
+    (b"1 2 fe80::1%eth0 h http://h/\n", ErrorCode.SYNTAX),
+    (b"1 2 2001:db8::12%8\x890 h http://h/\n", ErrorCode.SYNTAX),
     (b"1 4294967296 127.0.0.1 h http://h/\n", ErrorCode.LIMIT),  # doc id beyond u32
     (b"1 2 127.0.0.1 H.test http://h/\n", ErrorCode.SYNTAX),  # host not lowercase
     (b"1 2 127.0.0.1 h\n", ErrorCode.SYNTAX),

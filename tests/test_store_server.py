@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from protocol import Ack, AckResult, Error, ErrorCode, Record, Specific, http_enum
+from protocol import Ack, AckResult, ConnectionClosed, Error, ErrorCode, Record, Specific, http_enum
 from protocol.record import RECORD_HEADER
 from storeserver.store import ReadStore
 
@@ -166,7 +166,7 @@ def test_silent_connections_time_out_and_the_cap_is_enforced(tmp_path):
         said = b""
         while chunk := silent.recv(4096):  # until the server closes
             said += chunk
-        assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR limit no handshake" in said
+        assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR unavailable no handshake" in said
         a, _occupies_second_slot = Client(port), Client(port)
         third = Client(port, handshake=False)
         answer = third.handshake()
@@ -185,3 +185,19 @@ def test_a_full_map_grows_and_no_acked_record_is_lost(tmp_path):
         assert server.store.map_size >= 4 << 20
     store = ReadStore(tmp_path)
     assert all(store.get(r.doc_id)[1] == r.document for r in recs)
+
+
+def test_a_spider_that_half_closes_does_not_hold_back_anyone_elses_acks(tmp_path):
+    # Found by tests/test_bad_peers.py: acks for a spider that had shut its
+    # sending side raised inside the commit callback, so the acks of every
+    # other connection in the same commit never left and the half-closed
+    # connection was never closed. A wide commit window puts both in one batch.
+    with running_server(tmp_path, commit_window_ms=300) as (_, port):
+        leaver, good = Client(port, name="leaver"), Client(port, name="good")
+        leaver.send([make_record(1)])
+        leaver.sock.shutdown(socket.SHUT_WR)
+        good.send([make_record(2)])
+        assert good.acks(1) == [Ack(2, AckResult.STORED)]
+        assert leaver.until_closed()[-1] == ConnectionClosed()  # closed once its record is in
+        good.send([make_record(1)])  # the leaver's record was stored all the same
+        assert good.acks(1) == [Ack(1, AckResult.DUPLICATE)]

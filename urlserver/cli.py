@@ -19,7 +19,10 @@ from protocol import deploy, limits
 from wreck.plugins import GROUP, STATS, PluginError, describe
 
 from . import seeds
-from .settings import DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_USER_AGENT, Settings
+from .settings import (
+    DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNAUTHENTICATED,
+    DEFAULT_USER_AGENT, Settings,
+)  # fmt: skip
 
 app = typer.Typer(add_completion=False)
 ROBOTS_TTL_MAX = 24 * 3600.0  # RFC 9309 2.4: rules SHOULD NOT be cached longer
@@ -35,7 +38,10 @@ def run(
     store: Annotated[list[str], typer.Option(help="Store server HOST:PORT (repeatable)")] = ["127.0.0.1:7002"],
     listen: Annotated[str, typer.Option(help="Spider listener HOST:PORT")] = DEFAULT_LISTEN,
     http: Annotated[str, typer.Option(help="Status HTTP HOST:PORT ('off' to disable)")] = DEFAULT_HTTP,
-    secret_file: Annotated[Optional[str], typer.Option(help="Shared secret file")] = None,
+    secret_file: Annotated[Optional[str], typer.Option(help=f"Shared secret file, first line (else ${deploy.SECRET_ENV})")] = None,
+    max_connections: Annotated[int, typer.Option(help="Spider connections at once; more are told 'busy'")] = DEFAULT_MAX_CONNECTIONS,
+    max_unauthenticated: Annotated[int, typer.Option(help="Connections still in their handshake at once")] = DEFAULT_MAX_UNAUTHENTICATED,
+    handshake_timeout: Annotated[float, typer.Option(help="Seconds a connection has to complete its handshake")] = DEFAULT_HANDSHAKE_TIMEOUT,
     delay: Annotated[float, typer.Option(help="Seconds between requests to one host")] = 1.0,
     ip_delay: Annotated[float, typer.Option(help="Seconds between requests to one IP")] = 0.0,
     ip_concurrency: Annotated[int, typer.Option(help="Transactions in flight per IP")] = 4,
@@ -90,7 +96,8 @@ def run(
         raise typer.Exit(2) from None
     settings = Settings(
         data=data, store=tuple(store), listen=listen, http=None if http == "off" else http,
-        secret=secret, delay=delay, ip_delay=ip_delay, ip_concurrency=ip_concurrency,
+        secret=secret, max_connections=max_connections, max_unauthenticated=max_unauthenticated,
+        handshake_timeout=handshake_timeout, delay=delay, ip_delay=ip_delay, ip_concurrency=ip_concurrency,
         host_concurrency=host_concurrency, max_pages=max_pages, max_depth=max_depth,
         max_url_len=max_url_len, scope=scope, include=tuple(include or ()),
         exclude=tuple(exclude or ()), user_agent=user_agent, dns=dns, hosts_file=hosts,
@@ -133,6 +140,10 @@ def check(s: Settings) -> str | None:
         return "--scope must be host, domain or any"
     if not 0 < s.max_url_len <= limits.MAX_URL_LEN:
         return f"--max-url-len must be 1 to {limits.MAX_URL_LEN} (the protocol's limit)"
+    for flag, value in (("--max-connections", s.max_connections), ("--max-unauthenticated", s.max_unauthenticated),
+                        ("--handshake-timeout", s.handshake_timeout)):
+        if value <= 0:
+            return f"{flag} must be above 0"
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
     for flag, value in (("--url-filter-timeout", s.url_filter_timeout), ("--stats-interval", s.stats_interval),

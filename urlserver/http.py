@@ -45,7 +45,7 @@ def status(server) -> dict:
         "delayed_retries": fr.delayed_total,
         "in_flight": len(crawl.claims),
         "in_flight_by_spider": crawl.claims.per_spider(),
-        "spiders": [s.name for s in server.spiders],
+        "spiders": [s.name for s in server.spiders if s.conn.opened],  # not peers still in their handshake
         "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
         "rates": rates,
         "counters": dict(crawl.stats),

@@ -46,6 +46,7 @@ class SpiderConnection(asyncio.Protocol):
         self.closed = False
         self.idle_sent = False
         self.peer = "?"
+        self._deadline: asyncio.TimerHandle | None = None
 
     @property
     def name(self) -> str:
@@ -56,17 +57,26 @@ class SpiderConnection(asyncio.Protocol):
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.peer = str(transport.get_extra_info("peername"))
-        if len(self.server.spiders) >= self.server.settings.max_connections:
-            self.fail(ErrorCode.BUSY, "too many connections")
+        self.peer = _address(transport.get_extra_info("peername"))
+        settings, spiders = self.server.settings, self.server.spiders
+        busy = None
+        if len(spiders) >= settings.max_connections:
+            busy = f"more than {settings.max_connections} connections"
+        elif sum(not s.conn.opened for s in spiders) >= settings.max_unauthenticated:
+            busy = f"more than {settings.max_unauthenticated} connections in their handshake"
+        if busy:
+            log.warning("event=connection_refused peer=%s reason=%r", self.peer, busy)
+            self.fail(ErrorCode.BUSY, busy)
             return
-        self.server.spiders.append(self)
+        spiders.append(self)
         transport.write(self.conn.hello())
-        asyncio.get_running_loop().call_later(self.server.settings.handshake_timeout, self._handshake_deadline)
+        self._deadline = asyncio.get_running_loop().call_later(settings.handshake_timeout, self._handshake_deadline)
 
     def _handshake_deadline(self) -> None:
         if not self.closed and not self.conn.opened:
-            self.fail(ErrorCode.STATE, "handshake not completed in time")
+            why = f"no handshake within {self.server.settings.handshake_timeout:g} s"
+            log.warning("event=handshake_timeout peer=%s", self.peer)
+            self.fail(ErrorCode.UNAVAILABLE, why)  # docs/protocol.txt 3.1
 
     def data_received(self, data: bytes) -> None:
         self._feed(data)
@@ -92,16 +102,20 @@ class SpiderConnection(asyncio.Protocol):
                     server.crawl.working(self, event.trans_ids, time.time())
                 elif kind is Auth:
                     self.transport.write(conn.welcome(server.announce(self)))
+                    self._deadline.cancel()
                     log.info("event=spider_connected spider=%s peer=%s", self.name, self.peer)
                 elif kind is Error:
-                    log.warning("event=spider_error spider=%s code=%s reason=%r", self.name, event.code.name, event.reason)
+                    log.warning("event=spider_error spider=%s peer=%s code=%s reason=%r",
+                                self.name, self.peer, event.code.name, event.reason)
                     self.close()
                     return
                 elif kind is ConnectionClosed:
                     self.close()
                     return
         except RemoteProtocolError as exc:
-            log.warning("event=protocol_error spider=%s reason=%r", self.name, str(exc))
+            event = "auth_failed" if exc.code is ErrorCode.AUTH else "protocol_error"
+            log.warning("event=%s spider=%s peer=%s code=%s reason=%r",
+                        event, self.name, self.peer, exc.code.name, str(exc))
             self.fail(exc.code, str(exc))
             return
         except lmdb.Error as exc:
@@ -129,6 +143,12 @@ class SpiderConnection(asyncio.Protocol):
         if self.closed:
             return
         self.closed = True
+        if self._deadline is not None:
+            self._deadline.cancel()  # a closed connection is not kept alive by its timer
+        if not self.conn.opened:  # never got in: it holds no claims and was no spider
+            if self in self.server.spiders:
+                self.server.spiders.remove(self)
+            return
         server = self.server
         if self in server.spiders:
             server.spiders.remove(self)
@@ -141,6 +161,14 @@ class SpiderConnection(asyncio.Protocol):
             server.state_unwritable(exc)
             return
         server.request_pump()
+
+
+def _address(peername) -> str:
+    """HOST:PORT of a peer, [HOST]:PORT for IPv6, '?' when unknown."""
+    if not peername:
+        return "?"
+    host, port = peername[0], peername[1]
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class UrlServer:

@@ -14,6 +14,17 @@ DEFAULT_HTTP = "127.0.0.1:7080"
 DEFAULT_USER_AGENT = "WRECK/0.1 (+https://github.com/wreck-crawler/wreck; crawler@wreck.invalid)"
 ROBOTS_TOKEN = "wreck"  # product token matched against User-agent lines (RFC 9309 2.2.1)
 
+# Spider connections: a few worker processes per box, a few boxes; each
+# costs a receive buffer of at most one DONE (about 4.5 MB) once in.
+DEFAULT_MAX_CONNECTIONS = 256
+# Connections still in their handshake: a fleet reconnecting after a
+# restart needs a few dozen at once; a peer that opens many and says
+# nothing gets "busy" here instead of starving the connection cap.
+DEFAULT_MAX_UNAUTHENTICATED = 64
+# A handshake is three short lines: seconds to finish it before the
+# connection is dropped (silent and slow-loris peers hold no slot longer).
+DEFAULT_HANDSHAKE_TIMEOUT = 5.0
+
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings:
@@ -74,8 +85,9 @@ class Settings:
     url_filter_timeout: float = 10.0  # a batch unanswered this long disables the command
     stats_interval: float = 10.0  # between two calls of the stats hooks
     # server
-    max_connections: int = 256
-    handshake_timeout: float = 5.0
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
+    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED
+    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
     exit_when_done: bool = False
     map_size: int = 64 * 1024**3  # LMDB map (sparse on Linux)
     sync: bool = True  # fsync every commit
