@@ -6,18 +6,44 @@
 
 from __future__ import annotations
 
+from hashlib import blake2b
 from typing import NamedTuple
 
-from protocol import Record, http_enum, limits
+from protocol import Record, Specific, http_enum, limits
+from protocol.textfields import encode_reason
 
 from . import links, outcome
 from .fetch import FetchResult
+
+
+# Validators longer than this are not kept for a recrawl: real ETags are
+# tens of octets, and the urlserver stores one pair per URL.
+MAX_VALIDATOR_LEN = 256
+_KEPT = (Specific.OK, Specific.NOT_MODIFIED, Specific.META_REFRESH)
 
 
 class Report(NamedTuple):
     outcome: outcome.Outcome
     outlinks: tuple[str, ...]
     record: Record
+    extra: dict[str, str] = {}  # DONE extension fields: validators, digest, head
+
+
+def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
+    """DONE extensions for recrawls and HEAD (docs/protocol.txt 5.5): the
+    response's ETag and Last-Modified, a digest of a received body, and
+    head=no when this host's HEAD proved unusable."""
+    extra: dict[str, str] = {}
+    if specific in _KEPT:
+        for name, key in ((b"etag", "etag"), (b"last-modified", "last_modified")):
+            value = header_value(result.head, name)
+            if value and len(value) <= MAX_VALIDATOR_LEN and value.isascii() and value.isprintable():
+                extra[key] = encode_reason(value)
+        if specific is not Specific.NOT_MODIFIED:
+            extra["digest"] = blake2b(result.body, digest_size=8).hexdigest()
+    if result.head_unusable:
+        extra["head"] = "no"
+    return extra
 
 
 def header_value(head: bytes, name: bytes) -> str | None:
@@ -52,4 +78,4 @@ def report(result: FetchResult, doc_id: int) -> Report:
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document,
     )  # fmt: skip
-    return Report(got, page_links.outlinks if got.success else (), record)
+    return Report(got, page_links.outlinks if got.success else (), record, revisit_fields(result, got.specific))

@@ -21,9 +21,11 @@ from . import db as d
 from . import robots as r
 from .db import UrlState
 from .dns import Resolution
+from .bandwidth import Bandwidth
 from .frontier import Frontier
 from .politeness import Host, Politeness
-from .scheduler import after_done
+from .recrawl import Recrawl, policy_for
+from .scheduler import after_done, slows_host
 from .scope import Scope, split_host
 from .settings import Settings
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
@@ -46,7 +48,11 @@ class Crawl:
                       max_path_repeats=s.max_path_repeats)
         self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
-                                     ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
+                                     ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay,
+                                     backoff_max=s.backoff_max)
+        self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
+                        if s.recrawl else None)
+        self.bandwidth = Bandwidth(s.accept_type)
         self.claims = ClaimTable()
         self.dns_wanted: set[Host] = set()  # hosts whose name the server should resolve
         self.dns_running: set[Host] = set()  # ... and is resolving now
@@ -230,7 +236,10 @@ class Crawl:
                               now + self.settings.timeout_update, now, entry=entry))
         self.politeness.started(host, now)
         self.stats["handouts"] += 1
-        return Assignment(trans_id, doc_id, host.ip, host.name, url)
+        extra = self.bandwidth.extras(host.id, url)
+        if self.recrawl is not None:
+            extra.update(self.recrawl.extras(fr.txn, fp))
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
 
     def _robots_doc_id(self, url: str) -> int:
         """The doc id of the robots.txt fetch of `url`: the one an earlier
@@ -295,6 +304,10 @@ class Crawl:
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
         rec.state, rec.reason = step.state, step.reason
+        self._host_answered(claim.host, event, now)
+        if step.state == UrlState.FETCHED and self.recrawl is not None:
+            rec.tries = rec.doc_id = 0  # the next visit is a new document, with tries of its own
+            fr.delay(claim.host, claim.entry, self.recrawl.fetched(fr.txn, fp, event, now))
         if step.state == UrlState.FETCH_ERROR:
             rec.doc_id = 0  # the retry is a new document
             fr.delay(claim.host, claim.entry, step.retry_at)
@@ -307,6 +320,17 @@ class Crawl:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
         fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
+
+    def _host_answered(self, host: Host, event: Done, now: float) -> None:
+        """Politeness and HEAD knowledge from one page answer of `host`."""
+        if slows_host(event):
+            self.politeness.slow_down(host, now, event.retry_after)
+            log.info("event=host_slowed origin=%s http=%d delay=%.3g", host.origin, event.http_code, host.slow)
+        elif event.http_code:
+            self.politeness.recover(host)
+        if event.extra.get("head") == "no":
+            self.bandwidth.head_unusable(host.id)
+            log.info("event=head_unusable origin=%s reason=%r", host.origin, event.reason)
 
     def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
         fr, s = self.frontier, self.settings

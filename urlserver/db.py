@@ -9,6 +9,8 @@
 #   robots   origin                -> msgspec-encoded RobotsRecord
 #   meta     name                  -> u64 counters, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
+#   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
+#                                     interval (only with --recrawl)
 #
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
@@ -96,7 +98,7 @@ class UrlRecord:
 class Db:
     """The environment and its named databases."""
 
-    NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta")
+    NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "revisits")
 
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
         os.makedirs(path, exist_ok=True)

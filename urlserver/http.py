@@ -48,7 +48,7 @@ def status(server) -> dict:
         "spiders": [s.name for s in server.spiders],
         "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
         "rates": rates,
-        "counters": dict(crawl.stats),
+        "counters": {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})},
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
         "dns_cache": len(server.resolver.cache),

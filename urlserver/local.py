@@ -67,6 +67,12 @@ def crawl(
     retry_delay: float = typer.Option(None, "--retry-delay", help="Seconds before the first retry of a failed fetch."),
     max_retries: int = typer.Option(None, "--max-retries", help="Tries of a failing URL."),
     robots_retry: float = typer.Option(None, "--robots-retry", help="Seconds before retrying an unreachable robots.txt."),
+    recrawl: str = typer.Option(None, "--recrawl", help="Fetch pages again after DURATION (30s, 6h, 7d), conditionally; the crawl then runs until stopped."),
+    recrawl_min: str = typer.Option(None, "--recrawl-min", help="Shortest recrawl interval (default: the smaller of --recrawl and 1h)."),
+    recrawl_max: str = typer.Option(None, "--recrawl-max", help="Longest recrawl interval (default: the larger of --recrawl and 30d)."),
+    recrawl_factor: float = typer.Option(None, "--recrawl-factor", help="Interval * this when a page did not change, / this when it did (default 2)."),
+    backoff_max: str = typer.Option(None, "--backoff-max", help="Cap of a host's delay, which doubles on each 429/5xx answer (default 600s)."),
+    accept_type: list[str] = typer.Option(None, "--accept-type", help="Only these media types (e.g. text/html,application/xhtml+xml); HEAD first for URLs whose extension names another."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     if not urls and not seeds and not (data / "frontier").exists():
@@ -83,8 +89,9 @@ def crawl(
          "--scope": scope, "--user-agent": user_agent, "--dns": dns, "--hosts": hosts,
          "--timeout-update": timeout_update, "--timeout-req": timeout_req, "--max-doc-size": max_doc_size,
          "--retry-delay": retry_delay, "--max-retries": max_retries, "--robots-retry": robots_retry,
-         "--seeds": seeds},
-        {"--include": include, "--exclude": exclude, "--allow-net": allow_net},
+         "--recrawl": recrawl, "--recrawl-min": recrawl_min, "--recrawl-max": recrawl_max,
+         "--recrawl-factor": recrawl_factor, "--backoff-max": backoff_max, "--seeds": seeds},
+        {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--accept-type": accept_type},
     )  # fmt: skip
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency))
 

@@ -6,12 +6,19 @@
 # end of the previous one); per IP address another slot does the same for
 # every host on that address. A host whose IP is at its cap parks on that
 # IP and goes back to the heap when one of the IP's transactions ends.
+# A host that answers 429 or 5xx is slowed down as a whole: its delay
+# (Host.slow) doubles with each such answer up to a cap, a Retry-After
+# holds the whole host that long, and each other answer halves it again.
 """Host and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
 
 import heapq
 import itertools
+
+# The first slow-down of a host whose delay is (near) zero: a 429/5xx storm
+# from a fast host must still space its requests at once.
+SLOWDOWN_FLOOR = 0.25
 
 
 class IpSlot:
@@ -31,7 +38,7 @@ class Host:
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "inflight", "next_ok",
                  "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs",
-                 "robots_pending", "robots_tries", "waiting")
+                 "robots_pending", "robots_tries", "waiting", "slow")
 
     def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
         self.origin, self.name, self.id = origin, name, host_id
@@ -49,6 +56,7 @@ class Host:
         self.robots_pending = False  # a robots.txt transaction for this origin is out
         self.robots_tries = 0  # consecutive unreachable robots.txt outcomes
         self.waiting = ""  # why the host is out of the heap: "dns", "robots", "ip", ...
+        self.slow = 0.0  # delay raised after 429/5xx answers (0: not slowed down)
 
     @property
     def queued(self) -> int:
@@ -61,8 +69,10 @@ class Host:
 class Politeness:
     """The heap of hosts by next-allowed time, and the IP slots."""
 
-    def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float) -> None:
+    def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float,
+                 backoff_max: float = 600.0) -> None:
         self.delay = delay  # per host, raised by Crawl-delay (Host.delay)
+        self.backoff_max = backoff_max  # cap of a slowed-down host's delay
         self.host_concurrency = host_concurrency
         self.ip_concurrency = ip_concurrency
         self.ip_delay = ip_delay
@@ -126,7 +136,7 @@ class Politeness:
     def started(self, host: Host, now: float) -> None:
         """A transaction for `host` was handed out at `now`."""
         host.inflight += 1
-        host.next_ok = now + max(host.delay, self.delay)
+        host.next_ok = now + max(host.delay, self.delay, host.slow)
         slot = self.ip_slot(host.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
@@ -139,7 +149,7 @@ class Politeness:
         never shortens the gap a server sees between two requests.
         """
         host.inflight -= 1
-        host.next_ok = max(host.next_ok, now + max(host.delay, self.delay))
+        host.next_ok = max(host.next_ok, now + max(host.delay, self.delay, host.slow))
         slot = self.ips.get(ip)
         if slot is None:
             return []
@@ -147,3 +157,17 @@ class Politeness:
         slot.next_ok = max(slot.next_ok, now + self.ip_delay)
         parked, slot.parked = slot.parked, []
         return parked
+
+    def slow_down(self, host: Host, now: float, retry_after: float | None) -> None:
+        """`host` answered 429 or 5xx: double its delay (to the cap), honour Retry-After."""
+        base = max(host.delay, self.delay, host.slow, SLOWDOWN_FLOOR / 2)
+        host.slow = min(self.backoff_max, 2 * base)
+        hold = host.slow if retry_after is None else max(host.slow, min(retry_after, self.backoff_max))
+        host.next_ok = max(host.next_ok, now + hold)
+
+    def recover(self, host: Host) -> None:
+        """`host` answered normally: halve the slow-down, until it is gone."""
+        if host.slow:
+            host.slow /= 2
+            if host.slow <= max(host.delay, self.delay):
+                host.slow = 0.0

@@ -51,6 +51,15 @@ class Settings:
     max_expiries: int = 3  # claims of one URL that may expire before it ends as ERROR
     retry_delay: float = 3600.0  # first retry after FETCH_ERROR, doubling (seeds/000)
     max_retries: int = 5  # tries of a URL that keeps failing transiently
+    backoff_max: float = 600.0  # cap of a host's delay after 429/5xx answers (it doubles)
+    # recrawl (0: off): first interval after a fetch, adapted within [min, max]
+    recrawl: float = 0.0
+    recrawl_min: float = 0.0  # 0: the smaller of --recrawl and an hour
+    recrawl_max: float = 0.0  # 0: the larger of --recrawl and 30 days
+    recrawl_factor: float = 2.0  # unchanged: interval * factor; changed: / factor
+    # bandwidth: media types a page may have (empty: any); HEAD first for URLs
+    # whose extension names another type
+    accept_type: tuple[str, ...] = ()
     # DNS
     dns: str | None = None  # IP:PORT of the nameserver; None: system resolver
     hosts_file: str | None = None

@@ -91,6 +91,8 @@ class SiteSpec:
     address instead, so other namespaces can reach it."""
     hostile_ip: str = HOSTILE_IP
     """Address of the hostile host (never one of the ordinary hosts' addresses)."""
+    revisit: object | None = None
+    """A revisit.RevisitSpec to serve the recrawl and bandwidth hosts (news, files, ...)."""
 
     def __post_init__(self) -> None:
         if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
