@@ -26,7 +26,7 @@ from typing import Any
 
 import lmdb
 
-from protocol import AckResult, Record
+from protocol import AckResult, Record, Specific
 
 from . import layout as L
 from . import settings as S
@@ -144,7 +144,8 @@ class Committer:
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
                 len(r.document), L.head_length(r.document), now, dict_id, payload,
             )  # fmt: skip
-            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document)))
+            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document),
+                                     not_modified=r.specific == Specific.NOT_MODIFIED))
         return prepared, new_dict
 
     def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
