@@ -34,6 +34,15 @@ def test_flags_reach_the_settings(tmp_path, captured):
         2, 1000, 0.5, 7, 600.0, 3)
 
 
+def test_recrawl_and_bandwidth_flags_reach_the_settings(tmp_path, captured):
+    result = _run(tmp_path, "--recrawl", "6h", "--recrawl-max", "7d", "--backoff-max", "2m",
+                  "--accept-type", "text/html,application/xhtml+xml", "--accept-type", "Image/*")
+    assert result.exit_code == 0, result.output
+    s = captured["settings"]
+    assert (s.recrawl, s.recrawl_min, s.recrawl_max, s.backoff_max) == (21600.0, 0.0, 604800.0, 120.0)
+    assert s.accept_type == ("text/html", "application/xhtml+xml", "image/*")
+
+
 def test_defaults_are_the_settings_defaults(tmp_path, captured):
     from urlserver.settings import Settings
 
@@ -41,7 +50,8 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     s, d = captured["settings"], Settings(data="x")
     for name in ("host_concurrency", "max_url_len", "dns_timeout", "max_expiries", "robots_ttl", "delay",
                  "ip_delay", "ip_concurrency", "max_pages", "max_depth", "timeout_update", "retry_delay",
-                 "max_retries", "robots_retry", "max_redirects"):
+                 "max_retries", "robots_retry", "max_redirects", "recrawl", "recrawl_min", "recrawl_max",
+                 "recrawl_factor", "backoff_max", "accept_type"):
         assert getattr(s, name) == getattr(d, name), name
 
 
@@ -51,6 +61,9 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     (["--host-concurrency", "0"], "--host-concurrency"),
     (["--dns-timeout", "0"], "--dns-timeout"),
     (["--scope", "planet"], "--scope"),
+    (["--recrawl", "soon"], "not a duration"),
+    (["--recrawl", "1h", "--recrawl-min", "2h"], "--recrawl-min"),
+    (["--accept-type", "html"], "--accept-type"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)
