@@ -19,7 +19,9 @@
 #   unwanted type ends the transaction without a GET; any other answer
 #   leads to the GET on the same slot. A HEAD refused (405, 501), failed,
 #   or contradicted by the GET's type marks the host's HEAD as unusable
-#   (FetchResult.head_unusable), which the urlserver remembers.
+#   (FetchResult.head_unusable), which the urlserver remembers. A HEAD's
+#   connection is not reused: a server that sends a body after a HEAD's
+#   headers would otherwise poison the next request on it.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -164,6 +166,9 @@ class _Slot:
         self.head_type = None
         if self.in_head:
             c.setopt(pycurl.NOBODY, 1)
+            # a server may send a body after a HEAD's headers anyway; on a
+            # reused connection those bytes would be read as the next answer
+            c.setopt(pycurl.FORBID_REUSE, 1)
 
     def again_as_get(self, verdict: str) -> None:
         """After the HEAD: the GET, on this handle, same transaction and clock."""
@@ -171,6 +176,7 @@ class _Slot:
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
+        self.handle.setopt(pycurl.FORBID_REUSE, 0)
 
     def _write(self, data: bytes) -> int | None:
         size = self.size + len(data)
@@ -331,8 +337,9 @@ class Fetcher:
         return ""
 
     def _release(self, slot: _Slot) -> None:
-        if slot.request.head:
-            slot.handle.setopt(pycurl.HTTPGET, 1)  # the next transfer starts as a GET
+        if slot.request.head:  # the next transfer starts as a GET, on a reusable connection
+            slot.handle.setopt(pycurl.HTTPGET, 1)
+            slot.handle.setopt(pycurl.FORBID_REUSE, 0)
         slot.head = slot.body = []
         if slot.sockets:
             for sock in slot.sockets:

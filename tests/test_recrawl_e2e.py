@@ -15,7 +15,8 @@ from storeserver.store import ReadStore
 from tests.test_crawl_rules_e2e import Trio
 from tests.web import RunningWeb, SiteSpec
 from tests.web.revisit import (
-    BUSY, FILES, HEAD501, LIAR, MISNAMED, NEWS, NOHEAD, SMALL_FILES, VIDEO, RevisitSpec,
+    BUSY, FILES, HEAD501, HEADBODY, HEADRESET, LIAR, MISNAMED, NEWS, NOHEAD, SMALL_FILES, VIDEO,
+    RevisitSpec,
 )  # fmt: skip
 
 WAIT = 40.0  # seconds a whole scenario may take on a loaded box
@@ -93,7 +94,7 @@ def test_recrawl_asks_conditionally_keeps_unchanged_pages_and_revisits_changing_
 def test_head_first_for_unwanted_extensions_with_fallback_and_early_aborts(tmp_path):
     big = 40 * 1024 * 1024
     with _web(big_bytes=big) as web:
-        hosts = (FILES, NOHEAD, HEAD501, LIAR)
+        hosts = (FILES, HEADBODY, NOHEAD, HEAD501, LIAR, HEADRESET)
 
         def done(records) -> bool:
             return all(len(_by_path(records, h)) == 7 and all(_by_path(records, h)["/page.html"])
@@ -108,14 +109,17 @@ def test_head_first_for_unwanted_extensions_with_fallback_and_early_aborts(tmp_p
             trio.stop()
         records = web.log.records()
     binaries = [*SMALL_FILES, VIDEO]
-    files = _by_path(records, FILES)
-    for path in binaries:  # a correct HEAD settles it: no GET at all
-        assert [r.method for r in files[path]] == ["HEAD"], path
-    assert [r.method for r in files[MISNAMED]] == ["HEAD", "GET"]  # HEAD said HTML: fetched
-    for host, code in ((NOHEAD, 405), (HEAD501, 501), (LIAR, 200)):
+    for host in (FILES, HEADBODY):  # headbody sends bodies after HEADs: its connections are not reused
+        files = _by_path(records, host)
+        for path in binaries:  # a correct HEAD settles it: no GET at all
+            assert [r.method for r in files[path]] == ["HEAD"], path
+        assert [r.method for r in files[MISNAMED]] == ["HEAD", "GET"]  # HEAD said HTML: fetched
+        assert all(r.status == 200 for rs in files.values() for r in rs)  # nothing failed
+    for host, code in ((NOHEAD, 405), (HEAD501, 501), (LIAR, 200), (HEADRESET, 0)):
         paths = _by_path(records, host)
         first, *rest = binaries  # queue order: the first binary link is tried with HEAD
-        assert [(r.method, r.status) for r in paths[first]] == [("HEAD", code), ("GET", 200)], host
+        *heads, get = [(r.method, r.status) for r in paths[first]]
+        assert heads and set(heads) == {("HEAD", code)} and get == ("GET", 200), host
         for path in rest:  # the host's HEAD is known unusable: GET only
             assert [r.method for r in paths[path]] == ["GET"], (host, path)
         video = paths[VIDEO][-1]

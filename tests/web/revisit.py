@@ -10,7 +10,10 @@
 #   nohead.wreck.test  /photo.jpg: small binaries; /video.mp4: big_bytes of
 #   head501.wreck.test video/mp4 streamed; /misnamed.pdf: really text/html;
 #   liar.wreck.test    /page.html.  nohead answers HEAD with 405, head501
-#                      with 501, liar with '200 text/html' whatever the path.
+#   headbody.wreck.test with 501, liar with '200 text/html' whatever the
+#   headreset.wreck.test path, headbody sends the body after a HEAD's
+#                      headers (poisoning a reused connection), headreset
+#                      resets the connection.
 #   busy.wreck.test    /p-N.html: the first busy_429 page requests get 429
 #                      with Retry-After: retry_after, the next busy_5xx get
 #                      503 (no Retry-After), then pages are served normally.
@@ -28,9 +31,9 @@ from .wire import Conn, Request, is_not_modified, send_response
 from .breakage import STREAM_CHUNK
 
 HTML = "text/html; charset=utf-8"
-NEWS, FILES, NOHEAD, HEAD501, LIAR, BUSY = (f"{n}.{DOMAIN}" for n in
-                                            ("news", "files", "nohead", "head501", "liar", "busy"))
-FILE_HOSTS = (FILES, NOHEAD, HEAD501, LIAR)
+NEWS, FILES, NOHEAD, HEAD501, LIAR, HEADBODY, HEADRESET, BUSY = (
+    f"{n}.{DOMAIN}" for n in ("news", "files", "nohead", "head501", "liar", "headbody", "headreset", "busy"))
+FILE_HOSTS = (FILES, NOHEAD, HEAD501, LIAR, HEADBODY, HEADRESET)
 STATIC_MODIFIED = 1767225600.0  # 2026-01-01, served as the static pages' Last-Modified
 SMALL_FILES = {
     "/report.pdf": ("application/pdf", b"%PDF-1.4\n" + b"0" * 20_000 + b"\n%%EOF\n"),
@@ -103,6 +106,14 @@ class RevisitHosts:
             return await send_response(conn, req, 501, [("Content-Type", HTML)])
         if req.method == "HEAD" and req.host == LIAR:
             return await send_response(conn, req, 200, [("Content-Type", HTML)])
+        if req.method == "HEAD" and req.host == HEADRESET:
+            conn.reset()
+            return False
+        if req.method == "HEAD" and req.host == HEADBODY and req.path in SMALL_FILES:
+            ctype, body = SMALL_FILES[req.path]  # the body a HEAD must not carry, sent anyway
+            await conn.send_head(200, [("Content-Type", ctype), ("Content-Length", str(len(body)))])
+            await conn.send(body)
+            return True
         if req.path == "/":
             return await _page(conn, req, "Files", [*SMALL_FILES, VIDEO, MISNAMED, "/page.html"])
         if req.path in ("/page.html", MISNAMED):
