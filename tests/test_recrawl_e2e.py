@@ -8,10 +8,14 @@ slowed down as a whole."""
 
 from __future__ import annotations
 
+import io
 from collections import defaultdict
+
+from warcio.archiveiterator import ArchiveIterator
 
 from protocol import Specific
 from storeserver.store import ReadStore
+from storeserver.warc import write_warc
 from tests.test_crawl_rules_e2e import Trio
 from tests.web import RunningWeb, SiteSpec
 from tests.web.revisit import (
@@ -87,6 +91,12 @@ def test_recrawl_asks_conditionally_keeps_unchanged_pages_and_revisits_changing_
         assert reader.current_doc_for_url(url) == ids[-1]  # changed: the newest body is current
         bodies = {reader.get(i)[1].partition(b"\r\n\r\n")[2] for i in ids}
         assert len(bodies) == len(ids)  # each round stored its own body
+        out = io.BytesIO()
+        write_warc(reader, out, gzip=False)
+        revisits = [r for r in ArchiveIterator(io.BytesIO(out.getvalue())) if r.rec_type == "revisit"]
+        assert len(revisits) == news_304  # each 304 is a server-not-modified revisit record
+        assert all(r.rec_headers["WARC-Refers-To-Date"] and "server-not-modified" in r.rec_headers["WARC-Profile"]
+                   for r in revisits)
     finally:
         reader.close()
 

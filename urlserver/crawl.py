@@ -236,9 +236,10 @@ class Crawl:
                               now + self.settings.timeout_update, now, entry=entry))
         self.politeness.started(host, now)
         self.stats["handouts"] += 1
-        extra = self.bandwidth.extras(host.id, url)
-        if self.recrawl is not None:
-            extra.update(self.recrawl.extras(fr.txn, fp))
+        # validators mean an earlier fetch passed the type filter: no HEAD then
+        extra = self.recrawl.extras(fr.txn, fp) if self.recrawl is not None else {}
+        if not extra:
+            extra = self.bandwidth.extras(host.id, url)
         return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
 
     def _robots_doc_id(self, url: str) -> int:
