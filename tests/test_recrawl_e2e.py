@@ -17,10 +17,9 @@ from protocol import Specific
 from storeserver.store import ReadStore
 from storeserver.warc import write_warc
 from tests.test_crawl_rules_e2e import Trio
-from tests.web import RunningWeb, SiteSpec
+from tests.web import RevisitSpec, RunningWeb, SiteSpec
 from tests.web.revisit import (
     BUSY, FILES, HEAD501, HEADBODY, HEADRESET, LIAR, MISNAMED, NEWS, NOHEAD, SMALL_FILES, VIDEO,
-    RevisitSpec,
 )  # fmt: skip
 
 WAIT = 40.0  # seconds a whole scenario may take on a loaded box

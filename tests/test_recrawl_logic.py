@@ -87,6 +87,8 @@ def test_recrawl_sends_validators_back_and_adapts_to_changes(tmp_path):
     fourth = c.take("s", 41.5)  # changed: 10 s again
     assert fourth.extra == {"etag": "%22v2%22"}
     assert c.recrawl.stats == {"revisits": 2, "not_modified": 1, "changed": 1, "unchanged": 1}
+    shown = c.lookup("http://a.test/")["recrawl"]  # what GET /url?u= shows
+    assert shown == {"interval_s": 10.0, "visits": 3, "changes": 2, "etag": '"v2"', "last_modified": None}
     c.close()
 
 

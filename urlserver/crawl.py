@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import unquote
 
 from protocol import Assignment, Done
 from protocol.urlnorm import normalize
@@ -423,6 +424,17 @@ class Crawl:
         self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + 1
 
     # -- timing and status -------------------------------------------------------------
+
+    def lookup(self, url: str) -> dict | None:
+        """A URL's state for operators; with --recrawl, its revisit record too."""
+        found = self.frontier.lookup(url)
+        if found is not None and self.recrawl is not None:
+            rev = self.recrawl.get(self.frontier.txn, d.fingerprint(normalize(url)))
+            if rev is not None:
+                found["recrawl"] = {"interval_s": rev.interval, "visits": rev.visits, "changes": rev.changes,
+                                    "etag": unquote(rev.etag) or None,
+                                    "last_modified": unquote(rev.last_modified) or None}
+        return found
 
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""

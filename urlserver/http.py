@@ -129,7 +129,7 @@ class HttpStatus:
             return 200, "application/json", msgspec.json.encode(status(self.server))
         if path == "/url":
             url = parse_qs(parts.query).get("u", [""])[0]
-            found = self.server.crawl.frontier.lookup(url) if url else None
+            found = self.server.crawl.lookup(url) if url else None
             code = 200 if found else 404
             return code, "application/json", msgspec.json.encode(found or {"url": url, "state": "UNKNOWN"})
         if path == "/":

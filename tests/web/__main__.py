@@ -24,9 +24,8 @@ from pathlib import Path
 
 from .dns import LISTEN_IP as DNS_LISTEN_IP
 from .names import write_hosts_file
-from .revisit import RevisitSpec
 from .server import TestWeb
-from .spec import HOSTILE_IP, HOSTILE_NAME, HostileSpec, SiteSpec
+from .spec import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RevisitSpec, SiteSpec
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

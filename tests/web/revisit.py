@@ -20,21 +20,19 @@
 
 from __future__ import annotations
 
-import dataclasses
 import email.utils
 import hashlib
 import time
 from collections.abc import Callable
 
-from .spec import DOMAIN
-from .wire import Conn, Request, is_not_modified, send_response
 from .breakage import STREAM_CHUNK
+from .spec import DOMAIN, RevisitSpec
+from .wire import Conn, Request, is_not_modified, send_response
 
 HTML = "text/html; charset=utf-8"
 NEWS, FILES, NOHEAD, HEAD501, LIAR, HEADBODY, HEADRESET, BUSY = (
     f"{n}.{DOMAIN}" for n in ("news", "files", "nohead", "head501", "liar", "headbody", "headreset", "busy"))
 FILE_HOSTS = (FILES, NOHEAD, HEAD501, LIAR, HEADBODY, HEADRESET)
-STATIC_MODIFIED = 1767225600.0  # 2026-01-01, served as the static pages' Last-Modified
 SMALL_FILES = {
     "/report.pdf": ("application/pdf", b"%PDF-1.4\n" + b"0" * 20_000 + b"\n%%EOF\n"),
     "/archive.zip": ("application/zip", b"PK\x05\x06" + b"\x00" * 18),
@@ -42,22 +40,6 @@ SMALL_FILES = {
 }
 MISNAMED = "/misnamed.pdf"
 VIDEO = "/video.mp4"
-
-
-@dataclasses.dataclass(frozen=True)
-class RevisitSpec:
-    """Knobs of the revisit hosts.  Times in seconds."""
-
-    ip: str = "127.66.7.1"
-    static_pages: int = 3
-    change_interval: float = 2.0
-    """/clock.html on news changes this often."""
-    big_bytes: int = 12 * 1024 * 1024
-    """/video.mp4: below the default max_doc_size, so only a type filter stops it."""
-    busy_pages: int = 8
-    busy_429: int = 2
-    busy_5xx: int = 2
-    retry_after: int = 1
 
 
 class RevisitHosts:
@@ -94,7 +76,7 @@ class RevisitHosts:
         for k in range(n):
             if req.path == f"/static-{k}.html":
                 body = f"<html><head><title>Static {k}</title></head><body>{'same ' * 200}</body></html>"
-                return await _cacheable(conn, req, body.encode(), STATIC_MODIFIED)
+                return await _cacheable(conn, req, body.encode(), self.spec.static_modified)
         return await _not_found(conn, req)
 
     # -- files: HEAD, its failures, and big unwanted types -------------------------
