@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-bandwidth clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ bench-store: $(STAMP)
 
 bench-frontier: $(STAMP)
 	$(BIN)/python -m bench.frontier_bench
+
+bench-bandwidth: $(STAMP)
+	$(BIN)/python -m bench.bandwidth_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis
