@@ -9,7 +9,7 @@ import asyncio
 import contextlib
 import os
 import time
-from hashlib import blake2b
+import zlib
 
 import pytest
 import uvloop
@@ -148,7 +148,7 @@ def test_exact_exchange(web):
             store.send(Ack(101, AckResult.STORED))
             _, done = await urlserver.next(Done)
             body = record.document.partition(b"\r\n\r\n")[2]
-            digest = {"digest": blake2b(body, digest_size=8).hexdigest()}  # for recrawls (5.5)
+            digest = {"digest": "%08x" % zlib.crc32(body)}  # for recrawls (5.5)
             assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms, extra=digest)
             # the slow fetch completes; stored; acked; DONE
             _, record2 = await store.next(Record)
