@@ -64,6 +64,7 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     (["--recrawl", "soon"], "not a duration"),
     (["--recrawl", "1h", "--recrawl-min", "2h"], "--recrawl-min"),
     (["--accept-type", "html"], "--accept-type"),
+    (["--accept-type", ",".join(f"type{i}/sub" for i in range(200))], "handshake"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)

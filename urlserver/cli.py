@@ -124,6 +124,8 @@ def check(s: Settings) -> str | None:
     for media in s.accept_type:
         if not is_media_range(media):
             return f"--accept-type: {media!r} is not a media type such as text/html or image/*"
+    if len(",".join(s.accept_type)) > limits.MAX_SETTING_VALUE_LEN:
+        return f"--accept-type: at most {limits.MAX_SETTING_VALUE_LEN} characters in all (the handshake's limit)"
     if s.recrawl:
         policy = policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor)
         if not 0 < policy.least <= policy.first <= policy.most:
