@@ -16,12 +16,12 @@
 #   ends a 2xx transfer whose Content-Type is not accepted at the blank
 #   line that closes its header block, before any body byte is read.
 # - HEAD first (the assignment's head=1): a HEAD whose 2xx answer names an
-#   unwanted type ends the transaction without a GET; any other answer
-#   leads to the GET on the same slot. A HEAD refused (405, 501), failed,
-#   or contradicted by the GET's type marks the host's HEAD as unusable
-#   (FetchResult.head_unusable), which the urlserver remembers. A HEAD's
-#   connection is not reused: a server that sends a body after a HEAD's
-#   headers would otherwise poison the next request on it.
+#   unwanted type, or that redirects, ends the transaction without a GET;
+#   any other answer leads to the GET on the same slot. A HEAD refused
+#   (405, 501), failed, or contradicted by the GET's type marks the host's
+#   HEAD as unusable (FetchResult.head_unusable), which the urlserver
+#   remembers. A HEAD's connection is not reused: a server that sends a
+#   body after a HEAD's headers would otherwise poison the next request.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ MAX_HEADER_BYTES = 64 * 1024
 LOW_SPEED_BYTES = 1_000
 LOW_SPEED_WINDOW_MIN_S = 1
 LOW_SPEED_WINDOW_MAX_S = 30
+REDIRECT_CODES = (301, 302, 303, 307, 308)  # a HEAD answered so is reported as the redirect
 ACCEPT = b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
@@ -334,6 +335,8 @@ class Fetcher:
         if 200 <= code < 300 and not accepts(slot.accept, _content_type(c)):
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
+        if code in REDIRECT_CODES and c.getinfo(pycurl.REDIRECT_URL):
+            return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""
 
     def _release(self, slot: _Slot) -> None:

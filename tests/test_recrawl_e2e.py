@@ -19,7 +19,7 @@ from storeserver.warc import write_warc
 from tests.test_crawl_rules_e2e import Trio
 from tests.web import RevisitSpec, RunningWeb, SiteSpec
 from tests.web.revisit import (
-    BUSY, FILES, HEAD501, HEADBODY, HEADRESET, LIAR, MISNAMED, NEWS, NOHEAD, SMALL_FILES, VIDEO,
+    BUSY, FILES, HEAD501, HEADBODY, HEADRESET, LIAR, MISNAMED, MOVED, NEWS, NOHEAD, SMALL_FILES, VIDEO,
 )  # fmt: skip
 
 WAIT = 40.0  # seconds a whole scenario may take on a loaded box
@@ -117,7 +117,8 @@ def test_head_first_for_unwanted_extensions_with_fallback_and_early_aborts(tmp_p
         for path in binaries:  # a correct HEAD settles it: no GET at all
             assert [r.method for r in files[path]] == ["HEAD"], path
         assert [r.method for r in files[MISNAMED]] == ["HEAD", "GET"]  # HEAD said HTML: fetched
-        assert all(r.status == 200 for rs in files.values() for r in rs)  # nothing failed
+        assert [(r.method, r.status) for r in files[MOVED]] == [("HEAD", 301)]  # a redirect needs no GET
+        assert all(r.status in (200, 301) for rs in files.values() for r in rs)  # nothing failed
     for host, code in ((NOHEAD, 405), (HEAD501, 501), (LIAR, 200), (HEADRESET, 0)):
         paths = _by_path(records, host)
         first, *rest = binaries  # queue order: the first binary link is tried with HEAD
@@ -134,6 +135,8 @@ def test_head_first_for_unwanted_extensions_with_fallback_and_early_aborts(tmp_p
             assert meta.specific == Specific.UNWANTED_TYPE and meta.doc_len == meta.head_len  # no body
             meta, document = reader.get(reader.current_doc_for_url(web.url(host, MISNAMED)))
             assert meta.specific == Specific.OK and b"<html>" in document
+            meta, _ = reader.get(reader.current_doc_for_url(web.url(host, MOVED)))
+            assert meta.specific == Specific.REDIRECT and meta.new_url == web.url(host, "/report.pdf")
     finally:
         reader.close()
 

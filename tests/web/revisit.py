@@ -9,6 +9,7 @@
 #   files.wreck.test   HEAD answered correctly.  /report.pdf /archive.zip
 #   nohead.wreck.test  /photo.jpg: small binaries; /video.mp4: big_bytes of
 #   head501.wreck.test video/mp4 streamed; /misnamed.pdf: really text/html;
+#                      /moved.pdf: 301 to /report.pdf;
 #   liar.wreck.test    /page.html.  nohead answers HEAD with 405, head501
 #   headbody.wreck.test with 501, liar with '200 text/html' whatever the
 #   headreset.wreck.test path, headbody sends the body after a HEAD's
@@ -39,6 +40,7 @@ SMALL_FILES = {
     "/photo.jpg": ("image/jpeg", b"\xff\xd8\xff\xe0" + b"J" * 30_000 + b"\xff\xd9"),
 }
 MISNAMED = "/misnamed.pdf"
+MOVED = "/moved.pdf"  # 301 -> /report.pdf
 VIDEO = "/video.mp4"
 
 
@@ -97,7 +99,9 @@ class RevisitHosts:
             await conn.send(body)
             return True
         if req.path == "/":
-            return await _page(conn, req, "Files", [*SMALL_FILES, VIDEO, MISNAMED, "/page.html"])
+            return await _page(conn, req, "Files", [*SMALL_FILES, VIDEO, MISNAMED, "/page.html", MOVED])
+        if req.path == MOVED:
+            return await send_response(conn, req, 301, [("Location", "/report.pdf")])
         if req.path in ("/page.html", MISNAMED):
             return await _page(conn, req, req.path, [])
         if req.path in SMALL_FILES:
