@@ -52,7 +52,8 @@ def test_recrawl_asks_conditionally_keeps_unchanged_pages_and_revisits_changing_
             return all(len(pages[p]) >= 3 for p in statics) and len(pages["/clock.html"]) >= 4
 
         trio = Trio(tmp_path, web, [web.url(NEWS)],
-                    [*BASE, "--recrawl", "1s", "--recrawl-min", "0.5s", "--recrawl-max", "4s"])
+                    [*BASE, "--recrawl", "1s", "--recrawl-min", "0.5s", "--recrawl-max", "4s"],
+                    exit_when_done=False)  # continuous: it would stop after the first round
         try:
             web.log.wait_for(enough, timeout=WAIT)
         finally:

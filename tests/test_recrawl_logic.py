@@ -71,10 +71,11 @@ def test_recrawl_sends_validators_back_and_adapts_to_changes(tmp_path):
     c.add_seed("http://a.test/")
     _serve_robots(c, "http://a.test")
     first = c.take("s", 0.0)
-    assert "etag" not in first.extra
+    assert "etag" not in first.extra and not c.finished()
     c.done("s", Done(first.trans_id, Status.FETCHED, 200, Specific.OK, 1,
                      extra={"etag": "%22v1%22", "digest": "00aa"}), 0.0)
     assert c.frontier.lookup("http://a.test/")["state"] == "FETCHED"
+    assert c.finished()  # one round done: --exit-when-done would stop here, the next visit stays in LMDB
     assert c.take("s", 9.0) is None  # not before the interval
     second = c.take("s", 10.5)
     assert second.extra == {"etag": "%22v1%22"} and second.doc_id != first.doc_id

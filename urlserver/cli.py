@@ -66,7 +66,7 @@ def run(
     recrawl_factor: Annotated[float, typer.Option(help="Recrawl interval * this when a page did not change, / this when it did")] = 2.0,
     backoff_max: Annotated[str, typer.Option(help="Cap of a host's delay, which doubles on each 429/5xx answer")] = "600s",
     accept_type: Annotated[Optional[list[str]], typer.Option(help="Only fetch pages of these media types (comma-separated or repeated, e.g. text/html,application/xhtml+xml); other types are aborted at the headers, and URLs whose extension names one get HEAD first")] = None,
-    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending")] = False,
+    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending (recrawls' future fetches do not count)")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
 ) -> None:

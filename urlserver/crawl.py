@@ -445,8 +445,15 @@ class Crawl:
         return min(times) if times else None
 
     def finished(self) -> bool:
-        """Nothing pending, delayed, resolving or in flight."""
+        """Nothing pending, delayed, resolving or in flight, but recrawls'
+        future fetches: those wait in LMDB for a continuous crawl (or the next start)."""
         fr = self.frontier
-        return (not self.claims and not fr.queued_total and not fr.delayed_total
+        return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.hosts.values()))
+                and not any(h.robots_jobs for h in fr.hosts.values())
+                and (not fr.delayed_total or self._only_recrawls_delayed()))
+
+    def _only_recrawls_delayed(self) -> bool:
+        """A delayed entry is a retry (its URL is FETCH_ERROR until released)
+        or, with --recrawl, a FETCHED page's next visit: no retry, only visits."""
+        return self.recrawl is not None and not self.frontier.counts["FETCH_ERROR"]

@@ -3,6 +3,7 @@
 # processes on loopback ports the OS picks, shows progress from the
 # urlserver's /status, and when the urlserver reports the crawl done (it runs
 # with --exit-when-done) stops the spider and the store and prints a summary.
+# With --recrawl it runs until stopped: pages keep being revisited.
 # Ctrl-C or SIGTERM stops the children in a safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed);
 # running the command again with the same --data resumes.
@@ -120,7 +121,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store.drain()
         url = Child("urlserver", "urlserver.cli", [
             *urls, *urlserver_args, "--data", str(data / "frontier"), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", "--exit-when-done",
+            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+            *([] if "--recrawl" in urlserver_args else ["--exit-when-done"]),  # a recrawl runs until stopped
         ], logs / "urlserver.log")  # fmt: skip
         children.append(url)
         url_addr = url.read_line("urlserver listening on ")
