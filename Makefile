@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds chaos clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,9 @@ bench-frontier: $(STAMP)
 bench-feeds: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.feed_bench
+
+bench-bandwidth: $(STAMP)
+	$(BIN)/python -m bench.bandwidth_bench
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .hypothesis

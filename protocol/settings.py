@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 
 import msgspec
 
@@ -26,9 +27,11 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
     allow_net: tuple[str, ...] = ()  # CIDRs admitted beyond public unicast
     connect_timeout_ms: int = 10_000
     spider_id: str = ""
+    # media types (type/subtype or type/*) a page fetch may receive; empty: any
+    accept_type: tuple[str, ...] = ()
 
     def to_wire(self) -> dict[str, str]:
-        return {
+        wire = {
             "store": ",".join(self.store),
             "timeout_update_ms": str(self.timeout_update_ms),
             "timeout_req_ms": str(self.timeout_req_ms),
@@ -38,6 +41,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             "connect_timeout_ms": str(self.connect_timeout_ms),
             "spider_id": self.spider_id,
         }
+        if self.accept_type:  # sent only when set, so older spiders' view is unchanged
+            wire["accept_type"] = ",".join(self.accept_type)
+        return wire
 
     @classmethod
     def from_wire(cls, values: dict[str, str]) -> CrawlSettings:
@@ -59,6 +65,10 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
                 raise RemoteProtocolError(f"allow_net: {cidr!r} is not a CIDR") from None
         if not store:
             raise RemoteProtocolError("store: no store server announced")
+        accept = tuple(t for t in values.get("accept_type", "").split(",") if t)
+        for media in accept:
+            if not is_media_range(media):
+                raise RemoteProtocolError(f"accept_type: {media!r} is not type/subtype or type/*")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -68,7 +78,16 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             allow_net=allow,
             connect_timeout_ms=_positive(values, "connect_timeout_ms", 10_000),
             spider_id=values.get("spider_id", ""),
+            accept_type=accept,
         )
+
+
+_MEDIA_RANGE = re.compile(r"[a-z0-9][a-z0-9!#$&^_.+-]*/(\*|[a-z0-9][a-z0-9!#$&^_.+-]*)")
+
+
+def is_media_range(text: str) -> bool:
+    """A lowercase media type or `type/*`, without parameters (RFC 9110 8.3.1)."""
+    return bool(_MEDIA_RANGE.fullmatch(text)) and len(text) <= 127
 
 
 def _positive(values: dict[str, str], key: str, default: int | None = None) -> int:

@@ -21,6 +21,16 @@
 #   the hostile /length-mismatch). libcurl would keep the connection and
 #   read them as the next response of that host; like browsers, the slot
 #   discards them and shuts the connection so libcurl opens a fresh one.
+# - Type: with a content-type filter (accept_type), the header callback
+#   ends a 2xx transfer whose Content-Type is not accepted at the blank
+#   line that closes its header block, before any body byte is read.
+# - HEAD first (the assignment's head=1): a HEAD whose 2xx answer names an
+#   unwanted type, or that redirects, ends the transaction without a GET;
+#   any other answer leads to the GET on the same slot. A HEAD refused
+#   (405, 501), failed, or contradicted by the GET's type marks the host's
+#   HEAD as unusable (FetchResult.head_unusable), which the urlserver
+#   remembers. A HEAD's connection is not reused: a server that sends a
+#   body after a HEAD's headers would otherwise poison the next request.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -38,6 +48,7 @@ from typing import Any
 import pycurl
 
 from protocol import Specific
+from protocol.mediatype import accepts, media_type
 from protocol.settings import CrawlSettings
 
 from .allownet import AllowNet
@@ -55,6 +66,7 @@ HTTP1 = (pycurl.CURL_HTTP_VERSION_1_0, pycurl.CURL_HTTP_VERSION_1_1)
 LOW_SPEED_BYTES = 1_000
 LOW_SPEED_WINDOW_MIN_S = 1
 LOW_SPEED_WINDOW_MAX_S = 30
+REDIRECT_CODES = (301, 302, 303, 307, 308)  # a HEAD answered so is reported as the redirect
 ACCEPT = b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
 
@@ -68,16 +80,38 @@ class FetchSettings:
     max_doc_size: int
     allow_net: tuple[str, ...] = ()
     ca_file: str | None = None  # None: the system's default bundle
+    accept_type: tuple[str, ...] = ()  # media types a page may have; empty: any
 
     @classmethod
     def from_crawl(cls, s: CrawlSettings) -> FetchSettings:
         return cls(s.user_agent, s.timeout_req_ms, min(s.connect_timeout_ms, s.timeout_req_ms),
-                   s.max_doc_size, s.allow_net)
+                   s.max_doc_size, s.allow_net, accept_type=s.accept_type)
 
     @property
     def low_speed_window_s(self) -> int:
         quarter = self.timeout_req_ms // 4000
         return max(LOW_SPEED_WINDOW_MIN_S, min(LOW_SPEED_WINDOW_MAX_S, quarter))
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Request:
+    """How to fetch one URL, beyond the URL and address."""
+
+    etag: str | None = None  # If-None-Match (a recrawl's stored validator)
+    last_modified: str | None = None  # If-Modified-Since
+    head: bool = False  # HEAD first: the URL's path suggests an unwanted type
+    filter_type: bool = True  # apply accept_type (not for body= fetches: robots.txt...)
+
+    def headers(self) -> list[bytes]:
+        out = [ACCEPT]
+        if self.etag:
+            out.append(b"If-None-Match: " + self.etag.encode("latin-1"))
+        if self.last_modified:
+            out.append(b"If-Modified-Since: " + self.last_modified.encode("latin-1"))
+        return out
+
+
+PLAIN = Request()
 
 
 @dataclasses.dataclass(slots=True)
@@ -95,18 +129,22 @@ class FetchResult:
     head: bytes = b""  # last header block as received, blank line included
     body: bytes = b""  # decoded body (empty after an abort for size)
     content_type: bytes | None = None
+    head_unusable: str = ""  # why this host's HEAD cannot be trusted ('' if it can, or unused)
 
 
 class _Slot:
     """An easy handle with its callbacks; one transfer at a time."""
 
-    __slots__ = ("handle", "key", "url", "started", "head", "head_size", "body", "size",
-                 "max_size", "aborted", "allow", "sockets", "poll")
+    __slots__ = ("handle", "key", "url", "ip", "started", "head", "head_size", "body", "size",
+                 "max_size", "aborted", "allow", "sockets", "poll", "request", "accept", "filtering",
+                 "in_head", "head_type")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
         c = self.handle = pycurl.Curl()
         self.allow = allow
         self.max_size = fs.max_doc_size
+        self.accept = fs.accept_type
+        self.request = PLAIN
         self.sockets: list[socket.socket] = []
         self.poll = select.poll()  # for shut_if_desynced: no fd-number limit, unlike select()
         c.slot = self  # pycurl handles accept attributes: the way back from on_done
@@ -131,12 +169,31 @@ class _Slot:
         c.setopt(pycurl.HEADERFUNCTION, self._header)
         c.setopt(pycurl.OPENSOCKETFUNCTION, self._open_socket)
 
-    def begin(self, key: Any, url: str, ip: str) -> None:
-        self.key, self.url, self.started = key, url, time.monotonic()
+    def begin(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> None:
+        self.key, self.url, self.ip, self.started = key, url, ip, time.monotonic()
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         c = self.handle
         c.setopt(pycurl.URL, url)
         c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
+        if request is not self.request:
+            c.setopt(pycurl.HTTPHEADER, request.headers())
+        self.request = request
+        self.filtering = bool(self.accept) and request.filter_type
+        self.in_head = self.filtering and request.head
+        self.head_type = None
+        if self.in_head:
+            c.setopt(pycurl.NOBODY, 1)
+            # a server may send a body after a HEAD's headers anyway; on a
+            # reused connection those bytes would be read as the next answer
+            c.setopt(pycurl.FORBID_REUSE, 1)
+
+    def again_as_get(self, verdict: str) -> None:
+        """After the HEAD: the GET, on this handle, same transaction and clock."""
+        self.head_type = (media_type(_content_type(self.handle)), verdict)
+        self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        self.in_head = False
+        self.handle.setopt(pycurl.HTTPGET, 1)
+        self.handle.setopt(pycurl.FORBID_REUSE, 0)
 
     def _write(self, data: bytes) -> int | None:
         size = self.size + len(data)
@@ -155,7 +212,17 @@ class _Slot:
             self.aborted = Specific.HEADERS_TOO_BIG
             return 0
         self.head.append(line)
+        if self.filtering and not self.in_head and line in (b"\r\n", b"\n") and self._unwanted():
+            self.aborted = Specific.UNWANTED_TYPE
+            return 0  # before the body: libcurl ends the transfer with a write error
         return None
+
+    def _unwanted(self) -> bool:
+        """The header block just ended: a 2xx answer of a type the filter refuses?"""
+        status = self.head[0].split(b" ", 2)
+        if len(status) < 2 or not status[1].startswith(b"2"):
+            return False
+        return not accepts(self.accept, _header(self.head, b"content-type"))
 
     def _open_socket(self, purpose: int, address: tuple) -> socket.socket | int:
         family, socktype, protocol, addr = address
@@ -200,12 +267,23 @@ class _Slot:
         c = self.handle
         http_code = c.getinfo(pycurl.RESPONSE_CODE)
         aborted = self.aborted
+        if aborted is Specific.UNWANTED_TYPE:
+            how = "HEAD" if self.in_head else "GET aborted at the headers"
+            message = f"{how}: type {media_type(_content_type(c)) or '?'} not accepted"
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
             b"".join(self.head), b"" if aborted else b"".join(self.body),
             _content_type(c) if http_code else None,
         )  # fmt: skip
+
+
+def _header(lines: list[bytes], name: bytes) -> bytes | None:
+    for line in lines[1:]:
+        key, sep, value = line.partition(b":")
+        if sep and key.strip().lower() == name:
+            return value.strip()
+    return None
 
 
 def _content_type(c: pycurl.Curl) -> bytes | None:
@@ -240,7 +318,7 @@ class Fetcher:
     def active(self) -> int:
         return len(self._busy)
 
-    def start(self, key: Any, url: str, ip: str) -> FetchResult | None:
+    def start(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> FetchResult | None:
         """Begin fetching; a result at once (no transfer) for a refused address or URL."""
         if not url.startswith(("http://", "https://")):
             return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
@@ -249,7 +327,7 @@ class Fetcher:
                                message=self.allow.refusal(ip) or f"address {ip} is not admitted")
         slot = self._free.pop() if self._free else _Slot(self.settings, self.allow)
         try:
-            slot.begin(key, url, ip)
+            slot.begin(key, url, ip, request)
         except pycurl.error as exc:
             self._free.append(slot)
             return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message=str(exc))
@@ -275,15 +353,54 @@ class Fetcher:
 
     def _done(self, handle: pycurl.Curl, curl_code: int, message: str) -> None:
         slot: _Slot = handle.slot
+        if slot.in_head:
+            verdict = self._after_head(slot, curl_code)
+            if verdict is not None:  # the GET follows, on the same slot
+                slot.again_as_get(verdict)
+                self.curl.add(handle)
+                return
         del self._busy[slot.key]
         result = slot.result(curl_code, message)
+        if slot.head_type is not None:
+            result.head_unusable = _head_verdict(slot.head_type, result)
         self._release(slot)
         self.on_result(result)
 
+    def _after_head(self, slot: _Slot, curl_code: int) -> str | None:
+        """None when the HEAD settles the transaction (a 2xx of an unwanted
+        type); else why the GET must follow: '' (the HEAD was fine) or why
+        this host's HEAD is unusable."""
+        c = slot.handle
+        code = c.getinfo(pycurl.RESPONSE_CODE)
+        if curl_code != pycurl.E_OK or code == 0:
+            return "HEAD failed"
+        if code in (405, 501):
+            return f"HEAD answered {code}"
+        if 200 <= code < 300 and not accepts(slot.accept, _content_type(c)):
+            slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
+            return None
+        if code in REDIRECT_CODES and c.getinfo(pycurl.REDIRECT_URL):
+            return None  # settled: the redirect is reported (a GET would get the same Location)
+        return ""
+
     def _release(self, slot: _Slot) -> None:
+        if slot.request.head:  # the next transfer starts as a GET, on a reusable connection
+            slot.handle.setopt(pycurl.HTTPGET, 1)
+            slot.handle.setopt(pycurl.FORBID_REUSE, 0)
         slot.head = slot.body = []
         if slot.sockets:
             for sock in slot.sockets:
                 sock.close()
             slot.sockets.clear()
         self._free.append(slot)
+
+
+def _head_verdict(head: tuple[str, str], result: FetchResult) -> str:
+    """Why the host's HEAD is unusable, from the HEAD's type and verdict and the GET."""
+    head_type, verdict = head
+    if verdict:
+        return verdict
+    got = media_type(_header(result.head.split(b"\n"), b"content-type"))
+    if 200 <= result.http_code < 300 and head_type and got and got != head_type:
+        return f"HEAD said {head_type}, GET sent {got}"
+    return ""

@@ -19,12 +19,13 @@ import time
 from collections import deque
 
 from protocol import (
-    AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, Specific, Status,
-    Working, limits,
+    AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, ProtocolError,
+    Specific, Status, Working, limits,
 )  # fmt: skip
 from protocol.settings import CrawlSettings
+from protocol.textfields import decode_reason
 
-from .fetch import Fetcher, FetchResult, FetchSettings
+from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
 from .link import Link
 from .report import report
 from .storeclient import StoreClient
@@ -97,7 +98,7 @@ class UrlSession:
             LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
             return
         self.txns[a.trans_id] = _Txn(a, time.monotonic())
-        immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip)
+        immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
 
@@ -179,6 +180,18 @@ class UrlSession:
                 self.link.send(Working(tuple(chunk)))
                 for tid in chunk:
                     self.txns[tid].reported = now
+
+
+def _request(extra: dict[str, str]) -> Request:
+    """How to fetch, from the assignment's extensions (docs/protocol.txt 5.3)."""
+    try:
+        etag = decode_reason(extra["etag"]) if "etag" in extra else None
+        modified = decode_reason(extra["last_modified"]) if "last_modified" in extra else None
+    except ProtocolError:  # a validator we cannot send: fetch unconditionally
+        etag = modified = None
+    # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
+    return Request(etag, modified, head=extra.get("head") == "1",
+                   filter_type="body" not in extra and "kind" not in extra)
 
 
 def _wanted_body(a: Assignment, body: bytes) -> bytes | None:

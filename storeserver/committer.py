@@ -31,7 +31,7 @@ from typing import Any
 
 import lmdb
 
-from protocol import AckResult, Record, http_code
+from protocol import AckResult, Record, Specific, http_code
 from wreck.plugins import DOCUMENT, Plugins
 
 from . import layout as L
@@ -166,7 +166,8 @@ class Committer:
             )  # fmt: skip
             fp = fps[i].result() if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
-            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra))
+            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
+                                     not_modified=r.specific == Specific.NOT_MODIFIED))
         return prepared, new_dict
 
     def _document_hooks(self, r: Record, head_len: int) -> bytes | None:

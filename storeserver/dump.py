@@ -2,7 +2,8 @@
 # (LMDB read transactions never block the writer).
 #
 #   wreck-dump DOCID --data DIR [--headers | --body | --text | --json]
-#   wreck-dump --url URL --data DIR [...]      (the latest doc of that URL)
+#   wreck-dump --url URL --data DIR [...]      (the URL's current doc: the latest
+#                                               that is not a 304 revisit record)
 #   wreck-dump --all --jsonl --data DIR        (one JSON object per doc, stdout)
 #   wreck-dump --all --warc FILE --data DIR    (WARC/1.1; FILE.gz: gzipped)
 #
@@ -106,7 +107,7 @@ def _fail(message: str) -> typer.Exit:
 def dump(
     doc_id: int | None = typer.Argument(None, help="The doc id to print.", min=0),
     data: Path = typer.Option(..., "--data", help="The store's data directory (as given to storeserver)."),
-    url: str | None = typer.Option(None, "--url", help="Print the latest document stored for this URL."),
+    url: str | None = typer.Option(None, "--url", help="Print the current document of this URL (the latest, 304 revisits aside)."),
     headers: bool = typer.Option(False, "--headers", help="Print the status line and headers."),
     body: bool = typer.Option(False, "--body", help="Print the body (the default)."),
     text: bool = typer.Option(False, "--text", help="Print the page's main text."),
@@ -136,10 +137,9 @@ def dump(
                 raise _fail("--all needs --jsonl or --warc FILE")
             return
         if url is not None:
-            found = store.doc_ids_for_url(url)
-            if not found:
+            doc_id = store.current_doc_for_url(url)
+            if doc_id is None:
                 raise _fail(f"no document stored for URL {url}")
-            doc_id = found[-1]
         if doc_id is None:
             raise _fail("give a DOCID, --url URL or --all")
         meta, document = store.get(doc_id)

@@ -19,7 +19,7 @@ from pathlib import Path
 import lmdb
 import msgspec
 
-from protocol import AckResult
+from protocol import AckResult, Specific
 from protocol.private import private_dir, private_files
 
 from . import dedup
@@ -30,9 +30,11 @@ from .fingerprint import Fingerprint
 STORE_SUBDIR = "store"  # DIR/store/ holds data.mdb and lock.mdb
 MAX_DBS = 16  # the eight named databases, with room for a few more
 COUNTER = struct.Struct("!Q")
-META_DOCS = b"docs"  # documents stored (duplicates not counted)
+META_DOCS = b"docs"  # documents stored (duplicates and not-modified revisits not counted)
 META_RAW = b"raw_bytes"  # their uncompressed document bytes
 META_STORED = b"stored_bytes"  # their compressed bytes
+META_NOT_MODIFIED = b"not_modified"  # 304 revisit records: a header block, no new body
+_COUNTERS = (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)
 READ_CHUNK = 1000  # documents per read transaction when iterating
 
 
@@ -51,10 +53,11 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len", "fingerprint", "extra")
+    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
-                 fingerprint: Fingerprint | None = None, extra: bytes | None = None) -> None:
+                 fingerprint: Fingerprint | None = None, extra: bytes | None = None,
+                 not_modified: bool = False) -> None:
         self.doc_id = doc_id
         self.key = L.DOC_KEY.pack(doc_id)
         self.url_key = L.url_key(url)
@@ -62,6 +65,7 @@ class Prepared:
         self.raw_len = raw_len
         self.fingerprint = fingerprint  # None: not a page (dedup.fingerprint_record)
         self.extra = extra  # JSON object from document hooks, or None
+        self.not_modified = not_modified  # a 304: counted apart, never the URL's current document
 
 
 class WriteStore:
@@ -120,7 +124,7 @@ class WriteStore:
         another lmdb.Error (e.g. the disk is full: nothing written).
         """
         results = []
-        added = raw = stored = 0
+        added = raw = stored = revisits = 0
         with self.env.begin(write=True) as txn:
             if new_dict is not None:
                 key = L.DICT_KEY.pack(new_dict[0])
@@ -134,13 +138,19 @@ class WriteStore:
                     if p.extra is not None:
                         txn.put(p.key, p.extra, db=self.extra)
                     results.append(AckResult.STORED)
+                    if p.not_modified:
+                        revisits += 1
+                        continue
                     added += 1
                     raw += p.raw_len
                     stored += len(p.value)
                 else:
                     results.append(AckResult.DUPLICATE)
-            if added:
-                for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored)):
+            if added or revisits:
+                for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored),
+                                (META_NOT_MODIFIED, revisits)):
+                    if not n:
+                        continue
                     old = txn.get(name, db=self.meta)
                     txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
         return results
@@ -211,7 +221,7 @@ class ReadStore:
         out: dict[str, object] = {}
         with self._txn() as txn:
             for key, value in txn.cursor(db=self.meta):
-                if key in (META_DOCS, META_RAW, META_STORED):
+                if key in _COUNTERS:
                     out[key.decode()] = COUNTER.unpack(value)[0]
                 elif key == L.META_DICT:
                     out[key.decode()] = L.DICT_KEY.unpack(value)[0]
@@ -243,6 +253,17 @@ class ReadStore:
                     if value is not None and L.decode_doc(0, value)[0].url == url:  # hash collisions: check
                         found.append(L.DOC_KEY.unpack(key)[0])
         return sorted(found)
+
+    def current_doc_for_url(self, url: str) -> int | None:
+        """The doc id that holds `url`'s current content: the latest one that
+        is not a 304 revisit record (a 304 says the earlier one still holds)."""
+        found = self.doc_ids_for_url(url)
+        with self._txn() as txn:
+            for doc_id in reversed(found):
+                meta = L.decode_doc(doc_id, txn.get(L.DOC_KEY.pack(doc_id), db=self.docs))[0]
+                if meta.specific != Specific.NOT_MODIFIED:
+                    return doc_id
+        return found[-1] if found else None
 
     def iter_docs(self, *, with_documents: bool = True) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
         """Every document in doc order, READ_CHUNK per read transaction."""

@@ -9,7 +9,9 @@
 # and the status line, is written as received. WARC-Date is the store time
 # (the fetch ended at most the record's `ms` before it); WARC-Wreck-Doc-Id
 # names the doc. Records without an HTTP response (a timeout, a refused
-# connection: no status line stored) are skipped and counted.
+# connection: no status line stored) are skipped and counted. A 304 to a
+# recrawl's conditional request becomes a `revisit` record of the WARC 1.1
+# server-not-modified profile, referring to the URL's current document.
 """WARC export of the store."""
 
 from __future__ import annotations
@@ -23,10 +25,13 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
+from protocol import Specific
+
 from .store import ReadStore
 
 _RENAMED = ("content-encoding", "transfer-encoding")
 ORIG = "X-Archive-Orig-"
+NOT_MODIFIED_PROFILE = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 
 
 def parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
@@ -82,6 +87,10 @@ def write_warc(store: ReadStore, out: BinaryIO, *, gzip: bool, filename: str = "
             skipped += 1
             continue
         protocol, status, headers = parse_head(document[: meta.head_len])
+        if meta.specific == Specific.NOT_MODIFIED:
+            writer.write_record(_revisit(writer, store, meta, StatusAndHeaders(status, headers, protocol=protocol)))
+            written += 1
+            continue
         body = document[meta.head_len :]
         http_headers = StatusAndHeaders(status, warc_headers(headers, len(body)), protocol=protocol)
         record = writer.create_warc_record(
@@ -91,6 +100,19 @@ def write_warc(store: ReadStore, out: BinaryIO, *, gzip: bool, filename: str = "
         writer.write_record(record)
         written += 1
     return written, skipped
+
+
+def _revisit(writer: WARCWriter, store: ReadStore, meta, http_headers: StatusAndHeaders):
+    """A server-not-modified revisit record (WARC 1.1, 6.7.2.2) for a stored 304."""
+    fields = {"WARC-Date": iso_date(meta.stored_at), "WARC-Wreck-Doc-Id": str(meta.doc_id),
+              "WARC-Profile": NOT_MODIFIED_PROFILE, "WARC-Refers-To-Target-URI": meta.url}
+    earlier = [d for d in store.doc_ids_for_url(meta.url) if d < meta.doc_id]
+    for doc_id in reversed(earlier):
+        before = store.get(doc_id)[0]
+        if before.specific != Specific.NOT_MODIFIED:
+            fields["WARC-Refers-To-Date"] = iso_date(before.stored_at)
+            break
+    return writer.create_warc_record(meta.url, "revisit", http_headers=http_headers, warc_headers_dict=fields)
 
 
 def write_warc_file(store: ReadStore, path: Path) -> tuple[int, int]:

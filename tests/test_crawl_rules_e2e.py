@@ -39,8 +39,10 @@ def _free_port() -> int:
 class Trio:
     """storeserver, urlserver and spider as subprocesses, logs under `tmp`."""
 
-    def __init__(self, tmp: Path, web: RunningWeb, seeds: list[str], urlserver_args: list[str]) -> None:
+    def __init__(self, tmp: Path, web: RunningWeb, seeds: list[str], urlserver_args: list[str], *,
+                 exit_when_done: bool = True) -> None:
         self.tmp, self.seeds, self.args = tmp, seeds, urlserver_args
+        self.exit_when_done = exit_when_done
         dns_ip, dns_port = web.dns_address
         self.dns = f"{dns_ip}:{dns_port}"
         self.listen = f"127.0.0.1:{_free_port()}"  # fixed, so a restarted urlserver is found again
@@ -61,7 +63,8 @@ class Trio:
     def start_urlserver(self) -> Child:
         child = self._child("urlserver", "urlserver.cli", [
             *self.seeds, *self.args, "--data", str(self.tmp / "frontier"), "--store", self.store_address,
-            "--dns", self.dns, "--listen", self.listen, "--http", "off", "--exit-when-done",
+            "--dns", self.dns, "--listen", self.listen, "--http", "off",
+            *(["--exit-when-done"] if self.exit_when_done else []),
         ])  # fmt: skip
         child.read_line("urlserver listening on ")
         child.drain()

@@ -45,6 +45,15 @@ def test_feed_and_sitemap_flags_reach_the_settings(tmp_path, captured):
             s.sitemaps_per_host, s.sitemap_depth) == (1.0, 8.0, 3.0, True, 20, 2, 1)
 
 
+def test_recrawl_and_bandwidth_flags_reach_the_settings(tmp_path, captured):
+    result = _run(tmp_path, "--recrawl", "6h", "--recrawl-max", "7d", "--backoff-max", "2m",
+                  "--accept-type", "text/html,application/xhtml+xml", "--accept-type", "Image/*")
+    assert result.exit_code == 0, result.output
+    s = captured["settings"]
+    assert (s.recrawl, s.recrawl_min, s.recrawl_max, s.backoff_max) == (21600.0, 0.0, 604800.0, 120.0)
+    assert s.accept_type == ("text/html", "application/xhtml+xml", "image/*")
+
+
 def test_defaults_are_the_settings_defaults(tmp_path, captured):
     from urlserver.settings import Settings
 
@@ -53,7 +62,8 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     for name in ("host_concurrency", "max_url_len", "dns_timeout", "max_expiries", "robots_ttl", "delay",
                  "ip_delay", "ip_concurrency", "max_pages", "max_depth", "timeout_update", "retry_delay",
                  "max_retries", "robots_retry", "max_redirects", "feed_min_interval", "feed_max_interval",
-                 "feed_backoff", "sitemaps", "sitemap_max_urls", "sitemaps_per_host", "sitemap_depth"):
+                 "feed_backoff", "sitemaps", "sitemap_max_urls", "sitemaps_per_host", "sitemap_depth",
+                 "recrawl", "recrawl_min", "recrawl_max", "recrawl_factor", "backoff_max", "accept_type"):
         assert getattr(s, name) == getattr(d, name), name
 
 
@@ -67,6 +77,10 @@ def test_defaults_are_the_settings_defaults(tmp_path, captured):
     (["--feed-min-interval", "10", "--feed-max-interval", "5"], "--feed-max-interval"),
     (["--feed-backoff", "0.5"], "--feed-backoff"),
     (["--sitemap-max-urls", "50000"], "--sitemap-max-urls"),
+    (["--recrawl", "soon"], "not a duration"),
+    (["--recrawl", "1h", "--recrawl-min", "2h"], "--recrawl-min"),
+    (["--accept-type", "html"], "--accept-type"),
+    (["--accept-type", ",".join(f"type{i}/sub" for i in range(200))], "handshake"),
 ])  # fmt: skip
 def test_impossible_values_are_refused(tmp_path, captured, args, words):
     result = _run(tmp_path, *args)

@@ -18,7 +18,10 @@ import typer
 from protocol import deploy, limits
 from wreck.plugins import GROUP, STATS, PluginError, describe
 
+from protocol.settings import is_media_range
+
 from . import seeds
+from .recrawl import parse_duration, policy_for
 from .settings import (
     DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_HTTP, DEFAULT_LISTEN, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_UNAUTHENTICATED,
     DEFAULT_USER_AGENT, Settings,
@@ -79,7 +82,13 @@ def run(
     sitemap_max_urls: Annotated[int, typer.Option(help="URLs taken from one sitemap")] = limits.MAX_OUTLINKS,
     sitemaps_per_host: Annotated[int, typer.Option(help="Sitemaps fetched per host")] = 50,
     sitemap_depth: Annotated[int, typer.Option(help="Sitemap index nesting followed")] = 2,
-    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending (feeds' future fetches do not count)")] = False,
+    recrawl: Annotated[Optional[str], typer.Option(help="Fetch pages again after DURATION (30s, 6h, 7d), conditionally; adapts to how often each changes")] = None,
+    recrawl_min: Annotated[Optional[str], typer.Option(help="Shortest recrawl interval (default: the smaller of --recrawl and 1h)")] = None,
+    recrawl_max: Annotated[Optional[str], typer.Option(help="Longest recrawl interval (default: the larger of --recrawl and 30d)")] = None,
+    recrawl_factor: Annotated[float, typer.Option(help="Recrawl interval * this when a page did not change, / this when it did")] = 2.0,
+    backoff_max: Annotated[str, typer.Option(help="Cap of a host's delay, which doubles on each 429/5xx answer")] = "600s",
+    accept_type: Annotated[Optional[list[str]], typer.Option(help="Only fetch pages of these media types (comma-separated or repeated, e.g. text/html,application/xhtml+xml); other types are aborted at the headers, and URLs whose extension names one get HEAD first")] = None,
+    exit_when_done: Annotated[bool, typer.Option(help="Exit 0 when nothing is pending (feeds' and recrawls' future fetches do not count)")] = False,
     no_sync: Annotated[bool, typer.Option(help="Skip fsync on commit (benchmarks only)")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
 ) -> None:
@@ -94,6 +103,14 @@ def run(
     except (OSError, deploy.DeployError) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
+    try:
+        durations = {name: parse_duration(text) if text else 0.0 for name, text in
+                     (("recrawl", recrawl), ("recrawl_min", recrawl_min), ("recrawl_max", recrawl_max),
+                      ("backoff_max", backoff_max))}
+    except ValueError as exc:
+        typer.echo(f"urlserver: {exc}", err=True)
+        raise typer.Exit(2) from None
+    types = tuple(t.strip().lower() for item in accept_type or () for t in item.split(",") if t.strip())
     settings = Settings(
         data=data, store=tuple(store), listen=listen, http=None if http == "off" else http,
         secret=secret, max_connections=max_connections, max_unauthenticated=max_unauthenticated,
@@ -110,7 +127,7 @@ def run(
         feed_min_interval=feed_min_interval, feed_max_interval=feed_max_interval, feed_backoff=feed_backoff,
         sitemaps=sitemaps, sitemap_max_urls=sitemap_max_urls, sitemaps_per_host=sitemaps_per_host,
         sitemap_depth=sitemap_depth,
-        sync=not no_sync,
+        sync=not no_sync, recrawl_factor=recrawl_factor, accept_type=types, **durations,
     )  # fmt: skip
     problem = check(settings)
     if problem:
@@ -146,6 +163,19 @@ def check(s: Settings) -> str | None:
             return f"{flag} must be above 0"
     if not 0 < s.robots_ttl <= ROBOTS_TTL_MAX:
         return f"--robots-ttl must be above 0 and at most {ROBOTS_TTL_MAX:.0f} s (RFC 9309 2.4)"
+    for media in s.accept_type:
+        if not is_media_range(media):
+            return f"--accept-type: {media!r} is not a media type such as text/html or image/*"
+    if len(",".join(s.accept_type)) > limits.MAX_SETTING_VALUE_LEN:
+        return f"--accept-type: at most {limits.MAX_SETTING_VALUE_LEN} characters in all (the handshake's limit)"
+    if s.recrawl:
+        policy = policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor)
+        if not 0 < policy.least <= policy.first <= policy.most:
+            return "--recrawl-min <= --recrawl <= --recrawl-max must hold"
+        if policy.factor < 1:
+            return "--recrawl-factor must be at least 1"
+    if s.backoff_max <= 0:
+        return "--backoff-max must be above 0"
     for flag, value in (("--url-filter-timeout", s.url_filter_timeout), ("--stats-interval", s.stats_interval),
                         ("--host-concurrency", s.host_concurrency), ("--ip-concurrency", s.ip_concurrency),
                         ("--max-expiries", s.max_expiries), ("--dns-timeout", s.dns_timeout),

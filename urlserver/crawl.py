@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from urllib.parse import unquote
 
 import lmdb
 
@@ -26,11 +27,13 @@ from . import db as d
 from . import robots as r
 from .db import UrlState
 from .dns import Resolution
+from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
 from .normal import normal
 from .politeness import Host, Politeness
-from .scheduler import after_done
+from .recrawl import Recrawl, policy_for
+from .scheduler import after_done, slows_host
 from .scope import Scope, split_host
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
@@ -60,7 +63,11 @@ class Crawl:
             external = ExternalFilter(s.url_filter_cmd, timeout=s.url_filter_timeout) if s.url_filter_cmd else None
             self.frontier.url_filter = UrlFilter(self.plugins, external)
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
-                                     ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay)
+                                     ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay,
+                                     backoff_max=s.backoff_max)
+        self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
+                        if s.recrawl else None)
+        self.bandwidth = Bandwidth(s.accept_type)
         self.claims = ClaimTable()
         self.suspects = Suspects()
         self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
@@ -290,7 +297,11 @@ class Crawl:
             return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "feed"})
         if self.sitemaps.is_sitemap(fr.txn, fp):
             return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "sitemap"})
-        return Assignment(trans_id, doc_id, host.ip, host.name, url)
+        # validators mean an earlier fetch passed the type filter: no HEAD then
+        extra = self.recrawl.extras(fr.txn, fp) if self.recrawl is not None else {}
+        if not extra:
+            extra = self.bandwidth.extras(host.id, url)
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
 
     def _robots_doc_id(self, url: str) -> int:
         """The doc id of the robots.txt fetch of `url`: the one an earlier
@@ -355,6 +366,7 @@ class Crawl:
         old = rec.state
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
+        self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         if feed is None and "feed" in event.extra and step.state == UrlState.FETCHED:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
@@ -362,6 +374,9 @@ class Crawl:
             self._feed_done(claim, event, rec, old, feed, now)
             return
         rec.state, rec.reason = step.state, step.reason
+        if step.state == UrlState.FETCHED and self.recrawl is not None:
+            rec.tries = rec.doc_id = 0  # the next visit is a new document, with tries of its own
+            fr.delay(claim.host, claim.entry, self.recrawl.fetched(fr.txn, fp, event, now))
         if step.state == UrlState.FETCH_ERROR:
             rec.doc_id = 0  # the retry is a new document
             fr.delay(claim.host, claim.entry, step.retry_at)
@@ -397,6 +412,17 @@ class Crawl:
         self.stats["feed_stories"] += got.stories
         fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(got.discover)
+
+    def _host_answered(self, host: Host, event: Done, now: float) -> None:
+        """Politeness and HEAD knowledge from one page answer of `host`."""
+        if slows_host(event):
+            self.politeness.slow_down(host, now, event.retry_after)
+            log.info("event=host_slowed origin=%s http=%d delay=%.3g", host.origin, event.http_code, host.slow)
+        elif event.http_code:
+            self.politeness.recover(host)
+        if event.extra.get("head") == "no":
+            self.bandwidth.head_unusable(host.id)
+            log.info("event=head_unusable origin=%s reason=%r", host.origin, event.reason)
 
     def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
         fr, s = self.frontier, self.settings
@@ -498,6 +524,17 @@ class Crawl:
 
     # -- timing and status -------------------------------------------------------------
 
+    def lookup(self, url: str) -> dict | None:
+        """A URL's state for operators; with --recrawl, its revisit record too."""
+        found = self.frontier.lookup(url)
+        if found is not None and self.recrawl is not None:
+            rev = self.recrawl.get(self.frontier.txn, d.fingerprint(normalize(url)))
+            if rev is not None:
+                found["recrawl"] = {"interval_s": rev.interval, "visits": rev.visits, "changes": rev.changes,
+                                    "etag": unquote(rev.etag) or None,
+                                    "last_modified": unquote(rev.last_modified) or None}
+        return found
+
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
@@ -507,10 +544,17 @@ class Crawl:
         return min(times) if times else None
 
     def finished(self) -> bool:
-        """Nothing pending, delayed, resolving or in flight, but feeds' future
-        fetches: those wait in LMDB for a continuous crawl (or the next start)."""
+        """Nothing pending, delayed, resolving or in flight, but future fetches
+        (feeds', recrawls'): those wait in LMDB for a continuous crawl (or the next start)."""
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
                 and not any(h.robots_jobs for h in fr.hosts.values())
-                and (not fr.delayed_total or self.feeds.only_feeds_delayed(fr.txn)))
+                and (not fr.delayed_total or self._only_future_fetches_delayed()))
+
+    def _only_future_fetches_delayed(self) -> bool:
+        """A delayed entry is a retry (its URL is FETCH_ERROR until released),
+        a feed's next fetch or, with --recrawl, a FETCHED page's next visit."""
+        if self.recrawl is not None:
+            return not self.frontier.counts["FETCH_ERROR"]
+        return self.feeds.only_feeds_delayed(self.frontier.txn)

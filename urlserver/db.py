@@ -11,6 +11,8 @@
 #                                     robots.txt fetches in flight
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
+#   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
+#                                     interval (only with --recrawl)
 #
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
@@ -100,7 +102,8 @@ class UrlRecord:
 class Db:
     """The environment and its named databases."""
 
-    NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps")
+    NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
+             "revisits")
 
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
         private_dir(path)  # 0700, and its files 0600: the frontier lists every URL

@@ -48,7 +48,7 @@ def status(server) -> dict:
         "spiders": [s.name for s in server.spiders if s.conn.opened],  # not peers still in their handshake
         "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
         "rates": rates,
-        "counters": dict(crawl.stats),
+        "counters": {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})},
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
         "plugins": crawl.plugins.status(),
@@ -136,7 +136,7 @@ class HttpStatus:
             return 200, "application/json", msgspec.json.encode(status(self.server))
         if path == "/url":
             url = parse_qs(parts.query).get("u", [""])[0]
-            found = self.server.crawl.frontier.lookup(url) if url else None
+            found = self.server.crawl.lookup(url) if url else None
             code = 200 if found else 404
             return code, "application/json", msgspec.json.encode(found or {"url": url, "state": "UNKNOWN"})
         if path == "/":

@@ -7,6 +7,7 @@
 # runs without --exit-when-done, refetching feeds until Ctrl-C, unless
 # wreck-crawl is given --exit-when-done (one round; the next run refetches
 # the feeds that are due).
+# With --recrawl likewise: pages keep being revisited until Ctrl-C.
 # Ctrl-C or SIGTERM stops the children in a safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed);
 # running the command again with the same --data resumes.
@@ -88,7 +89,13 @@ def crawl(
     sitemap_max_urls: int = typer.Option(None, "--sitemap-max-urls", help="URLs taken from one sitemap (default 10,000)."),
     sitemaps_per_host: int = typer.Option(None, "--sitemaps-per-host", help="Sitemaps fetched per host (default 50)."),
     sitemap_depth: int = typer.Option(None, "--sitemap-depth", help="Sitemap index nesting followed (default 2)."),
-    exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds: stop after one round instead of refetching them."),
+    recrawl: str = typer.Option(None, "--recrawl", help="Fetch pages again after DURATION (30s, 6h, 7d), conditionally; the crawl then runs until stopped."),
+    recrawl_min: str = typer.Option(None, "--recrawl-min", help="Shortest recrawl interval (default: the smaller of --recrawl and 1h)."),
+    recrawl_max: str = typer.Option(None, "--recrawl-max", help="Longest recrawl interval (default: the larger of --recrawl and 30d)."),
+    recrawl_factor: float = typer.Option(None, "--recrawl-factor", help="Interval * this when a page did not change, / this when it did (default 2)."),
+    backoff_max: str = typer.Option(None, "--backoff-max", help="Cap of a host's delay, which doubles on each 429/5xx answer (default 600s)."),
+    accept_type: list[str] = typer.Option(None, "--accept-type", help="Only these media types (e.g. text/html,application/xhtml+xml); HEAD first for URLs whose extension names another."),
+    exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     if not urls and not seeds and not feeds and not (data / "frontier").exists():
@@ -110,12 +117,14 @@ def crawl(
          "--stats-interval": stats_interval, "--feeds": feeds, "--feed-min-interval": feed_min_interval,
          "--feed-max-interval": feed_max_interval, "--feed-backoff": feed_backoff, "--sitemaps": sitemaps,
          "--sitemap-max-urls": sitemap_max_urls, "--sitemaps-per-host": sitemaps_per_host,
-         "--sitemap-depth": sitemap_depth},
-        {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin},
+         "--sitemap-depth": sitemap_depth, "--recrawl": recrawl, "--recrawl-min": recrawl_min,
+         "--recrawl-max": recrawl_max, "--recrawl-factor": recrawl_factor, "--backoff-max": backoff_max},
+        {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin,
+         "--accept-type": accept_type},
     )  # fmt: skip
     store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup},
                                  {"--plugin": plugin})
-    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []))
+    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or recrawl is not None)
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
 
 
@@ -156,7 +165,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
         if continuous:
-            console.print("WRECK: feeds are refetched until Ctrl-C (--exit-when-done: one round).",
+            console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
         progress = Progress(status_url, data, console)
         while stopping["signal"] is None:

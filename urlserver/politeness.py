@@ -9,6 +9,9 @@
 # both schemes. Per IP address another slot does the same for every host on
 # that address. A host held by a full slot parks on it and goes back to the
 # heap when one of that slot's transactions ends.
+# A host name that answers 429 or 5xx is slowed down as a whole: its slot's
+# delay (Slot.slow) doubles with each such answer up to a cap, a
+# Retry-After holds the name that long, and each other answer halves it.
 """Host and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
@@ -16,16 +19,21 @@ from __future__ import annotations
 import heapq
 import itertools
 
+# The first slow-down of a host whose delay is (near) zero: a 429/5xx storm
+# from a fast host must still space its requests at once.
+SLOWDOWN_FLOOR = 0.25
+
 
 class Slot:
     """Politeness state of one host name, or of one IP address."""
 
-    __slots__ = ("key", "inflight", "next_ok", "parked")
+    __slots__ = ("key", "inflight", "next_ok", "parked", "slow")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.inflight = 0
         self.next_ok = 0.0
+        self.slow = 0.0  # a host name's delay raised after 429/5xx answers (0: not slowed down)
         self.parked: list = []  # hosts waiting for one of this slot's transactions to end
 
 
@@ -63,6 +71,11 @@ class Host:
         return self.slot.next_ok if self.slot is not None else 0.0
 
     @property
+    def slow(self) -> float:
+        """This host name's delay after 429/5xx answers (0: not slowed down)."""
+        return self.slot.slow if self.slot is not None else 0.0
+
+    @property
     def queued(self) -> int:
         return self.tail - self.head
 
@@ -73,8 +86,10 @@ class Host:
 class Politeness:
     """The heap of hosts by next-allowed time, and the IP slots."""
 
-    def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float) -> None:
+    def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float,
+                 backoff_max: float = 600.0) -> None:
         self.delay = delay  # per host, raised by Crawl-delay (Host.delay)
+        self.backoff_max = backoff_max  # cap of a slowed-down host's delay
         self.host_concurrency = host_concurrency
         self.ip_concurrency = ip_concurrency
         self.ip_delay = ip_delay
@@ -156,7 +171,7 @@ class Politeness:
         """A transaction for `host` was handed out at `now`."""
         slot = self.name_slot(host)
         slot.inflight += 1
-        slot.next_ok = now + max(host.delay, self.delay)
+        slot.next_ok = now + max(host.delay, self.delay, slot.slow)
         slot = self.ip_slot(host.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
@@ -170,7 +185,7 @@ class Politeness:
         """
         name = self.name_slot(host)
         name.inflight -= 1
-        name.next_ok = max(name.next_ok, now + max(host.delay, self.delay))
+        name.next_ok = max(name.next_ok, now + max(host.delay, self.delay, name.slow))
         parked, name.parked = name.parked, []
         slot = self.ips.get(ip)
         if slot is None:
@@ -180,3 +195,19 @@ class Politeness:
         parked += slot.parked
         slot.parked = []
         return parked
+
+    def slow_down(self, host: Host, now: float, retry_after: float | None) -> None:
+        """`host` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
+        slot = self.name_slot(host)
+        base = max(host.delay, self.delay, slot.slow, SLOWDOWN_FLOOR / 2)
+        slot.slow = min(self.backoff_max, 2 * base)
+        hold = slot.slow if retry_after is None else max(slot.slow, min(retry_after, self.backoff_max))
+        slot.next_ok = max(slot.next_ok, now + hold)
+
+    def recover(self, host: Host) -> None:
+        """`host` answered normally: halve its name's slow-down, until it is gone."""
+        slot = self.name_slot(host)
+        if slot.slow:
+            slot.slow /= 2
+            if slot.slow <= max(host.delay, self.delay):
+                slot.slow = 0.0

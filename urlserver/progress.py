@@ -124,7 +124,8 @@ def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished
         f"{head} in {elapsed:.1f} s.",
         f"  URLs: {by_state}",
         *feeds,
-        f"  stored: {store.get('docs', 0)} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})",
+        f"  stored: {store.get('docs', 0)} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
+        + (f"; {store['not_modified']} not modified (304)" if store.get("not_modified") else ""),
         f"  data: {data}  (logs in {data / 'logs'})",
         "  read it:",
         f"    wreck-dump --data {data} --all --jsonl | head",

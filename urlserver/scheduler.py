@@ -47,3 +47,8 @@ def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_re
             wait = max(wait, float(done.retry_after))
         return Step(UrlState.FETCH_ERROR, reason=describe(done), retry_at=now + wait)
     return Step(UrlState.ERROR, reason=describe(done))
+
+
+def slows_host(done: Done) -> bool:
+    """429 or 5xx: the server asks the whole host to slow down."""
+    return done.http_code == 429 or 500 <= done.http_code < 600

@@ -70,6 +70,15 @@ class Settings:
     sitemap_max_urls: int = limits.MAX_OUTLINKS  # URLs taken from one sitemap (one DONE's outlinks)
     sitemaps_per_host: int = 50  # sitemaps admitted per host
     sitemap_depth: int = 2  # sitemap index nesting followed
+    backoff_max: float = 600.0  # cap of a host's delay after 429/5xx answers (it doubles)
+    # recrawl (0: off): first interval after a fetch, adapted within [min, max]
+    recrawl: float = 0.0
+    recrawl_min: float = 0.0  # 0: the smaller of --recrawl and an hour
+    recrawl_max: float = 0.0  # 0: the larger of --recrawl and 30 days
+    recrawl_factor: float = 2.0  # unchanged: interval * factor; changed: / factor
+    # bandwidth: media types a page may have (empty: any); HEAD first for URLs
+    # whose extension names another type
+    accept_type: tuple[str, ...] = ()
     # DNS
     dns: str | None = None  # IP:PORT of the nameserver; None: system resolver
     hosts_file: str | None = None

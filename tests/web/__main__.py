@@ -25,7 +25,7 @@ from pathlib import Path
 from .dns import LISTEN_IP as DNS_LISTEN_IP
 from .names import write_hosts_file
 from .server import TestWeb
-from .spec import HOSTILE_IP, HOSTILE_NAME, HostileSpec, SiteSpec
+from .spec import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RevisitSpec, SiteSpec
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -42,6 +42,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--feed-interval", type=float, default=30.0, help="seconds per new story")
     parser.add_argument("--dns-ttl", type=int, default=60, help="TTL of DNS answers, seconds")
     parser.add_argument("--no-hostile", action="store_true", help=f"do not serve {HOSTILE_NAME}")
+    parser.add_argument("--revisit", action="store_true",
+                        help="also serve the recrawl/bandwidth hosts (news, files, nohead, busy, ...: tests/web/revisit.py)")
     parser.add_argument("--first-ip", default=SiteSpec.first_ip,
                         help="address of the first hosts; the others count up (default %(default)s)")
     parser.add_argument("--hostile-ip", default=HOSTILE_IP,
@@ -58,7 +60,8 @@ async def run(args: argparse.Namespace) -> None:
                     hosts_per_ip=args.hosts_per_ip, seed=args.seed, port=args.port,
                     crawl_delay=args.crawl_delay, hostile=not args.no_hostile,
                     hostile_spec=HostileSpec(feed_item_interval=args.feed_interval),
-                    first_ip=args.first_ip, hostile_ip=args.hostile_ip)
+                    first_ip=args.first_ip, hostile_ip=args.hostile_ip,
+                    revisit=RevisitSpec() if args.revisit else None)
     web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl, dns_ip=args.dns_ip)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -78,6 +81,7 @@ async def run(args: argparse.Namespace) -> None:
             "port": web.port, "dns": f"{dns_ip}:{dns_port}", "hosts_file": str(hosts_file),
             "seeds": web.site.seed_urls(), "log": str(args.log) if args.log else None,
             "hostile": web.site.url(HOSTILE_NAME) if spec.hostile else None,
+            "revisit": [web.site.url(name) for name in web.revisit.addresses()] if web.revisit else [],
             "addresses": web.site.addresses(),
         }), flush=True)
         await stop.wait()

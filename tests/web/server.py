@@ -27,6 +27,7 @@ from .dns import LISTEN_IP as DNS_LISTEN_IP, DnsResponder
 from .hostile import HostileHost
 from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
+from .revisit import RevisitHosts
 from .site import Site, build_site
 from .spec import HOSTILE_NAME, SiteSpec
 from .wire import (MAX_HEAD_BYTES, BadRequest, Conn, Request, is_not_modified, read_request,
@@ -61,6 +62,7 @@ class TestWeb:
         self._gzipped: dict[tuple[str, str], bytes] = {}
         self.site: Site | None = None
         self.hostile: HostileHost | None = None
+        self.revisit: RevisitHosts | None = None
 
     @property
     def port(self) -> int:
@@ -71,7 +73,8 @@ class TestWeb:
     def ips(self) -> list[str]:
         """Every address served (known before start)."""
         ips = {self.spec.host_ip(i) for i in range(self.spec.hosts)}
-        return sorted(ips | ({self.spec.hostile_ip} if self.spec.hostile else set()))
+        ips |= {self.spec.hostile_ip} if self.spec.hostile else set()
+        return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
     async def start(self) -> None:
         """Bind, generate the site, start serving (and the DNS responder)."""
@@ -80,6 +83,8 @@ class TestWeb:
         if self.spec.hostile:
             self.hostile = HostileHost(self.spec.hostile_spec, port=port, seed=self.spec.seed,
                                        clock=self._clock)
+        if self.spec.revisit is not None:
+            self.revisit = RevisitHosts(self.spec.revisit)
         for sock in socks:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
@@ -164,6 +169,10 @@ class TestWeb:
             if local_ip != self.spec.hostile_ip:
                 return await _misdirected(conn, req)
             return await self.hostile.handle(req, conn)
+        if self.revisit is not None and req.host in self.revisit.addresses():
+            if local_ip != self.spec.revisit.ip:
+                return await _misdirected(conn, req)
+            return await self.revisit.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],

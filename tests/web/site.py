@@ -97,6 +97,10 @@ class Site:
         table = {h.name: h.ip for h in self.hosts.values()}
         if self.spec.hostile:
             table[HOSTILE_NAME] = self.spec.hostile_ip
+        if self.spec.revisit is not None:
+            from .revisit import RevisitHosts
+
+            table.update(RevisitHosts(self.spec.revisit).addresses())
         return table
 
     def ips(self) -> list[str]:

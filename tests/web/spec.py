@@ -65,6 +65,29 @@ class HostileSpec:
 
 
 @dataclasses.dataclass(frozen=True)
+class RevisitSpec:
+    """Knobs of the revisit hosts.  Times in seconds."""
+
+    ip: str = "127.66.7.1"
+    """All revisit hosts share this address (apart from the ordinary and hostile hosts)."""
+    static_pages: int = 3
+    """/static-N.html pages of news.wreck.test: never change, answer 304 when asked."""
+    change_interval: float = 2.0
+    """/clock.html on news changes this often."""
+    big_bytes: int = 12 * 1024 * 1024
+    """/video.mp4: below the default max_doc_size, so only a type filter stops it."""
+    static_modified: float = 1767225600.0
+    """Last-Modified of news' static pages (2026-01-01)."""
+    busy_pages: int = 8
+    """/p-N.html pages of busy.wreck.test."""
+    busy_429: int = 2
+    """The first busy_429 page requests get 429 with Retry-After: retry_after..."""
+    busy_5xx: int = 2
+    """... the next busy_5xx get 503; later ones are served normally."""
+    retry_after: int = 1
+
+
+@dataclasses.dataclass(frozen=True)
 class SiteSpec:
     """Shape of the generated multi-host site.
 
@@ -105,6 +128,8 @@ class SiteSpec:
     address instead, so other namespaces can reach it."""
     hostile_ip: str = HOSTILE_IP
     """Address of the hostile host (never one of the ordinary hosts' addresses)."""
+    revisit: RevisitSpec | None = None
+    """Serve the recrawl and bandwidth hosts (news, files, ...: revisit.py) too."""
 
     def __post_init__(self) -> None:
         if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
