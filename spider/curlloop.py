@@ -93,6 +93,10 @@ class CurlLoop:
             loop.remove_writer(fd)
         self._watched[fd] = what
 
+    def watching(self, fd: int) -> bool:
+        """Whether libcurl has `fd` watched now, i.e. a transfer is using it."""
+        return fd in self._watched
+
     def _unwatch(self, fd: int) -> None:
         old = self._watched.pop(fd, 0)
         if old in (pycurl.POLL_IN, pycurl.POLL_INOUT):

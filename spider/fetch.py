@@ -235,15 +235,18 @@ class _Slot:
         self.sockets.append(sock)
         return sock
 
-    def shut_if_desynced(self) -> bool:
+    def shut_if_desynced(self, in_use: Callable[[int], bool]) -> bool:
         """Shut this transfer's plain HTTP/1.x connection if bytes nobody
-        asked for wait on it (see the opening comment); True if it did."""
+        asked for wait on it (see the opening comment); True if it did.
+        `in_use(fd)` says whether libcurl already gave the connection to
+        another transfer (it reuses a connection the moment a transfer ends,
+        before we hear of the end): that transfer's response is no stray."""
         c = self.handle
         if self.url.startswith("https:") or c.getinfo(pycurl.INFO_HTTP_VERSION) not in HTTP1:
             return False  # TLS records and HTTP/2 frames may rightly be pending
         fd = c.getinfo(pycurl.ACTIVESOCKET)
-        if fd < 0:
-            return False  # libcurl closed it already
+        if fd < 0 or in_use(fd):
+            return False  # libcurl closed it already, or it carries the next transfer
         poll = self.poll
         poll.register(fd, select.POLLIN)
         try:
@@ -310,7 +313,7 @@ class Fetcher:
         self.settings = fs
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
-        self.curl = CurlLoop(loop, self._done, on_complete=lambda handle: handle.slot.shut_if_desynced())
+        self.curl = CurlLoop(loop, self._done, on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
 
