@@ -290,6 +290,7 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=Path("/tmp/wreck-bench"), help="web cache and crawl dirs")
     parser.add_argument("--only", default="ceiling,wreck,scrapy", help="phases to run, comma-separated")
     parser.add_argument("--no-profile", action="store_true")
+    parser.add_argument("--wreck-args", default="", help="more wreck-crawl flags, e.g. '--no-dedup' (results get a suffix)")
     parser.add_argument("--keep", action="store_true", help="keep the crawls' data (else removed at the end)")
     parser.add_argument("--profile-at", type=float, default=3.0, help="seconds into the WRECK crawl")
     parser.add_argument("--profile-seconds", type=int, default=10)
@@ -354,7 +355,8 @@ def main() -> int:
                         "--scope", "any", "--delay", "0", "--ip-delay", "0",
                         "--host-concurrency", str(opts.host_concurrency),
                         "--ip-concurrency", str(opts.host_concurrency * webgen.HOSTS_PER_IP),
-                        "--procs", str(opts.procs), "--concurrency", str(opts.concurrency)]  # fmt: skip
+                        "--procs", str(opts.procs), "--concurrency", str(opts.concurrency),
+                        *opts.wreck_args.split()]  # fmt: skip
                 log("phase wreck: " + " ".join(args))
                 root_box: dict = {}
                 spider_pids: set = set()
@@ -421,6 +423,7 @@ def main() -> int:
                        "wreck_over_scrapy_pages_per_cpu_s>=5": (ratios.get("wreck_over_scrapy_pages_per_cpu_s") or 0) >= 5}
     RESULTS.mkdir(exist_ok=True)
     scale = "" if (opts.hosts, opts.pages) == (1000, 100_000) else f"-{opts.hosts}x{opts.pages}"
+    scale += "".join("-" + a.lstrip("-") for a in opts.wreck_args.split())
     stem = RESULTS / f"{results['date']}-crawl{scale}"
     stem.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
     subprocess.run([str(py_scrapy), str(HERE / "plot.py"), str(stem.with_suffix(".json")),
