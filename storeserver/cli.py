@@ -57,7 +57,9 @@ def serve(
                                            help="How long a batch waits for more records before its commit."),
     dict_train_docs: int = typer.Option(S.DICT_TRAIN_DOCS, "--dict-train-docs",
                                         help="Train the zstd dictionary from this many first documents (0: never)."),
-    dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Fingerprint pages and mark exact and near duplicates."),
+    dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Hash page bodies and mark exact duplicates."),
+    near_dups: bool = typer.Option(False, "--near-dups/--no-near-dups",
+                                   help="Also mark near duplicates (simhash of the page text; about doubles the store's CPU per page)."),
     near_dup_distance: int = typer.Option(dedup.DEFAULT_DISTANCE, "--near-dup-distance", min=0, max=dedup.MAX_DISTANCE,
                                           help="A page whose text simhash is this many bits (of 64) or fewer "
                                                "from a stored page's is marked its near duplicate."),
@@ -78,7 +80,7 @@ def serve(
             data=data, host=host, port=port, secret=secret, map_size=_parse_size(map_size),
             max_doc_len=min(max_doc_len, limits.MAX_DOC_LEN), max_connections=max_connections,
             commit_window_ms=commit_window_ms, dict_train_docs=dict_train_docs,
-            dedup=dedup, near_dup_distance=near_dup_distance, plugins=tuple(plugin or ()),
+            dedup=dedup, near_dups=near_dups, near_dup_distance=near_dup_distance, plugins=tuple(plugin or ()),
         )  # fmt: skip
     except (DeployError, ProtocolError, OSError, ValueError) as exc:
         typer.echo(f"storeserver: {exc}", err=True)

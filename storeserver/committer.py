@@ -55,10 +55,11 @@ class Committer:
     def __init__(
         self, store: WriteStore, compressor: Compressor, *, window_s: float,
         on_commit: Callable[[Results], None], on_full: Callable[[bool, str], None],
-        on_fatal: Callable[[BaseException], None], dedup: bool = True, plugins: Plugins | None = None,
+        on_fatal: Callable[[BaseException], None], dedup: bool = True, near_dups: bool = True, plugins: Plugins | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.dedup = dedup  # fingerprint pages and mark duplicates (dedup.py)
+        self.near_dups = near_dups  # ... near ones too (simhash of the text)
         self.plugins = plugins if plugins is not None and plugins.has(DOCUMENT) else None
         self.compressor = compressor
         self.window_s = window_s
@@ -155,7 +156,7 @@ class Committer:
         heads = [L.head_length(r.document) for r, _ in batch]
         # Fingerprints are computed on a pool while zstd compresses the batch
         # in its own threads: lexbor, numpy and zstd release the GIL.
-        fps = ([self._pool.submit(fingerprint_record, r.url, r.http, r.document, h) for (r, _), h in zip(batch, heads)]
+        fps = ([self._pool.submit(fingerprint_record, r.url, r.http, r.document, h, near=self.near_dups) for (r, _), h in zip(batch, heads)]
                if self.dedup else None)
         dict_id, frames = comp.compress_many([r.document for r, _ in batch])
         for i, ((r, _), payload) in enumerate(zip(batch, frames)):

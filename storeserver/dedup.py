@@ -41,12 +41,18 @@ def content_type(head: bytes) -> str:
     return ""
 
 
-def fingerprint_record(url: str, http: int, document: bytes, head_len: int) -> F.Fingerprint | None:
-    """The fingerprint of a stored response, or None if it is not a page."""
+def fingerprint_record(url: str, http: int, document: bytes, head_len: int, *,
+                       near: bool = True) -> F.Fingerprint | None:
+    """The fingerprint of a stored response, or None if it is not a page.
+    Without `near`, only the body hash (exact duplicates): the simhash's
+    parse and text are most of the cost."""
     code = http_code(http) or 0
     if not 200 <= code < 300 or head_len >= len(document) or url.endswith(ROBOTS_SUFFIX):
         return None
-    return F.of_body(document[head_len:], content_type(document[:head_len]))
+    body = document[head_len:]
+    if not near:
+        return F.Fingerprint(F.body_hash(body), None)
+    return F.of_body(body, content_type(document[:head_len]))
 
 
 def _bands(simhash: int) -> list[bytes]:

@@ -201,7 +201,7 @@ class StoreServer:
             on_commit=lambda results: loop.call_soon_threadsafe(self._committed, results),
             on_full=lambda full, text: loop.call_soon_threadsafe(self._full, full, text),
             on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
-            dedup=self.settings.dedup,
+            dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
         self.committer.start()
         self._server = await loop.create_server(

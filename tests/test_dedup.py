@@ -114,7 +114,7 @@ def test_a_distance_the_index_cannot_guarantee_is_refused(tmp_path):
         WriteStore(tmp_path, map_size=1 << 24, max_growth=MAX_MAP_GROWTH, near_distance=4)
 
 
-@pytest.mark.parametrize(("flags", "marked"), [((), True), (("--no-dedup",), False)])
+@pytest.mark.parametrize(("flags", "marked"), [(("--near-dups",), "near"), ((), "exact"), (("--no-dedup",), None)])
 def test_the_storeserver_command_marks_a_copy_unless_told_not_to(tmp_path, flags, marked):
     text = _text(3, 300)
     recs = [Record(doc_id, True, Specific.OK, http_enum(200), 5, f"http://a.test/{doc_id}", None, _page(body))
@@ -131,6 +131,7 @@ def test_the_storeserver_command_marks_a_copy_unless_told_not_to(tmp_path, flags
     marks = [reader.annotations(doc_id) for doc_id in (1, 2, 3)]
     reader.close()
     if marked:
-        assert marks[1]["duplicate_of"] == 1 and marks[2]["near_duplicate_of"] == 1
+        assert marks[1]["duplicate_of"] == 1
+        assert marks[2]["near_duplicate_of"] == (1 if marked == "near" else None)
     else:
         assert marks == [{}, {}, {}]

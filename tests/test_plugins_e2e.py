@@ -43,7 +43,7 @@ def crawled(tmp_path_factory):
             "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "1",
             "--procs", "2", "--concurrency", "10",
             "--plugin", f"pattern={tmp / 'deny.txt'}", "--plugin", f"jsonl-report={tmp / 'report.jsonl'}",
-            "--plugin", "wordcount", "--plugin", "raising", "--stats-interval", "0.5",
+            "--plugin", "wordcount", "--plugin", "raising", "--stats-interval", "0.5", "--near-dups",
             "--url-filter-cmd", f"grep --line-buffered -v {COMMAND_DROPS}",
         ]  # fmt: skip
         run = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)

@@ -79,7 +79,8 @@ def crawl(
     url_filter_cmd: str = typer.Option(None, "--url-filter-cmd", help="Filter new URLs through CMD: URL lines in, kept lines out."),
     url_filter_timeout: float = typer.Option(None, "--url-filter-timeout", help="Seconds a batch may take in CMD before it is disabled."),
     stats_interval: float = typer.Option(None, "--stats-interval", help="Seconds between two calls of the plugins' stats hooks."),
-    no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not fingerprint pages nor mark duplicates."),
+    no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not hash pages nor mark duplicates."),
+    near_dups: bool = typer.Option(False, "--near-dups", help="Also mark near duplicates (simhash; about doubles the store's CPU per page)."),
     near_dup_distance: int = typer.Option(None, "--near-dup-distance", help="Simhash bits (0-3) within which a page is a near duplicate."),
     feeds: str = typer.Option(None, "--feeds", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
     feed_min_interval: float = typer.Option(None, "--feed-min-interval", help="Seconds to a feed's next fetch after a new story (default 300)."),
@@ -122,7 +123,7 @@ def crawl(
         {"--include": include, "--exclude": exclude, "--allow-net": allow_net, "--plugin": plugin,
          "--accept-type": accept_type},
     )  # fmt: skip
-    store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup},
+    store_args = _urlserver_args({"--near-dup-distance": near_dup_distance, "--no-dedup": no_dedup, "--near-dups": near_dups},
                                  {"--plugin": plugin})
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or recrawl is not None)
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
