@@ -271,14 +271,8 @@ class Crawl:
         return rules
 
     def _next_ids(self, *, doc: bool) -> tuple[int, int]:
-        db, txn = self.db, self.frontier.txn
-        trans_id = db.counter(txn, "next_trans_id")
-        db.set_counter(txn, "next_trans_id", trans_id + 1)
-        if not doc:
-            return trans_id, 0
-        doc_id = db.counter(txn, "next_doc_id")
-        db.set_counter(txn, "next_doc_id", doc_id + 1)
-        return trans_id, doc_id
+        next_id = self.frontier.next_id
+        return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
 
     def _claim_page(self, host: Host, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
         fr = self.frontier
@@ -312,8 +306,7 @@ class Crawl:
         raw = txn.get(key, db=db.meta)
         if raw is not None:
             return d.U64.unpack(raw)[0]
-        doc_id = db.counter(txn, "next_doc_id")
-        db.set_counter(txn, "next_doc_id", doc_id + 1)
+        doc_id = self.frontier.next_id("next_doc_id")
         txn.put(key, d.U64.pack(doc_id), db=db.meta)
         return doc_id
 

@@ -48,6 +48,7 @@ class Frontier:
         self.filtered_by: dict[str, int] = {}
         self._txn = None
         self._dirty: set[Host] = set()
+        self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
         self._load()
@@ -68,6 +69,8 @@ class Frontier:
         for host in self._dirty:
             txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=self.db.hosts)
         self._dirty.clear()
+        for name, value in self._ids.items():
+            self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
         txn.commit()
         self._txn = None
@@ -81,6 +84,7 @@ class Frontier:
         if self._txn is not None:
             self._txn.abort()
             self._txn = None
+        self._ids.clear()
         self.recent.aborted()
 
     # -- start ---------------------------------------------------------------
@@ -137,12 +141,19 @@ class Frontier:
 
     # -- hosts -----------------------------------------------------------------
 
+    def next_id(self, name: str) -> int:
+        """The next value of the persistent counter `name` (ids are never
+        reused: the counter is written with the transaction that used it)."""
+        value = self._ids.get(name)
+        if value is None:
+            value = self.db.counter(self.txn, name)
+        self._ids[name] = value + 1
+        return value
+
     def host_for(self, origin: str, name: str) -> Host:
         host = self.hosts.get(origin)
         if host is None:
-            txn = self.txn
-            host_id = self.db.counter(txn, "next_host_id")
-            self.db.set_counter(txn, "next_host_id", host_id + 1)
+            host_id = self.next_id("next_host_id")
             host = Host(origin, name, host_id, SEQ_START, SEQ_START, 0)
             self.hosts[origin] = host
             self.by_id[host_id] = host
