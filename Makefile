@@ -49,7 +49,7 @@ bench: $(STAMP)
 # nothing was lost (default: 50 kills over a 100,000-page web; about 5 min
 # here). ARGS="--kills 10 --hosts 60 --pages 60" for a quick run.
 chaos: $(STAMP)
-	$(BIN)/python -m bench.chaos $(ARGS)
+	$(BIN)/python -m tests.chaos $(ARGS)
 
 bench-protocol: $(STAMP)
 	$(BIN)/python -m bench.protocol_bench

@@ -35,7 +35,7 @@ CRAWL_TIMEOUT_S = 120.0
 
 def _crawl(web: RunningWeb, data: Path, seeds: list[str], args: list[str], *, seconds: float | None = None) -> None:
     dns_ip, dns_port = web.dns_address
-    cmd = [sys.executable, "-m", "urlserver.local", *seeds, "--data", str(data), "--dns", f"{dns_ip}:{dns_port}",
+    cmd = [sys.executable, "-m", "wreck.local.cli", *seeds, "--data", str(data), "--dns", f"{dns_ip}:{dns_port}",
            "--allow-net", "127.0.0.0/8", "--delay", "0.05", "--procs", "1", *args]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

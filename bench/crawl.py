@@ -204,7 +204,7 @@ def wreck_component(pid: int, cmd: str, ppid: int, *, root: int, spider_pids: se
             return mod
     if ppid in spider_pids:  # spawned workers (and multiprocessing's resource tracker)
         return "spider-supervisor" if "resource_tracker" in cmd else "spider-worker"
-    if "spider.cli" in cmd:
+    if "wreck.spider.cli" in cmd:
         spider_pids.add(pid)
         return "spider-supervisor"
     return "other"

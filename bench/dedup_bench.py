@@ -4,7 +4,7 @@
 # text (what wreck-dump --text prints), and the text of a tree the spider's
 # link extraction has already parsed. Then how well each text separates
 # pages: the smallest simhash distance between two different pages of one
-# site (same template) and of two sites. Pages: bench/html_corpus.py's
+# site (same template) and of two sites. Pages: tests/web/corpus.py's
 # realistic article pages, cut to 15 KB (--kb).
 #
 #   .venv/bin/python -m bench.dedup_bench [--pages 300] [--kb 15]    (make bench-dedup)
@@ -18,8 +18,8 @@ import time
 
 from selectolax.lexbor import LexborHTMLParser
 
-from bench.html_corpus import Corpus
-from storeserver import fingerprint as F
+from tests.web.corpus import Corpus
+from wreck.storeserver import fingerprint as F
 
 def _per_page(pages, fn) -> float:
     fn(pages[0])

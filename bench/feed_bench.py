@@ -15,7 +15,7 @@ import time
 import fastfeedparser
 import feedparser
 
-from spider import feeds
+from wreck.spider import feeds
 
 ITEMS = 50
 ROUNDS = 5

@@ -24,12 +24,12 @@ import time
 from datetime import date
 from pathlib import Path
 
-from protocol import Done, Specific, Status
-from urlserver import robots as r
-from urlserver.crawl import Crawl
-from urlserver.dns import Resolution
-from urlserver.frontier import SEEN_FILE
-from urlserver.settings import Settings
+from wreck.protocol import Done, Specific, Status
+from wreck.urlserver import robots as r
+from wreck.urlserver.crawl import Crawl
+from wreck.urlserver.dns import Resolution
+from wreck.urlserver.frontier import SEEN_FILE
+from wreck.urlserver.settings import Settings
 
 RESULTS = Path(__file__).parent / "results"
 TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 40}

@@ -13,7 +13,7 @@ import time
 from datetime import date
 from pathlib import Path
 
-from protocol import NEED_DATA, Assignment, Done, Get, Record, Specific, Status, http_enum, limits
+from wreck.protocol import NEED_DATA, Assignment, Done, Get, Record, Specific, Status, http_enum, limits
 from tests.protocol_helpers import open_pair, open_store_pair
 
 READ_SIZE = 256 * 1024  # a large socket read under load

@@ -24,11 +24,11 @@ from pathlib import Path
 
 import uvloop
 
-from protocol import (
+from wreck.protocol import (
     NEED_DATA, Ack, AckResult, Assignment, ConnectionClosed, ControlConnection, Done, Get, Record,
     Role, StoreConnection,
 )  # fmt: skip
-from protocol.settings import CrawlSettings
+from wreck.protocol.settings import CrawlSettings
 
 RESULTS = Path(__file__).parent / "results"
 SECRET = b"bench-secret-0123456789"
@@ -148,7 +148,7 @@ def _rig_main(pages: int, ports: multiprocessing.Queue) -> None:
 
 
 def run(pages: int, concurrency: int) -> dict:
-    from spider.worker import Worker, WorkerOptions
+    from wreck.spider.worker import Worker, WorkerOptions
 
     ctx = multiprocessing.get_context("spawn")
     ports = ctx.Queue()

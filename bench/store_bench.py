@@ -2,7 +2,7 @@
 #
 # Ingest: the real `storeserver` command (fsync on, group commit) on a fresh
 # data directory; 4 concurrent senders, each a thread with its own TCP
-# connection, stream realistic 20-60 KB HTML responses (bench/html_corpus.py)
+# connection, stream realistic 20-60 KB HTML responses (tests/web/corpus.py)
 # keeping a window of records in flight, as spiders do. Measured from the
 # first byte sent to the last ack: documents/s and MB/s of document data.
 #
@@ -32,11 +32,11 @@ from pathlib import Path
 
 import zstandard as zstd
 
-from protocol import NEED_DATA, Ack, Ready, Record, Role, Specific, StoreConnection, http_enum
-from storeserver import settings as S
-from storeserver.compress import Compressor
+from wreck.protocol import NEED_DATA, Ack, Ready, Record, Role, Specific, StoreConnection, http_enum
+from wreck.storeserver import settings as S
+from wreck.storeserver.compress import Compressor
 
-from .html_corpus import Corpus
+from tests.web.corpus import Corpus
 
 SENDERS = 4
 WINDOW = 64  # records in flight per sender
@@ -118,7 +118,7 @@ def ingest(corpus: list[bytes], urls: list[str]) -> dict:
         bench_cpu = sum(os.times()[:2]) - bench_cpu0
         proc.terminate()
         proc.wait(30)
-        from storeserver.store import ReadStore
+        from wreck.storeserver.store import ReadStore
 
         store = ReadStore(data)
         info = store.meta_info()

@@ -1,4 +1,4 @@
-# Which addresses a spider may connect to: protocol.netpolicy's policy (the
+# Which addresses a spider may connect to: wreck.netpolicy's policy (the
 # one the urlserver applied to the DNS answer) with the handshake's
 # allow_net CIDRs, checked again before and at connect time, with answers
 # cached per address.
@@ -6,7 +6,7 @@
 
 from __future__ import annotations
 
-from protocol.netpolicy import AddressPolicy
+from wreck.netpolicy import AddressPolicy
 
 # Distinct addresses remembered; a crawl touches many hosts but the set of
 # addresses one worker sees in a while is far smaller. Cleared when full.

@@ -24,8 +24,8 @@ from typing import Annotated, Optional
 
 import typer
 
-from protocol.deploy import SECRET_ENV, DeployError, secret_from
-from protocol.settings import split_host_port
+from wreck.deploy import SECRET_ENV, DeployError, secret_from
+from wreck.protocol.settings import split_host_port
 
 from . import worker
 

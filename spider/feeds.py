@@ -19,8 +19,8 @@ import re
 from hashlib import blake2b
 from typing import NamedTuple
 
-from protocol import limits
-from protocol.urlnorm import normalize
+from wreck.protocol import limits
+from wreck.urlnorm import normalize
 
 # Items sent per feed: guids= carries 17 octets an item (16 hex digits and a
 # comma) and an extension value is at most MAX_URL_LEN (8 KiB) octets. Real

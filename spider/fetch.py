@@ -47,9 +47,9 @@ from typing import Any
 
 import pycurl
 
-from protocol import Specific
-from protocol.mediatype import accepts, media_type
-from protocol.settings import CrawlSettings
+from wreck.protocol import Specific
+from wreck.mediatype import accepts, media_type
+from wreck.protocol.settings import CrawlSettings
 
 from .allownet import AllowNet
 from .curlloop import CurlLoop

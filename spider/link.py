@@ -13,8 +13,8 @@ import logging
 import socket
 from collections.abc import Callable
 
-from protocol import NEED_DATA, ConnectionClosed, Error, ErrorCode, Hello, ProtocolError, Ready
-from protocol.connection import Connection
+from wreck.protocol import NEED_DATA, ConnectionClosed, Error, ErrorCode, Hello, ProtocolError, Ready
+from wreck.protocol.connection import Connection
 
 LOG = logging.getLogger(__name__)
 

@@ -6,7 +6,7 @@
 # is cheaper than a CSS selector. <base href> (the first one) sets the base;
 # <meta name=robots content=nofollow|none> empties the link list;
 # rel=nofollow anchors are skipped; a, area, link[rel~=alternate], frame and
-# iframe give links. Every link is normalised with protocol.urlnorm (which
+# iframe give links. Every link is normalised with wreck.urlnorm (which
 # drops fragments and non-http(s) schemes) and de-duplicated in page order.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
@@ -19,8 +19,8 @@ from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
 
-from protocol import limits
-from protocol.urlnorm import Resolver, normalize
+from wreck.protocol import limits
+from wreck.urlnorm import Resolver, normalize
 
 # HTML content types; anything else gets no link extraction.
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")

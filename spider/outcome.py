@@ -13,8 +13,8 @@ from typing import NamedTuple
 
 import pycurl
 
-from protocol import Specific, Status
-from protocol.urlnorm import normalize
+from wreck.protocol import Specific, Status
+from wreck.urlnorm import normalize
 
 F, E, R, OK = Status.FETCH_ERROR, Status.ERROR, Status.REDIRECTION, Status.FETCHED
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import zlib
 from typing import NamedTuple
 
-from protocol import Record, Specific, http_enum, limits
+from wreck.protocol import Record, Specific, http_enum, limits
 
 from . import feeds, links, outcome, sitemaps
 from .fetch import FetchResult

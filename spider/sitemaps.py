@@ -15,8 +15,8 @@ import io
 import zlib
 from typing import NamedTuple
 
-from protocol import limits
-from protocol.urlnorm import normalize
+from wreck.protocol import limits
+from wreck.urlnorm import normalize
 
 MAX_SITEMAP_BYTES = 50 * 1024 * 1024  # sitemaps.org: 50 MB uncompressed at most
 MAX_SITEMAP_URLS = 50_000  # sitemaps.org: 50,000 URLs per sitemap (and per index)

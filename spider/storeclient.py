@@ -13,10 +13,10 @@ import logging
 import os
 from collections.abc import Callable
 
-from protocol import Ack, AckResult, Notice, Record, Role, StoreConnection
-from protocol.handshake import NONCE_BYTES
-from protocol.record import encode_record
-from protocol.settings import split_host_port
+from wreck.protocol import Ack, AckResult, Notice, Record, Role, StoreConnection
+from wreck.protocol.handshake import NONCE_BYTES
+from wreck.protocol.record import encode_record
+from wreck.protocol.settings import split_host_port
 
 from .link import Backoff, Link, LinkError, Refused, open_link
 

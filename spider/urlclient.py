@@ -18,12 +18,12 @@ import logging
 import time
 from collections import deque
 
-from protocol import (
+from wreck.protocol import (
     AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, ProtocolError,
     Specific, Status, Working, limits,
 )  # fmt: skip
-from protocol.settings import CrawlSettings
-from protocol.textfields import decode_reason
+from wreck.protocol.settings import CrawlSettings
+from wreck.protocol.textfields import decode_reason
 
 from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
 from .link import Link

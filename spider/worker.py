@@ -17,9 +17,9 @@ import signal
 
 import uvloop
 
-from protocol import ControlConnection, ProtocolError, Role
-from protocol.handshake import NONCE_BYTES
-from protocol.settings import CrawlSettings, split_host_port
+from wreck.protocol import ControlConnection, ProtocolError, Role
+from wreck.protocol.handshake import NONCE_BYTES
+from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .link import Backoff, LinkError, Refused, open_link
 from .storeclient import StoreClient

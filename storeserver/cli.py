@@ -16,10 +16,10 @@ from pathlib import Path
 import typer
 import uvloop
 
-from protocol import limits
-from protocol.deploy import SECRET_ENV, DeployError, check_listen, secret_from
-from protocol.errors import ProtocolError
-from protocol.settings import split_host_port
+from wreck.protocol import limits
+from wreck.deploy import SECRET_ENV, DeployError, check_listen, secret_from
+from wreck.protocol.errors import ProtocolError
+from wreck.protocol.settings import split_host_port
 
 from wreck.plugins import PluginError
 

@@ -31,7 +31,7 @@ from typing import Any
 
 import lmdb
 
-from protocol import AckResult, Record, Specific, http_code
+from wreck.protocol import AckResult, Record, Specific, http_code
 from wreck.plugins import DOCUMENT, Plugins
 
 from . import layout as L

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import lmdb
 
-from protocol import http_code
+from wreck.protocol import http_code
 
 from . import fingerprint as F
 from . import layout as L

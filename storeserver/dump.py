@@ -24,7 +24,7 @@ from pathlib import Path
 import msgspec
 import typer
 
-from protocol import Specific, http_code
+from wreck.protocol import Specific, http_code
 
 from .compress import CorruptDocument
 from .layout import StoredDoc

@@ -4,7 +4,7 @@
 # Text: the page parsed by selectolax's lexbor backend, with the elements
 # that hold a site's boilerplate rather than its content (script, style,
 # nav, header, footer, aside, form...) removed, then the body's text. On
-# bench/html_corpus.py's pages (40 sites, each with its own template) it
+# tests/web/corpus.py's pages (40 sites, each with its own template) it
 # separates pages exactly as well as resiliparse's main-content extraction
 # (`wreck-dump --text`) at a third of the cost (bench/dedup_bench.py), and
 # the store pays it for every page.

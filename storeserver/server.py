@@ -18,7 +18,7 @@ import logging
 import os
 import socket
 
-from protocol import (
+from wreck.protocol import (
     NEED_DATA, Ack, Auth, ConnectionClosed, Error, ErrorCode, Notice, NoticeCode,
     Record, RemoteProtocolError, Role, State, StoreConnection,
 )  # fmt: skip

@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from protocol import limits
+from wreck.protocol import limits
 
 DEFAULT_LISTEN = "127.0.0.1:7002"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import lmdb
 import msgspec
 
-from protocol import AckResult, Specific
-from protocol.private import private_dir, private_files
+from wreck.protocol import AckResult, Specific
+from wreck.private import private_dir, private_files
 
 from . import dedup
 from . import layout as L

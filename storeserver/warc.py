@@ -25,7 +25,7 @@ from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
 from warcio.warcwriter import WARCWriter
 
-from protocol import Specific
+from wreck.protocol import Specific
 
 from .store import ReadStore
 

@@ -14,7 +14,7 @@ import sys
 import time
 from pathlib import Path
 
-from protocol import NEED_DATA, ConnectionClosed, ControlConnection, Error, Get, Idle, Ready, Role
+from wreck.protocol import NEED_DATA, ConnectionClosed, ControlConnection, Error, Get, Idle, Ready, Role
 
 HOST = "127.0.0.1"
 START_TIMEOUT = 20.0

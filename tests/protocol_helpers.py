@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from protocol import NEED_DATA, ConnectionClosed, ControlConnection, Role, StoreConnection
+from wreck.protocol import NEED_DATA, ConnectionClosed, ControlConnection, Role, StoreConnection
 
 SECRET = b"test-secret"
 SERVER_NONCE = bytes([0x11]) * 32

@@ -2,11 +2,11 @@
 
 from hypothesis import strategies as st
 
-from protocol import (
+from wreck.protocol import (
     Ack, AckResult, Assignment, Cancel, Done, Error, ErrorCode, Get, Idle, Notice,
     Record, Specific, Status, Working, limits,
 )  # fmt: skip
-from protocol.codes import HTTP_ENUM_TO_CODE, http_enum
+from wreck.protocol.codes import HTTP_ENUM_TO_CODE, http_enum
 
 MAX_U32 = 2**32 - 1
 ids = st.integers(0, limits.MAX_ID)

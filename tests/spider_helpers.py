@@ -12,7 +12,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
-from protocol.settings import CrawlSettings
+from wreck.protocol.settings import CrawlSettings
 
 LOOPBACK = ("127.0.0.0/8",)
 

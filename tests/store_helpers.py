@@ -14,9 +14,9 @@ import threading
 import time
 from pathlib import Path
 
-from protocol import NEED_DATA, Ack, ConnectionClosed, Error, Ready, Record, Role, Specific, StoreConnection, http_enum
-from storeserver.server import StoreServer
-from storeserver.settings import StoreSettings
+from wreck.protocol import NEED_DATA, Ack, ConnectionClosed, Error, Ready, Record, Role, Specific, StoreConnection, http_enum
+from wreck.storeserver.server import StoreServer
+from wreck.storeserver.settings import StoreSettings
 
 HOST = "127.0.0.1"
 TIMEOUT = 15.0

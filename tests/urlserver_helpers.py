@@ -9,13 +9,14 @@ import os
 import socket
 import time
 
-from protocol import (
+from wreck.protocol import (
     NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Get, Idle,
     Role, Specific, Status, Working,
 )  # fmt: skip
-from urlserver.crawl import Crawl
-from urlserver.server import UrlServer
-from urlserver.settings import Settings
+from wreck.urlserver.crawl import Crawl
+from wreck.urlserver.server import UrlServer
+from wreck.urlserver.dns import Resolution
+from wreck.urlserver.settings import Settings
 
 
 def fetched(a: Assignment, *links: str, body: bytes | None = None) -> Done:
@@ -160,3 +161,21 @@ def crawl_once(settings: Settings, seeds, respond, lookups=()) -> tuple[FakeSpid
             return spider, {u: server.crawl.frontier.lookup(u) for u in lookups}
 
     return asyncio.run(main())
+
+
+def crawl_engine(tmp_path, **kw):
+    base = dict(data=str(tmp_path / "d"), delay=0.0, allow_net=("127.0.0.0/8",), sync=False,
+                retry_delay=10.0, max_retries=2)
+    base.update(kw)
+    return Crawl(Settings(**base), clock=lambda: 0.0)
+
+
+def serve_robots(c, host_origin, now=0.0):
+    host = c.frontier.hosts[host_origin]
+    c.take("s", now)
+    for h in c.dns_requests():
+        c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
+    a = c.take("s", now)
+    assert a.url.endswith("/robots.txt")
+    c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), now)
+    return host

@@ -16,7 +16,7 @@ import mimetypes
 import posixpath
 from urllib.parse import urlsplit
 
-from protocol.mediatype import accepts
+from wreck.mediatype import accepts
 
 _TYPES = mimetypes.MimeTypes()  # built-in table only: no /etc/mime.types
 

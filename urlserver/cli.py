@@ -15,10 +15,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from protocol import deploy, limits
+from wreck import deploy
+from wreck.protocol import limits
 from wreck.plugins import GROUP, STATS, PluginError, describe
 
-from protocol.settings import is_media_range
+from wreck.protocol.settings import is_media_range
 
 from . import seeds
 from .recrawl import parse_duration, policy_for

@@ -19,8 +19,8 @@ from urllib.parse import unquote
 
 import lmdb
 
-from protocol import Assignment, Done
-from protocol.urlnorm import normalize
+from wreck.protocol import Assignment, Done
+from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d

@@ -29,7 +29,7 @@ import struct
 import lmdb
 import msgspec
 
-from protocol.private import private_dir, private_files
+from wreck.private import private_dir, private_files
 
 
 class UrlState(enum.IntEnum):

@@ -3,7 +3,7 @@
 # format, --hosts) wins over DNS; DNS is dnspython's async resolver pointed
 # at --dns IP:PORT or the system's resolvers, with a cache that honours the
 # answer's TTL (clamped), caches failures (negative caching) and retries
-# timeouts. protocol.netpolicy decides whether an address may ever be
+# timeouts. wreck.netpolicy decides whether an address may ever be
 # handed to a spider: public unicast only, unless an --allow-net CIDR
 # admits it. Of several A records the first admitted one is used.
 """DNS resolution with caching, static hosts, and address admission."""
@@ -17,7 +17,7 @@ import dns.asyncresolver
 import dns.exception
 import dns.resolver
 
-from protocol.netpolicy import AddressPolicy
+from wreck.netpolicy import AddressPolicy
 
 
 class Resolution:

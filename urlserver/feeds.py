@@ -33,7 +33,7 @@ from typing import NamedTuple
 import lmdb
 import msgspec
 
-from protocol import Done, Specific
+from wreck.protocol import Done, Specific
 
 from . import db as d
 

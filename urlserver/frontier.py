@@ -15,7 +15,7 @@ from hashlib import blake2b as _blake2b
 
 import msgspec
 
-from protocol.urlnorm import normalize
+from wreck.urlnorm import normalize
 
 from . import db as d
 from .db import UrlRecord, UrlState

@@ -17,7 +17,7 @@ import msgspec
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
-from protocol.settings import split_host_port
+from wreck.protocol.settings import split_host_port
 
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192

@@ -1,4 +1,4 @@
-# Spiders send outlinks already normalised by protocol/urlnorm, but a spider
+# Spiders send outlinks already normalised by wreck/urlnorm, but a spider
 # is not trusted, so the urlserver must not take their word for it. Running
 # normalize() on every link costs about 2 µs, most of the per-link budget;
 # is_normal() is one anchored regex (about 0.25 µs) that accepts only URLs
@@ -17,7 +17,7 @@
 #     character (normalize() would decode those);
 #   - no fragment, no user:password, at most MAX_URL_LEN octets;
 #   - no session id normalize() would strip: no ';NAME=' in the path and no
-#     query parameter 'NAME=' (NAME a session name of protocol/urlnorm, in
+#     query parameter 'NAME=' (NAME a session name of wreck/urlnorm, in
 #     any case; any 'sid=', where normalize() is stricter). Checked only at
 #     ';', '?' and '&', so ordinary URLs cost nothing more.
 # tests/test_urlserver_normal.py checks normalize(u) == u for every URL this
@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import re
 
-from protocol import limits
-from protocol.urlnorm import normalize
+from wreck.protocol import limits
+from wreck.urlnorm import normalize
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
 _IPV4 = rf"(?:{_OCTET}\.){{3}}{_OCTET}"

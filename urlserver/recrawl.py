@@ -17,7 +17,7 @@ import re
 
 import msgspec
 
-from protocol import Done, Specific
+from wreck.protocol import Done, Specific
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)

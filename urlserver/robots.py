@@ -13,7 +13,7 @@ from __future__ import annotations
 import msgspec
 from protego import Protego
 
-from protocol import Done, Status
+from wreck.protocol import Done, Status
 
 MAX_PARSED = 500 * 1024  # RFC 9309 2.5: parse at least the first 500 KiB
 BODY_REQUEST = 512_000  # what the assignment asks for (<= protocol.limits.MAX_DONE_BODY)

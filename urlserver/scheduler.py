@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import msgspec
 
-from protocol import Done, Status
+from wreck.protocol import Done, Status
 
 from .db import UrlState
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterable, Iterator
 
-from protocol.urlnorm import normalize
+from wreck.urlnorm import normalize
 
 
 def read_lines(source: str | None, args: Iterable[str]) -> Iterator[tuple[str, int, str]]:

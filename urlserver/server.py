@@ -17,11 +17,11 @@ import time
 
 import lmdb
 
-from protocol import (
+from wreck.protocol import (
     Auth, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
     Idle, LocalProtocolError, NEED_DATA, RemoteProtocolError, Role, Working,
 )  # fmt: skip
-from protocol.settings import CrawlSettings, split_host_port
+from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
 from .dns import Resolver, parse_hosts

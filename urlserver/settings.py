@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from protocol import limits
+from wreck.protocol import limits
 
 DEFAULT_LISTEN = "127.0.0.1:7001"
 DEFAULT_HTTP = "127.0.0.1:7080"

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 
-from protocol import Done
+from wreck.protocol import Done
 
 from . import db as d
 from .frontier import Frontier

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from protocol import NEED_DATA, ConnectionClosed, Error, ErrorCode, RemoteProtocolError, Role, State, StoreConnection, limits
-from protocol.connection import Connection
+from wreck.protocol import NEED_DATA, ConnectionClosed, Error, ErrorCode, RemoteProtocolError, Role, State, StoreConnection, limits
+from wreck.protocol.connection import Connection
 
 from ..protocol_helpers import drain, feed
 

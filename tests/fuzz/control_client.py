@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from protocol import Assignment, Bye, Cancel, Get, Idle
+from wreck.protocol import Assignment, Bye, Cancel, Get, Idle
 
 from ..protocol_helpers import open_pair
 from .checks import decode_all, feed_checked

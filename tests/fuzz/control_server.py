@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from protocol import Done, Get, Specific, Status, Working
+from wreck.protocol import Done, Get, Specific, Status, Working
 
 from ..protocol_helpers import open_pair
 from .checks import decode_all, feed_checked

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 
-from protocol import Auth, ControlConnection, Get, Hello, Idle, Role, StoreConnection
+from wreck.protocol import Auth, ControlConnection, Get, Hello, Idle, Role, StoreConnection
 
 from ..protocol_helpers import CLIENT_NONCE, SECRET, SERVER_NONCE, feed
 from .checks import feed_checked

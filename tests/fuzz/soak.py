@@ -16,8 +16,8 @@ import socket
 import tempfile
 from pathlib import Path
 
-from protocol import Record, Role, Specific, StoreConnection, ControlConnection, http_enum
-from protocol.record import RECORD_HEADER
+from wreck.protocol import Record, Role, Specific, StoreConnection, ControlConnection, http_enum
+from wreck.protocol.record import RECORD_HEADER
 
 from ..daemon_helpers import HOST, IO_TIMEOUT, ControlClient, Daemon, exchange, raw_exchange, read_events
 from ..store_helpers import Client as StoreClient
@@ -32,9 +32,9 @@ KINDS = ("garbage", "mutated-auth", "mutated-open", "endless-line", "huge-record
 
 def start_daemons(tmp: Path, dns: str, *extra_url: str) -> tuple[Daemon, Daemon]:
     env = {"WRECK_SECRET": SECRET.decode()}
-    store = Daemon("storeserver.cli", ["--data", str(tmp / "store"), "--listen", f"{HOST}:0",
+    store = Daemon("wreck.storeserver.cli", ["--data", str(tmp / "store"), "--listen", f"{HOST}:0",
                                        "--max-doc-len", "65536"], tmp / "store.log", env=env)
-    url = Daemon("urlserver.cli", ["--data", str(tmp / "url"), "--listen", f"{HOST}:0", "--http", "off",
+    url = Daemon("wreck.urlserver.cli", ["--data", str(tmp / "url"), "--listen", f"{HOST}:0", "--http", "off",
                                    "--store", f"{HOST}:{store.port}", "--dns", dns, "--allow-net", "127.0.0.0/8",
                                    "-v", *extra_url], tmp / "url.log", env=env)
     return url, store

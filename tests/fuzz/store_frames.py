@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 
-from protocol import Ack, AckResult, Error, ErrorCode, Notice
+from wreck.protocol import Ack, AckResult, Error, ErrorCode, Notice
 
 from ..protocol_helpers import open_store_pair
 from .checks import decode_all, feed_checked

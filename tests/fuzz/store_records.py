@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from protocol import Record, Role, Specific, StoreConnection, http_enum
+from wreck.protocol import Record, Role, Specific, StoreConnection, http_enum
 
 from ..protocol_helpers import CLIENT_NONCE, SECRET, SERVER_NONCE, feed
 from .checks import decode_all, feed_checked

@@ -1,0 +1,108 @@
+# The trio of daemons as subprocesses, for end-to-end tests: a store, a
+# urlserver pointed at the test web's DNS and a one-worker spider, and readers
+# of what they left on disk.
+"""Trio and readers of a finished crawl's state."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import lmdb
+
+from wreck.storeserver.store import ReadStore
+from tests.web import (
+    RunningWeb,
+)  # fmt: skip
+from tests.web.truth import normalize
+from wreck.local.children import Child
+from wreck.urlserver.db import Db, UrlRecord
+
+CRAWL_TIMEOUT = 60.0  # seconds; a crawl here takes a few
+# Settings that keep the test web's slow cases short: robots.txt 5xx hosts and
+# 5xx pages retry after 0.2 s, twice.
+FAST_RETRIES = ["--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class Trio:
+    """storeserver, urlserver and spider as subprocesses, logs under `tmp`."""
+
+    def __init__(self, tmp: Path, web: RunningWeb, seeds: list[str], urlserver_args: list[str], *,
+                 exit_when_done: bool = True) -> None:
+        self.tmp, self.seeds, self.args = tmp, seeds, urlserver_args
+        self.exit_when_done = exit_when_done
+        dns_ip, dns_port = web.dns_address
+        self.dns = f"{dns_ip}:{dns_port}"
+        self.listen = f"127.0.0.1:{_free_port()}"  # fixed, so a restarted urlserver is found again
+        self.children: list[Child] = []
+        self.store = self._child("storeserver", "wreck.storeserver.cli",
+                                 ["--data", str(tmp / "store"), "--listen", "127.0.0.1:0"])
+        self.store_address = self.store.read_line("storeserver listening on ")
+        self.store.drain()
+        self.urlserver = self.start_urlserver()
+        self.spider = self._child("spider", "wreck.spider.cli",
+                                  ["--connect", self.listen, "--procs", "1", "--concurrency", "20"])
+
+    def _child(self, name: str, module: str, args: list[str]) -> Child:
+        child = Child(name, module, args, self.tmp / f"{name}.log")
+        self.children.append(child)
+        return child
+
+    def start_urlserver(self) -> Child:
+        child = self._child("urlserver", "wreck.urlserver.cli", [
+            *self.seeds, *self.args, "--data", str(self.tmp / "frontier"), "--store", self.store_address,
+            "--dns", self.dns, "--listen", self.listen, "--http", "off",
+            *(["--exit-when-done"] if self.exit_when_done else []),
+        ])  # fmt: skip
+        child.read_line("urlserver listening on ")
+        child.drain()
+        return child
+
+    def wait(self) -> int:
+        """The urlserver's exit code once the crawl is done."""
+        return self.urlserver.proc.wait(CRAWL_TIMEOUT)
+
+    def stop(self) -> None:
+        for child in reversed(self.children):  # spider, urlserver, store: the store drains last
+            child.stop()
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {c.name}\n{c.tail()}" for c in self.children)
+
+
+def crawl_to_the_end(tmp: Path, web: RunningWeb, seeds: list[str], args: list[str]) -> list:
+    """Run the trio until the urlserver says the crawl is done; the web's request log."""
+    trio = Trio(tmp, web, seeds, args)
+    try:
+        assert trio.wait() == 0, trio.logs()
+    finally:
+        trio.stop()
+    return web.log.records()
+
+
+def stored_urls(tmp: Path) -> list[str]:
+    """URLs of the stored page documents (robots.txt left out), with repeats."""
+    reader = ReadStore(tmp / "store")
+    try:
+        urls = [normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False)]
+    finally:
+        reader.close()
+    return [u for u in urls if not urlsplit(u).path.startswith("/robots")]
+
+
+def url_states(frontier: Path) -> dict[str, UrlRecord]:
+    """Every URL the urlserver knows, as last committed."""
+    env = lmdb.open(str(frontier), readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
+    try:
+        with env.begin() as txn:
+            urls = env.open_db(b"urls", txn=txn, create=False)
+            return {rec.url: rec for rec in map(UrlRecord.unpack, txn.cursor(db=urls).iternext(keys=False))}
+    finally:
+        env.close()

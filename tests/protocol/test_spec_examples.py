@@ -1,0 +1,377 @@
+"""docs/protocol.txt agrees with protocol/: worked examples and tables.
+
+Every "Example N.M" hex dump in the spec is rebuilt here from events: the
+sending end must produce exactly the dumped bytes, and the receiving end,
+fed the dumped bytes whole and one byte at a time, must decode exactly those
+events. The tables of limits, states and codes are parsed from the text and
+compared with the constants in protocol/.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+from pathlib import Path
+
+import pytest
+
+from wreck.protocol import (
+    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Done,
+    Error, ErrorCode, Get, Hello, Idle, Notice, NoticeCode, Ready, Record, Role,
+    Specific, State, Status, StoreConnection, Working, http_enum,
+)  # fmt: skip
+from wreck.protocol import codes, limits, state
+from wreck.protocol.errors import RemoteProtocolError
+from wreck.protocol.record import RECORD_HEADER
+from wreck.protocol.settings import CrawlSettings
+
+SPEC = Path(__file__).resolve().parents[2] / "docs" / "protocol.txt"
+
+# The example parameters stated in the spec (section 9).
+SECRET = b"example-secret"
+SERVER_NONCE = bytes([0x11]) * 32
+CLIENT_NONCE = bytes([0x22]) * 32
+NAME = "box1-4242"
+CRAWL = CrawlSettings(
+    store=("10.0.0.5:7002", "10.0.0.6:7002"),
+    timeout_update_ms=30_000,
+    timeout_req_ms=60_000,
+    max_doc_size=limits.DEFAULT_MAX_DOC_SIZE,
+    user_agent="WRECK/0.1 (+https://example.org/bot; bot@example.org)",
+)
+SETTINGS = CRAWL.to_wire()
+ROBOTS = b"User-agent: *\nDisallow: /private/\n"
+DOCUMENT = (
+    b"HTTP/1.1 200 OK\r\n"
+    b"Content-Type: text/html\r\n"
+    b"Content-Length: 21\r\n"
+    b"\r\n"
+    b"<p>Hello, world!</p>\n"
+)
+REDIRECT_DOCUMENT = (
+    b"HTTP/1.1 301 Moved Permanently\r\n"
+    b"Location: https://example.com/\r\n"
+    b"\r\n"
+)
+
+
+def independent_mac(direction: str, service: str) -> str:
+    """The proof of section 3.2, computed without the protocol package."""
+    msg = f"WRECK/1 {direction} {service} {SERVER_NONCE.hex()} {CLIENT_NONCE.hex()}"
+    return hmac.new(SECRET, msg.encode("ascii"), hashlib.sha256).hexdigest()
+
+
+# -- connection pairs positioned just before each example ---------------------
+
+
+def drain(conn) -> list:
+    events = []
+    while conn.state is not State.CLOSED:
+        event = conn.next_event()
+        if event is NEED_DATA:
+            break
+        events.append(event)
+    return events
+
+
+def fresh(kind, *, server_secret=SECRET):
+    server = kind(Role.SERVER, secret=server_secret, nonce=SERVER_NONCE)
+    client = kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME)
+    return server, client
+
+
+def after_hello(kind, **kw):
+    server, client = fresh(kind, **kw)
+    client.receive_data(server.hello())
+    assert len(drain(client)) == 1
+    return server, client
+
+
+def after_auth(kind, **kw):
+    server, client = after_hello(kind, **kw)
+    server.receive_data(client.authenticate())
+    assert len(drain(server)) == 1
+    return server, client
+
+
+def auth_failed(kind):
+    """The server's secret differs: it rejects the client's proof."""
+    server, client = after_hello(kind, server_secret=b"another-secret")
+    server.receive_data(client.authenticate())
+    with pytest.raises(RemoteProtocolError) as info:
+        server.next_event()
+    assert info.value.code is ErrorCode.AUTH and server.state is State.ERROR
+    return server, client
+
+
+def opened(kind, *, credit=0):
+    server, client = after_auth(kind)
+    client.receive_data(server.welcome(SETTINGS if kind is ControlConnection else {}))
+    assert [type(e) for e in drain(client)] == [Ready]
+    if credit:
+        server.receive_data(client.send(Get(credit)))
+        assert drain(server) == [Get(credit)]
+    return server, client
+
+
+C, S = ControlConnection, StoreConnection
+
+# id -> (sender, setup, events). The sender is "server" or "client".
+EXAMPLES = {
+    "9.1": ("server", lambda: fresh(C), [Hello("urlserver", SERVER_NONCE.hex())]),
+    "9.2": ("client", lambda: after_hello(C), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver")),
+    ]),
+    "9.3": ("server", lambda: after_auth(C), [
+        Ready(SETTINGS, independent_mac("server", "urlserver")),
+    ]),
+    "9.4": ("server", lambda: auth_failed(C), [
+        Error(ErrorCode.AUTH, "wrong or missing shared secret"),
+    ]),
+    "9.5": ("client", lambda: opened(C), [Get(16)]),
+    "9.6": ("server", lambda: opened(C, credit=2), [
+        Assignment(7, 1000, "192.0.2.10", "example.com", "http://example.com/"),
+        Assignment(8, 1001, "2001:db8::1", "[2001:db8::1]", "http://[2001:db8::1]:8080/robots.txt",
+                   {"body": str(limits.MAX_DONE_BODY)}),
+    ]),
+    "9.7": ("client", lambda: opened(C), [Working((7, 8))]),
+    "9.8": ("client", lambda: opened(C), [
+        Done(7, Status.REDIRECTION, 200, Specific.META_REFRESH, 412,
+             outlinks=("http://example.com/a", "http://example.com/b?x=1", "https://example.org/"),
+             new_url="http://example.com/new", reason="meta refresh after 5 s"),
+    ]),
+    "9.9": ("client", lambda: opened(C), [
+        Done(8, Status.FETCHED, 200, Specific.OK, 38, body=ROBOTS),
+    ]),
+    "9.10": ("client", lambda: opened(C), [
+        Done(9, Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, 87, retry_after=120,
+             reason="Service Unavailable (\u00fcberlastet)"),
+    ]),
+    "9.11": ("server", lambda: opened(C), [Idle(5000)]),
+    "9.12": ("server", lambda: opened(C), [Cancel(10)]),
+    "9.13": ("server", lambda: opened(C), [Bye("done")]),
+    "9.14": ("client", lambda: opened(S), [
+        Record(1000, True, Specific.OK, http_enum(200), 123, "http://example.com/", None, DOCUMENT),
+    ]),
+    "9.15": ("client", lambda: opened(S), [
+        Record(1002, False, Specific.REDIRECT, http_enum(301), 45, "http://example.com/",
+               "https://example.com/", REDIRECT_DOCUMENT),
+    ]),
+    "9.16": ("server", lambda: opened(S), [
+        Ack(1000, AckResult.STORED), Ack(1002, AckResult.DUPLICATE),
+    ]),
+    "9.17": ("server", lambda: opened(S), [Notice(NoticeCode.FULL, "disk full; acks held")]),
+    "9.18": ("server", lambda: opened(S), [
+        Error(ErrorCode.LIMIT, "record 1003: document of 300000000 bytes exceeds 268435456"),
+    ]),
+}
+
+
+def encode(example_id: str) -> bytes:
+    """The bytes the sending end produces for an example (used to write the spec)."""
+    sender, setup, events = EXAMPLES[example_id]
+    server, client = setup()
+    conn = server if sender == "server" else client
+    return b"".join(conn.send(event) for event in events)
+
+
+# -- reading the spec ----------------------------------------------------------
+
+_DUMP_LINE = re.compile(r"    ([0-9a-f]{4})  (.{23})  (.{23})  \|(.{1,16})\|")
+
+
+def spec_text() -> str:
+    return SPEC.read_text(encoding="utf-8")
+
+
+def spec_examples() -> dict[str, tuple[str, bytes]]:
+    """Example id -> (title, bytes) for every hex dump in the spec."""
+    found: dict[str, tuple[str, bytes]] = {}
+    lines = spec_text().splitlines()
+    for i, line in enumerate(lines):
+        m = re.fullmatch(r"Example (\d+\.\d+): (.+)", line.strip())
+        if not m:
+            continue
+        assert m.group(1) not in found, f"Example {m.group(1)} appears twice"
+        data = bytearray()
+        for row in lines[i + 1 :]:
+            if not row.strip():
+                break
+            d = _DUMP_LINE.fullmatch(row)
+            assert d, f"Example {m.group(1)}: bad dump line {row!r}"
+            assert int(d.group(1), 16) == len(data), f"Example {m.group(1)}: offset {d.group(1)}"
+            chunk = bytes.fromhex(d.group(2) + d.group(3))
+            ascii_col = "".join(chr(b) if 0x20 <= b < 0x7F else "." for b in chunk)
+            assert d.group(4) == ascii_col, f"Example {m.group(1)}: ASCII column of {d.group(1)}"
+            assert len(data) % 16 == 0, f"Example {m.group(1)}: a short line before the last"
+            data += chunk
+        assert data, f"Example {m.group(1)} has no dump"
+        found[m.group(1)] = (m.group(2), bytes(data))
+    return found
+
+
+def table(caption: str) -> list[list[str]]:
+    """The data rows (cells stripped) of the ASCII table after `Table N: caption`."""
+    lines = spec_text().splitlines()
+    start = next(i for i, ln in enumerate(lines) if re.fullmatch(rf"\s*Table \d+: {re.escape(caption)}", ln))
+    rows: list[list[str]] = []
+    borders = 0
+    for line in lines[start + 1 :]:
+        s = line.strip()
+        if s.startswith("+"):
+            borders += 1
+            continue
+        if not s.startswith("|"):
+            if rows or borders:
+                break
+            continue
+        if borders >= 2:  # skip the heading row(s) above the second border
+            rows.append([c.strip() for c in s.strip("|").split("|")])
+    assert rows, f"table {caption!r} is empty"
+    return rows
+
+
+# -- the examples ---------------------------------------------------------------
+
+
+def test_every_example_is_in_the_spec_and_checked():
+    assert set(spec_examples()) == set(EXAMPLES)
+
+
+def test_spec_lines_fit_78_columns():
+    for number, line in enumerate(spec_text().splitlines(), 1):
+        assert len(line) <= 78, f"line {number} is {len(line)} columns"
+        assert line.isascii(), f"line {number} is not ASCII"
+
+
+@pytest.mark.parametrize("example_id", sorted(EXAMPLES, key=lambda k: tuple(map(int, k.split(".")))))
+def test_example(example_id):
+    sender, setup, events = EXAMPLES[example_id]
+    _, data = spec_examples()[example_id]
+    assert encode(example_id) == data, "the codec does not produce the dumped bytes"
+
+    server, client = setup()
+    receiver = client if sender == "server" else server
+    receiver.receive_data(data)
+    assert drain(receiver) == events, "decoding the dump whole"
+
+    server, client = setup()
+    receiver = client if sender == "server" else server
+    decoded = []
+    for i in range(len(data)):
+        receiver.receive_data(data[i : i + 1])
+        decoded += drain(receiver)
+    assert decoded == events, "decoding the dump one byte at a time"
+
+
+def test_convenience_methods_match_examples():
+    examples = spec_examples()
+    server, client = fresh(C)
+    assert server.hello() == examples["9.1"][1]
+    server, client = after_hello(C)
+    assert client.authenticate() == examples["9.2"][1]
+    server, client = after_auth(C)
+    assert server.welcome(SETTINGS) == examples["9.3"][1]
+
+
+def test_example_settings_are_what_a_spider_reads():
+    assert CrawlSettings.from_wire(SETTINGS) == CRAWL
+
+
+def test_proofs_printed_in_the_spec():
+    text = spec_text()
+    for direction in ("client", "server"):
+        mac = independent_mac(direction, "urlserver")
+        assert re.search(rf"{direction} proof:\s+{mac}", text), f"{direction} proof missing"
+
+
+# -- the tables -------------------------------------------------------------------
+
+
+def _int(cell: str) -> int:
+    m = re.fullmatch(r"(\d+)\^(\d+)-1", cell)
+    return int(m.group(1)) ** int(m.group(2)) - 1 if m else int(cell)
+
+
+def test_limits_table():
+    rows = [r for r in table("Limits") if r[0]]
+    published = {r[0]: _int(r[1]) for r in rows}
+    actual = {k: v for k, v in vars(limits).items() if k.isupper()}
+    assert published == actual
+
+
+def test_specific_table():
+    rows = table("Specific response codes")
+    assert {int(r[0]): r[1] for r in rows if r[0]} == {s.value: s.name for s in Specific}
+    statuses = {s.value for s in Status} | {"(5.6)"}
+    assert all(r[2] in statuses for r in rows if r[0])
+
+
+def test_http_enumeration_tables():
+    special = {int(r[0]): r[1] for r in table("HTTP code enumeration, special values")}
+    assert set(special) == {0, *codes.HTTP_OTHER_BY_CLASS.values(), codes.HTTP_OTHER}
+    for klass, value in codes.HTTP_OTHER_BY_CLASS.items():
+        assert special[value].startswith(f"other {klass}xx")
+    registered = {}
+    for row in table("HTTP code enumeration, registered codes"):
+        for enum_cell, code_cell in zip(row[0::2], row[1::2]):
+            if enum_cell:
+                registered[int(enum_cell)] = int(code_cell)
+    assert registered == codes.HTTP_ENUM_TO_CODE
+    assert all(http_enum(code) == value for value, code in registered.items())
+
+
+def test_error_code_table():
+    rows = table("Error codes")
+    assert {int(r[0]): r[1] for r in rows if r[0]} == {c.value: c.name.lower() for c in ErrorCode}
+
+
+def test_ack_and_notice_tables():
+    acks = {int(r[0]): r[1] for r in table("ACK results") if r[0]}
+    notices = {int(r[0]): r[1] for r in table("NOTICE codes") if r[0]}
+    assert acks == {a.value: a.name for a in AckResult}
+    assert notices == {n.value: n.name for n in NoticeCode}
+
+
+def test_record_layout_table():
+    rows = [r for r in table("Fetch record header") if r[0]]
+    sizes = {"u8": 1, "u16": 2, "u32": 4}
+    fmt = {"u8": "B", "u16": "H", "u32": "I"}
+    offset = 0
+    layout = "!"
+    for row in rows:
+        assert int(row[0]) == offset, f"offset of {row[2]}"
+        assert int(row[1]) == sizes[row[3]]
+        offset += sizes[row[3]]
+        layout += fmt[row[3]]
+    assert layout == RECORD_HEADER.format and offset == RECORD_HEADER.size
+
+
+_MESSAGES = {
+    "HELLO": Hello, "AUTH": Auth, "WELCOME": Ready, "GET": Get, "WORKING": Working,
+    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye,
+    "record": Record, "ACK": Ack, "NOTICE": Notice,
+}  # fmt: skip
+
+
+def _transitions(caption: str) -> dict:
+    found = {}
+    for current, sender, message, new in table(caption):
+        role = Role.SERVER if sender in ("urlserver", "store", "server") else Role.CLIENT
+        found[(role, State[current], _MESSAGES[message])] = State[new]
+    return found
+
+
+def test_state_tables():
+    handshake = _transitions("Handshake transitions")
+    assert handshake | _transitions("Control protocol transitions") == state.CONTROL_TABLE
+    assert handshake | _transitions("Store protocol transitions") == state.STORE_TABLE
+
+
+def test_error_is_allowed_in_every_state_but_closed():
+    for current in State:
+        if current is State.CLOSED:
+            continue
+        new = state.transition(state.CONTROL_TABLE, Role.SERVER, current, Error(ErrorCode.BUSY), local=True)
+        assert new is State.CLOSED

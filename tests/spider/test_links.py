@@ -1,0 +1,93 @@
+# spider.links: outlinks and meta refresh from HTML, pure (no sockets).
+from __future__ import annotations
+
+from wreck.protocol import limits
+from wreck.spider.links import extract, is_html
+
+PAGE = "http://example.com/dir/page.html"
+
+
+def links(html: str, url: str = PAGE):
+    return extract(html.encode(), url)
+
+
+def test_anchors_resolved_normalised_deduplicated():
+    got = links(
+        '<a href="a.html">1</a><a href="/dir/a.html#x">2</a><a href="HTTP://Example.com:80/b">3</a>'
+        '<a href="../c?q=%7e">4</a><a href="a.html">again</a><a href="">empty</a>'
+    )
+    assert got.outlinks == (
+        "http://example.com/dir/a.html", "http://example.com/b", "http://example.com/c?q=~",
+    )
+    assert got.refresh is None
+
+
+def test_dropped_schemes_and_self_link():
+    got = links(
+        '<a href="javascript:void(0)">j</a><a href="mailto:x@y.z">m</a><a href="data:text/html,x">d</a>'
+        '<a href="#top">self</a><a href="ftp://example.com/f">f</a><a href="tel:1">t</a>'
+        '<a href="https://other.org/">ok</a>'
+    )
+    assert got.outlinks == ("https://other.org/",)
+
+
+def test_base_href_and_frames_and_feeds():
+    got = links(
+        '<html><head><base href="http://cdn.example.org/root/">'
+        '<link rel="alternate" type="application/rss+xml" href="feed.rss">'
+        '<link rel="stylesheet" href="style.css"><link href="norel.css"></head>'
+        '<body><iframe src="/frame"></iframe><map><area href="area.html"></map><a href="x">x</a></html>'
+    )
+    assert set(got.outlinks) == {
+        "http://cdn.example.org/root/x", "http://cdn.example.org/root/area.html",
+        "http://cdn.example.org/root/feed.rss", "http://cdn.example.org/frame",
+    }
+    frames = links('<html><frameset><frame src="left.html"><frame src="/right"></frameset></html>')
+    assert frames.outlinks == ("http://example.com/dir/left.html", "http://example.com/right")
+
+
+def test_nofollow_anchor_and_meta_robots():
+    assert links('<a rel="NoFollow sponsored" href="/a">a</a><a href="/b">b</a>').outlinks == (
+        "http://example.com/b",
+    )
+    page = '<meta name="robots" content="noindex, NOFOLLOW"><a href="/b">b</a>'
+    assert links(page).outlinks == ()
+    assert links('<meta name="robots" content="none"><a href="/b">b</a>').outlinks == ()
+
+
+def test_a_nofollow_link_does_not_hide_a_plain_link_to_the_same_href():
+    # Found by the chaos run: a page whose only followable link to a URL came
+    # after a rel=nofollow link with the same href lost that URL for good.
+    page = '<a href="/s/" rel="nofollow">sponsored</a><a href="/t">t</a><a href="/s/">next</a>'
+    assert links(page).outlinks == ("http://example.com/t", "http://example.com/s/")
+
+
+def test_meta_refresh():
+    got = links('<meta http-equiv="Refresh" content="0; URL=\'/target\'"><a href="/x">x</a>')
+    assert got.refresh == "http://example.com/target"
+    assert links('<meta http-equiv="refresh" content="5">').refresh is None
+    assert links('<meta http-equiv="refresh" content="0;url=javascript:x()">').refresh is None
+
+
+def test_idna_and_non_ascii_hrefs():
+    got = links('<a href="http://bücher.de/ä ö">x</a>')
+    assert got.outlinks == ("http://xn--bcher-kva.de/%C3%A4%20%C3%B6",)
+
+
+def test_bounded_link_count():
+    many = "".join(f'<a href="/p{i}">.</a>' for i in range(limits.MAX_OUTLINKS + 50))
+    assert len(links(many).outlinks) == limits.MAX_OUTLINKS
+
+
+def test_garbage_never_raises():
+    for junk in (b"", b"\x00\xff\xfe<<<a href=", b"<a href='\x00'>", b"<html" * 1000):
+        extract(junk, PAGE)
+
+
+def test_is_html():
+    assert is_html(b"text/html; charset=utf-8", b"")
+    assert is_html(b"application/xhtml+xml", b"")
+    assert not is_html(b"application/pdf", b"<html>")
+    assert is_html(None, b"  <!DOCTYPE html><html>")
+    assert is_html(None, b"<!-- hi --><html>")
+    assert not is_html(None, b"\x89PNG\r\n")

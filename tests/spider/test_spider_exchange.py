@@ -1,0 +1,256 @@
+# The spider's exact protocol exchange, against a fake urlserver and a fake
+# store server written here from protocol/ objects (not the real servers):
+# GET fills the window, WORKING comes before Timeout_Update for a slow
+# fetch, no DONE goes out before the store's ack, records are resent after
+# a store drops, and a wrong secret ends the worker cleanly.
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+import zlib
+
+import pytest
+import uvloop
+
+from wreck.protocol import (
+    Ack, AckResult, Assignment, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
+    Status, StoreConnection, Working, http_enum,
+)  # fmt: skip
+from wreck.spider.worker import EXIT_REFUSED, Worker, WorkerOptions
+from tests.spider_helpers import crawl_settings
+from tests.web import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RunningWeb, SiteSpec
+
+SECRET = b"exchange-test-secret"
+TIMEOUT_UPDATE_MS = 900
+WAIT = 10.0  # seconds any single expected event may take before the test fails
+
+
+@pytest.fixture(scope="module")
+def web():
+    spec = SiteSpec(hosts=1, pages_per_host=3, hostile_spec=HostileSpec(stall_seconds=10.0))
+    with RunningWeb(spec, dns=False) as running:
+        yield running
+
+
+class FakeServer:
+    """One protocol server: accepts spiders, logs (time, event) of what they send."""
+
+    def __init__(self, kind, settings: dict[str, str], secret: bytes = SECRET) -> None:
+        self.kind, self.settings, self.secret = kind, settings, secret
+        self.events: asyncio.Queue = asyncio.Queue()
+        self.writers: list[asyncio.StreamWriter] = []
+        self.conns: list = []
+        self.accepted = 0
+        self.log: list = []  # every event, including those next() skipped
+
+    async def start(self) -> str:
+        self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        return "127.0.0.1:%d" % self.server.sockets[0].getsockname()[1]
+
+    async def _serve(self, reader, writer) -> None:
+        self.accepted += 1
+        conn = self.kind(Role.SERVER, secret=self.secret, nonce=os.urandom(32))
+        self.conns.append(conn)
+        self.writers.append(writer)
+        writer.write(conn.hello())
+        try:
+            while data := await reader.read(65536):
+                conn.receive_data(data)
+                while (event := conn.next_event()) is not NEED_DATA:
+                    if type(event).__name__ == "Auth":
+                        writer.write(conn.welcome(self.settings))
+                    elif type(event).__name__ != "ConnectionClosed":
+                        self.log.append(event)
+                        await self.events.put((time.monotonic(), event))
+        except ProtocolError as exc:  # as a real server does: say why, then close
+            writer.write(conn.send(Error(exc.code, str(exc))))
+            if exc.code is not ErrorCode.AUTH:  # from the spider, a test failure
+                await self.events.put((time.monotonic(), exc))
+        finally:
+            writer.close()
+
+    def send(self, event) -> None:
+        self.writers[-1].write(self.conns[-1].send(event))
+
+    def drop(self) -> None:
+        self.writers[-1].transport.abort()
+
+    async def next(self, kind=None):
+        while True:
+            at, event = await asyncio.wait_for(self.events.get(), WAIT)
+            assert not isinstance(event, Exception), event
+            if kind is None or type(event) is kind:
+                return at, event
+
+    async def stop(self) -> None:
+        for writer in self.writers:
+            writer.transport.abort()
+        self.server.close()
+
+
+async def start_pair(**overrides):
+    store = FakeServer(StoreConnection, {})
+    store_address = await store.start()
+    settings = crawl_settings((store_address,), timeout_update_ms=TIMEOUT_UPDATE_MS, **overrides)
+    urlserver = FakeServer(ControlConnection, settings.to_wire())
+    return urlserver, await urlserver.start(), store
+
+
+def run_worker(address: str, secret: bytes = SECRET, concurrency: int = 4):
+    worker = Worker(WorkerOptions(connect=address, secret=secret, name="test-box", concurrency=concurrency))
+    return worker, asyncio.ensure_future(worker.run())
+
+
+@contextlib.asynccontextmanager
+async def spider_between_fakes(concurrency: int = 4, **settings):
+    """A worker between a fake urlserver and a fake store; stops cleanly at the end."""
+    urlserver, address, store = await start_pair(**settings)
+    worker, task = run_worker(address, concurrency=concurrency)
+    try:
+        yield urlserver, store
+    finally:
+        worker.stop()
+        assert await asyncio.wait_for(task, WAIT) == 0
+        await urlserver.stop()
+        await store.stop()
+
+
+def test_exact_exchange(web):
+    fast = f"http://{HOSTILE_NAME}:{web.port}/target"
+    # 1.5 s: longer than Timeout_Update, shorter than the low-speed window
+    # (a quarter of Timeout_Req = 2 s), so it ends well after a WORKING
+    slow = f"http://{HOSTILE_NAME}:{web.port}/slow-drip?interval=0.1&bytes=15"
+
+    async def scenario():
+        async with spider_between_fakes(timeout_req_ms=8000) as (urlserver, store):
+            _, first = await urlserver.next()
+            assert first == Get(4)  # the whole window at once
+            t0 = time.monotonic()
+            urlserver.send(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, fast))
+            urlserver.send(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, slow))
+            # the fast page's record reaches the store; its ack is held back
+            at, record = await store.next(Record)
+            assert (record.doc_id, record.url, record.success, record.specific) == (101, fast, True, Specific.OK)
+            assert record.http == http_enum(200) and record.new_url is None
+            assert record.document.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\n\r\n" in record.document
+            # the slow one is still in flight: WORKING for it before Timeout_Update
+            # (each transaction is covered on its own schedule, so the first
+            # WORKING may name only transaction 1)
+            working_at, working = await urlserver.next(Working)
+            while 2 not in working.trans_ids:
+                working_at, working = await urlserver.next(Working)
+            assert working_at - t0 < TIMEOUT_UPDATE_MS / 1000
+            # no DONE while the store has not acked record 101
+            seen = [e for _, e in _drain(urlserver.events)]
+            assert not [e for e in seen if type(e) is Done]
+            store.send(Ack(101, AckResult.STORED))
+            _, done = await urlserver.next(Done)
+            body = record.document.partition(b"\r\n\r\n")[2]
+            digest = {"digest": "%08x" % zlib.crc32(body)}  # for recrawls (5.5)
+            assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms, extra=digest)
+            # the slow fetch completes; stored; acked; DONE
+            _, record2 = await store.next(Record)
+            assert record2.doc_id == 102 and record2.document.endswith(b"\r\n\r\n" + b"." * 15)
+            store.send(Ack(102, AckResult.DUPLICATE))  # a duplicate ack releases DONE too
+            _, done2 = await urlserver.next(Done)
+            assert (done2.trans_id, done2.status, done2.specific) == (2, Status.FETCHED, Specific.OK)
+            # with both slots free again, the window is refilled by GETs
+            async with asyncio.timeout(WAIT):
+                while sum(e.count for e in urlserver.log if type(e) is Get) < 6:
+                    await asyncio.sleep(0.01)
+            kinds = [type(e).__name__ for e in urlserver.log if type(e) is not Working]
+            assert kinds == ["Get", "Done", "Get", "Done", "Get"]
+
+    uvloop.run(scenario())
+
+
+def _drain(queue: asyncio.Queue) -> list:
+    items = []
+    while not queue.empty():
+        items.append(queue.get_nowait())
+    return items
+
+
+def test_records_resent_after_store_drops_and_urlserver_reconnect(web):
+    url = f"http://{HOSTILE_NAME}:{web.port}/redirect/relative"
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=1) as (urlserver, store):
+            await urlserver.next(Get)
+            urlserver.send(Assignment(7, 70, HOSTILE_IP, HOSTILE_NAME, url))
+            _, record = await store.next(Record)
+            assert record.specific is Specific.REDIRECT
+            assert record.new_url == f"http://{HOSTILE_NAME}:{web.port}/target"
+            store.drop()  # the store goes away before acking
+            _, again = await store.next(Record)  # reconnected and resent
+            assert again == record and store.accepted == 2
+            store.send(Ack(70, AckResult.STORED))
+            _, done = await urlserver.next(Done)
+            assert (done.status, done.specific, done.http_code, done.new_url) == (
+                Status.REDIRECTION, Specific.REDIRECT, 302, record.new_url)
+            assert (await urlserver.next(Get))[1] == Get(1)  # the window refilled
+            urlserver.drop()  # the urlserver connection drops: the spider comes back
+            _, get = await urlserver.next(Get)
+            assert get == Get(1) and urlserver.accepted == 2
+
+    uvloop.run(scenario())
+
+
+def test_wrong_secret_ends_the_worker_cleanly():
+    async def scenario():
+        urlserver, address, store = await start_pair()
+        worker, task = run_worker(address, secret=b"not-the-right-secret")
+        try:
+            return await asyncio.wait_for(task, WAIT)
+        finally:
+            await urlserver.stop()
+            await store.stop()
+
+    assert uvloop.run(scenario()) == EXIT_REFUSED
+
+
+def test_cancel_and_garbage_from_the_urlserver(web):
+    stall = f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=2) as (urlserver, store):
+            assert (await urlserver.next(Get))[1] == Get(2)
+            urlserver.send(Assignment(5, 50, HOSTILE_IP, HOSTILE_NAME, stall))
+            await urlserver.next(Working)  # the fetch is under way
+            urlserver.send(Cancel(5))
+            assert (await urlserver.next(Get))[1] == Get(1)  # its slot is free again
+            assert store.events.empty()  # no record, and no DONE for a cancelled fetch
+            urlserver.writers[-1].write(b"this is not the protocol\n")
+            await urlserver.next(Get)  # a clean reconnect, not a crash
+            assert urlserver.accepted == 2
+            assert not [e for e in urlserver.log if type(e) is Done]
+
+    uvloop.run(scenario())
+
+
+def test_a_body_transaction_returns_the_robots_body_on_done(web):
+    robots = f"http://h0.wreck.test:{web.port}/robots.txt"
+    page = f"http://h0.wreck.test:{web.port}/"
+    host = web.site.hosts["h0.wreck.test"]
+    ip = host.ip
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=2) as (urlserver, store):
+            await urlserver.next(Get)
+            urlserver.send(Assignment(1, 201, ip, "h0.wreck.test", robots, {"body": "10"}))
+            urlserver.send(Assignment(2, 202, ip, "h0.wreck.test", page))
+            for _ in range(2):
+                _, record = await store.next(Record)
+                store.send(Ack(record.doc_id, AckResult.STORED))
+            dones = {}
+            for _ in range(2):
+                _, done = await urlserver.next(Done)
+                dones[done.trans_id] = done
+            # host 0 serves the allow-all variant, a 200 with the plan's text
+            assert dones[1].status is Status.FETCHED
+            assert dones[1].body == host.robots.text().encode()[:10]
+            assert dones[2].body is None  # only asked-for bodies travel on DONE
+
+    uvloop.run(scenario())

@@ -1,0 +1,222 @@
+# The fetch engine (spider.fetch + spider.report) against the local test
+# web's hostile host: every case ends with the right status and specific
+# code, within Timeout_Req, and the same engine goes on fetching after it.
+from __future__ import annotations
+
+import asyncio
+import resource
+import socket
+
+import pytest
+import uvloop
+
+from wreck.protocol import Specific, Status
+from wreck.spider.fetch import Fetcher, FetchSettings
+from wreck.spider.report import report
+from tests.spider_helpers import crawl_settings, self_signed, serve_tls
+from tests.web import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RunningWeb, SiteSpec
+
+SPEC = SiteSpec(hosts=2, pages_per_host=5, hostile_spec=HostileSpec(
+    drip_interval=0.2, drip_bytes=200, stall_seconds=20.0, big_bytes=8 << 20,
+    bomb_inflated_bytes=256 << 20, big_chunked_cap=64 << 20, huge_headers_bytes=200 * 1024))
+SETTINGS = FetchSettings.from_crawl(crawl_settings())
+F, E, R, OK = Status.FETCH_ERROR, Status.ERROR, Status.REDIRECTION, Status.FETCHED
+
+# path -> (status, specific codes accepted, literal HTTP code or None: any)
+HOSTILE = {
+    "/target": (OK, {Specific.OK}, 200),
+    "/redirect/chain/50": (R, {Specific.REDIRECT}, 302),
+    "/redirect/loop": (R, {Specific.REDIRECT}, 302),
+    "/redirect/self": (R, {Specific.REDIRECT}, 302),
+    "/redirect/relative": (R, {Specific.REDIRECT}, 302),
+    "/redirect/no-location": (E, {Specific.HTTP_ERROR}, 302),
+    "/redirect/non-http": (E, {Specific.HTTP_ERROR}, 302),
+    "/slow-drip": (F, {Specific.TOO_SLOW}, 200),
+    "/stall-after-headers": (F, {Specific.TOO_SLOW, Specific.TIMEOUT}, 200),
+    "/no-answer": (F, {Specific.TOO_SLOW, Specific.TIMEOUT}, 0),
+    "/close-without-response": (F, {Specific.RESET}, 0),
+    "/headers-then-close": (F, {Specific.RESET}, 200),
+    "/big": (E, {Specific.TOO_BIG}, 200),
+    "/big-chunked": (E, {Specific.TOO_BIG}, 200),
+    "/gzip-bomb": (E, {Specific.TOO_BIG}, 200),
+    "/bad-gzip": (F, {Specific.DECODE_ERROR}, 200),
+    "/bad-chunked": (F, {Specific.BAD_RESPONSE, Specific.RESET}, 200),
+    "/malformed-status": (F, {Specific.BAD_RESPONSE}, None),
+    "/malformed-headers": (F, {Specific.BAD_RESPONSE}, None),
+    "/no-status-line": (F, {Specific.BAD_RESPONSE}, 0),
+    "/reset-mid-body": (F, {Specific.RESET}, 200),
+    "/huge-headers": (F, {Specific.HEADERS_TOO_BIG}, None),
+    "/huge-header-line": (F, {Specific.HEADERS_TOO_BIG}, None),
+    "/meta-refresh": (R, {Specific.META_REFRESH}, 200),
+    "/doc.pdf": (OK, {Specific.OK}, 200),
+    "/image.png": (OK, {Specific.OK}, 200),
+    "/status/404": (E, {Specific.HTTP_ERROR}, 404),
+    "/status/410": (E, {Specific.HTTP_ERROR}, 410),
+    "/status/408": (F, {Specific.HTTP_ERROR}, 408),
+    "/status/429": (F, {Specific.HTTP_ERROR}, 429),
+    "/status/500": (F, {Specific.HTTP_ERROR}, 500),
+    "/status/503": (F, {Specific.HTTP_ERROR}, 503),
+}
+
+
+@pytest.fixture(scope="module")
+def web():
+    with RunningWeb(SPEC, dns=False) as running:
+        yield running
+
+
+def fetch_all(jobs: list[tuple[str, str]], fs: FetchSettings = SETTINGS, *, tamper=None,
+              after: tuple[str, str] | None = None) -> dict:
+    """Fetch (url, ip) jobs concurrently on one Fetcher; url -> (Report, result).
+
+    `after` is fetched on the same Fetcher once every job has ended."""
+
+    async def run():
+        loop = asyncio.get_running_loop()
+        results: dict = {}
+        finished = asyncio.Event()
+
+        def on_result(result):
+            results[result.url] = (report(result, 1), result)
+            if len(results) == len(jobs):
+                finished.set()
+
+        fetcher = Fetcher(loop, fs, on_result)
+        for url, ip in jobs:
+            immediate = fetcher.start(url, url, ip)
+            if immediate is not None:
+                on_result(immediate)
+        if tamper:
+            tamper(fetcher)
+        try:
+            await asyncio.wait_for(finished.wait(), fs.timeout_req_ms / 1000 + 5)
+            if after:
+                jobs.append(after)
+                finished.clear()
+                fetcher.start("after", *after)
+                await asyncio.wait_for(finished.wait(), fs.timeout_req_ms / 1000 + 5)
+        finally:
+            fetcher.close()
+        return results
+
+    return uvloop.run(run())
+
+
+def hostile_url(web, path: str) -> str:
+    return f"http://{HOSTILE_NAME}:{web.port}{path}"
+
+
+def test_every_hostile_case_then_the_engine_goes_on(web):
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    jobs = [(hostile_url(web, path), HOSTILE_IP) for path in HOSTILE]
+    ordinary = web.url("h1.wreck.test", "/")
+    got = fetch_all(jobs, after=(ordinary, web.site.addresses()["h1.wreck.test"]))
+    failures = []
+    for path, (status, specifics, code) in HOSTILE.items():
+        rep, result = got[hostile_url(web, path)]
+        o = rep.outcome
+        if o.status is not status or o.specific not in specifics or (code is not None and o.http_code != code):
+            failures.append(f"{path}: {o.status.name}/{o.specific.name} {o.http_code} ({o.reason})")
+        assert result.ms < SETTINGS.timeout_req_ms + 2000, path  # Timeout_Req bounds it
+    assert not failures, "\n".join(failures)
+    # memory stays bounded: the bomb and /big never exceed Max_Doc_Size in RAM
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before
+    assert grown_kib < 200 * 1024
+    # ... and the same engine fetched an ordinary page after all that
+    assert got[ordinary][0].outcome.specific is Specific.OK and got[ordinary][0].outlinks
+
+
+def test_redirect_targets_and_retry_after(web):
+    got = fetch_all([(hostile_url(web, p), HOSTILE_IP) for p in
+                     ("/redirect/relative", "/redirect/chain/3", "/meta-refresh", "/status/503")])
+    assert got[hostile_url(web, "/redirect/relative")][0].outcome.new_url == hostile_url(web, "/target")
+    assert got[hostile_url(web, "/redirect/chain/3")][0].outcome.new_url == hostile_url(web, "/redirect/chain/2")
+    assert got[hostile_url(web, "/meta-refresh")][0].outcome.new_url == hostile_url(web, "/target")
+    assert got[hostile_url(web, "/status/503")][0].outcome.retry_after == SPEC.hostile_spec.retry_after
+
+
+def test_html_page_links_and_stored_document(web):
+    host = "h0.wreck.test"
+    url = web.url(host, "/")
+    rep, result = fetch_all([(url, web.site.addresses()[host])])[url]
+    assert rep.outcome.status is OK and rep.record.success
+    assert rep.outlinks and all(link.startswith("http://") for link in rep.outlinks)
+    doc = rep.record.document
+    assert doc.startswith(b"HTTP/1.1 200") and b"\r\n\r\n" in doc
+    head, _, body = doc.partition(b"\r\n\r\n")
+    assert b"<html" in body.lower() and result.head.endswith(b"\r\n\r\n")
+
+
+def test_connect_refused_and_forbidden_address():
+    with socket.socket() as probe:  # a port with nothing listening
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    refused = f"http://refused.wreck.test:{port}/"
+    public_only = FetchSettings.from_crawl(crawl_settings(allow_net=()))
+    got = fetch_all([(refused, "127.0.0.1")])
+    assert got[refused][0].outcome[:2] == (F, Specific.CONNECT_FAILED)
+    forbidden = fetch_all([(refused, "127.0.0.1")], public_only)[refused][0]
+    assert forbidden.outcome[:2] == (E, Specific.FORBIDDEN_ADDRESS)
+    mapped = fetch_all([(refused, "::ffff:127.0.0.1")], public_only)[refused][0]
+    assert mapped.outcome[:2] == (E, Specific.FORBIDDEN_ADDRESS)
+
+
+def test_other_schemes_are_bad_urls():
+    for url in ("ftp://files.wreck.test/x", "file:///etc/passwd", "gopher://g.wreck.test/"):
+        assert fetch_all([(url, "127.0.0.1")])[url][0].outcome[:2] == (E, Specific.BAD_URL)
+
+
+def test_open_socket_check_is_a_second_line_of_defence():
+    url = "http://late.wreck.test:9/"
+
+    def revoke(fetcher):  # the pre-check passed; now the policy changes under it
+        fetcher.allow.networks = ()
+        fetcher.allow._cache.clear()
+
+    got = fetch_all([(url, "127.0.0.1")], tamper=revoke)
+    assert got[url][0].outcome[:2] == (E, Specific.FORBIDDEN_ADDRESS)
+
+
+def test_tls_failure_with_verification_on(tmp_path):
+    context = self_signed(tmp_path, "tls.wreck.test")
+
+    async def run():
+        server = await serve_tls(context)
+        port = server.sockets[0].getsockname()[1]
+        url = f"https://tls.wreck.test:{port}/"
+        results = []
+        done = asyncio.Event()
+        fetcher = Fetcher(asyncio.get_running_loop(), SETTINGS,
+                          lambda r: (results.append(r), done.set()))
+        fetcher.start(url, url, "127.0.0.1")
+        await asyncio.wait_for(done.wait(), 10)
+        fetcher.close()
+        server.close()
+        return results[0]
+
+    result = uvloop.run(run())
+    assert report(result, 1).outcome[:2] == (F, Specific.TLS_ERROR)
+
+
+def test_bytes_beyond_a_response_do_not_become_the_next_response(web):
+    """/length-mismatch sends more than its Content-Length on a connection
+    libcurl would keep: the next request of that host gets a fresh one."""
+    served = sum(r.target == "/target" for r in web.log.records())
+
+    async def run():
+        fetcher = Fetcher(asyncio.get_running_loop(), SETTINGS, None)
+        results = []
+        for path in ("/length-mismatch", "/target"):
+            done = asyncio.Event()
+            fetcher.on_result = lambda r: (results.append(r), done.set())
+            fetcher.start(path, hostile_url(web, path), HOSTILE_IP)
+            await asyncio.wait_for(done.wait(), 10)
+            await asyncio.sleep(0.2)  # the connection idles in libcurl's cache, as between two URLs
+        fetcher.close()
+        return results
+
+    first, second = uvloop.run(run())
+    assert report(first, 1).outcome.specific is Specific.OK
+    assert report(second, 1).outcome.specific is Specific.OK and b"You have arrived" in second.body
+    # really asked for (a record lands just after its response: wait for it)
+    web.log.wait_for(lambda records: sum(r.target == "/target" for r in records) == served + 1)

@@ -1,0 +1,203 @@
+"""The store server through its real TCP listener: acks after commit,
+splits at every byte, concurrent senders, duplicates, bad input, growth."""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+
+import pytest
+
+from wreck.protocol import Ack, AckResult, ConnectionClosed, Error, ErrorCode, Record, Specific, http_enum
+from wreck.protocol.record import RECORD_HEADER
+from wreck.storeserver.store import ReadStore
+
+from tests.store_helpers import Client, make_record, running_server
+
+
+def stored(data, doc_id):
+    store = ReadStore(data)
+    try:
+        return store.get(doc_id)
+    finally:
+        store.close()
+
+
+def test_records_are_acked_and_read_back_intact(tmp_path):
+    recs = [make_record(i, size=100 * i) for i in range(1, 51)]
+    with running_server(tmp_path) as (_, port):
+        c = Client(port)
+        assert c.settings["max_doc_len"].isdigit()
+        c.send(recs)
+        assert c.acks(50) == [Ack(r.doc_id, AckResult.STORED) for r in recs]
+    store = ReadStore(tmp_path)
+    for r in recs:
+        meta, document = store.get(r.doc_id)
+        assert document == r.document
+        assert (meta.url, meta.new_url, meta.success, meta.http, meta.ms) == (r.url, None, True, http_enum(200), r.ms)
+        assert document[: meta.head_len].endswith(b"\r\n\r\n")
+    assert [m.doc_id for m, _ in store.iter_docs()] == [r.doc_id for r in recs]
+
+
+def _pair(n: int) -> list[Record]:
+    """A page and a failed fetch (no document), same sizes for every n."""
+    return [make_record(n, size=64, url=f"http://127.0.0.1/page/{n:06d}"),
+            Record(n + 1, False, Specific.TIMEOUT, 0, 30000, f"http://127.0.0.1/slow/{n:06d}", None, b"")]  # fmt: skip
+
+
+def test_a_record_stream_split_at_every_byte_boundary(tmp_path):
+    with running_server(tmp_path) as (_, port):
+        length = len(b"".join(Client(port).conn.send(r) for r in _pair(0)))
+        for cut in range(1, length):
+            c = Client(port)
+            recs = _pair(10_000 + 2 * cut)
+            data = b"".join(c.conn.send(r) for r in recs)
+            c.send_raw(data[:cut])
+            c.send_raw(data[cut:])
+            assert c.acks(2) == [Ack(r.doc_id, AckResult.STORED) for r in recs]
+            c.close()
+        # And one record fed a byte at a time.
+        c = Client(port)
+        r = make_record(5, size=200)
+        for byte in c.conn.send(r):
+            c.send_raw(bytes([byte]))
+        assert c.acks(1) == [Ack(5, AckResult.STORED)]
+    store = ReadStore(tmp_path)
+    assert store.get(5)[1] == r.document
+    assert len(list(store.iter_docs(with_documents=False))) == 2 * (length - 1) + 1
+    for cut in (1, 20, length // 2, length - 1):
+        page, failed = _pair(10_000 + 2 * cut)
+        assert store.get(page.doc_id)[1] == page.document
+        meta, document = store.get(failed.doc_id)
+        assert document == b"" and meta.head_len == 0 and meta.specific == Specific.TIMEOUT
+
+
+def test_concurrent_senders_each_get_their_own_acks(tmp_path):
+    senders, per = 8, 150
+    results: dict[int, list[Ack]] = {}
+    with running_server(tmp_path) as (_, port):
+        def send(k: int) -> None:
+            c = Client(port, name=f"box-{k}")
+            recs = [make_record(k * 1000 + i, size=500 + i * 10) for i in range(per)]
+            for i in range(0, per, 10):  # in bursts, like a spider
+                c.send(recs[i : i + 10])
+            results[k] = c.acks(per)
+            c.close()
+
+        threads = [threading.Thread(target=send, args=(k,)) for k in range(senders)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    for k in range(senders):
+        assert [a.doc_id for a in results[k]] == [k * 1000 + i for i in range(per)]
+        assert {a.result for a in results[k]} == {AckResult.STORED}
+    store = ReadStore(tmp_path)
+    assert store.meta_info()["docs"] == senders * per
+    assert store.get(3 * 1000 + 77)[1] == make_record(3077, size=500 + 770).document
+
+
+def test_a_duplicate_doc_id_is_stored_once_and_acked_again(tmp_path):
+    original = make_record(42)
+    resent = make_record(42, size=5000)  # different bytes: the first record stands
+    with running_server(tmp_path) as (_, port):
+        a, b = Client(port), Client(port)
+        a.send([original])
+        assert a.acks(1) == [Ack(42, AckResult.STORED)]
+        b.send([resent, resent])
+        assert b.acks(2) == [Ack(42, AckResult.DUPLICATE)] * 2
+        a.send([make_record(43), make_record(43)])  # twice in one batch
+        assert a.acks(2) == [Ack(43, AckResult.STORED), Ack(43, AckResult.DUPLICATE)]
+    store = ReadStore(tmp_path)
+    assert store.get(42)[1] == original.document
+    assert store.doc_ids_for_url(original.url) == [42]
+    assert store.meta_info()["docs"] == 2
+
+
+def _header(**over):
+    fields = dict(doc_id=9, success=1, specific=0, http=http_enum(200), pad=0, ms=1, url_len=8, new_len=0, doc_len=0)
+    fields.update(over)
+    return RECORD_HEADER.pack(*fields.values())
+
+
+@pytest.mark.parametrize("bad, code", [
+    (_header(success=7) + b"http://h", ErrorCode.SYNTAX),
+    (_header(pad=1) + b"http://h", ErrorCode.SYNTAX),
+    (_header(url_len=0), ErrorCode.LIMIT),
+    (_header(doc_len=4096) + b"http://h" + b"x" * 10, ErrorCode.LIMIT),  # over max_doc_len=2000
+    (_header() + b"http:// h", ErrorCode.SYNTAX),
+])  # fmt: skip
+def test_bad_input_closes_that_connection_only(tmp_path, caplog, bad, code):
+    caplog.set_level(logging.WARNING, "storeserver")
+    with running_server(tmp_path, max_doc_len=2000) as (_, port):
+        good, evil = Client(port, name="good"), Client(port, name="evil")
+        good.send([make_record(1, size=100)])
+        assert good.acks(1)[0].result is AckResult.STORED
+        evil.send([make_record(2, size=100)])
+        evil.acks(1)
+        evil.send_raw(bad)
+        events = evil.until_closed()
+        assert type(events[0]) is Error and events[0].code is code
+        good.send([make_record(3, size=100)])  # the other connection is untouched
+        assert good.acks(1) == [Ack(3, AckResult.STORED)]
+    lines = [r.getMessage() for r in caplog.records if "closing connection" in r.getMessage()]
+    assert len(lines) == 1 and "evil" in lines[0]
+    assert stored(tmp_path, 1)[1] == make_record(1, size=100).document
+    assert stored(tmp_path, 2)[1] == make_record(2, size=100).document
+
+
+def test_wrong_secret_is_refused_before_any_record(tmp_path):
+    secret = b"a-shared-secret-of-some-length"
+    with running_server(tmp_path, secret=secret) as (_, port):
+        intruder = Client(port, secret=b"not-the-secret-at-all", handshake=False)
+        answer = intruder.handshake()
+        assert type(answer) is Error and answer.code is ErrorCode.AUTH
+        friend = Client(port, secret=secret)
+        friend.send([make_record(1)])
+        assert friend.acks(1) == [Ack(1, AckResult.STORED)]
+    assert len(list(ReadStore(tmp_path).iter_docs())) == 1
+
+
+def test_silent_connections_time_out_and_the_cap_is_enforced(tmp_path):
+    with running_server(tmp_path, handshake_timeout_s=0.3, max_connections=2) as (_, port):
+        silent = socket.create_connection(("127.0.0.1", port), timeout=10)
+        said = b""
+        while chunk := silent.recv(4096):  # until the server closes
+            said += chunk
+        assert said.startswith(b"WRECK/1 HELLO storeserver ") and b"\nERROR unavailable no handshake" in said
+        a, _occupies_second_slot = Client(port), Client(port)
+        third = Client(port, handshake=False)
+        answer = third.handshake()
+        assert type(answer) is Error and answer.code is ErrorCode.BUSY
+        a.send([make_record(1)])
+        assert a.acks(1) == [Ack(1, AckResult.STORED)]
+
+
+def test_a_full_map_grows_and_no_acked_record_is_lost(tmp_path):
+    recs = [Record(i, True, Specific.OK, http_enum(200), 1, f"http://127.0.0.1/r/{i}", None,
+                   b"HTTP/1.1 200 OK\r\n\r\n" + os.urandom(20_000)) for i in range(1, 201)]  # fmt: skip
+    with running_server(tmp_path, map_size=256 * 1024) as (server, port):
+        c = Client(port)
+        c.send(recs)
+        assert [a.doc_id for a in c.acks(200)] == list(range(1, 201))
+        assert server.store.map_size >= 4 << 20
+    store = ReadStore(tmp_path)
+    assert all(store.get(r.doc_id)[1] == r.document for r in recs)
+
+
+def test_a_spider_that_half_closes_does_not_hold_back_anyone_elses_acks(tmp_path):
+    # Found by tests/test_bad_peers.py: acks for a spider that had shut its
+    # sending side raised inside the commit callback, so the acks of every
+    # other connection in the same commit never left and the half-closed
+    # connection was never closed. A wide commit window puts both in one batch.
+    with running_server(tmp_path, commit_window_ms=300) as (_, port):
+        leaver, good = Client(port, name="leaver"), Client(port, name="good")
+        leaver.send([make_record(1)])
+        leaver.sock.shutdown(socket.SHUT_WR)
+        good.send([make_record(2)])
+        assert good.acks(1) == [Ack(2, AckResult.STORED)]
+        assert leaver.until_closed()[-1] == ConnectionClosed()  # closed once its record is in
+        good.send([make_record(1)])  # the leaver's record was stored all the same
+        assert good.acks(1) == [Ack(1, AckResult.DUPLICATE)]

@@ -1,0 +1,226 @@
+"""The urlserver with scripted fake spiders over loopback TCP."""
+
+from __future__ import annotations
+
+import asyncio
+
+from wreck.protocol import Done, Specific, Status
+from tests.urlserver_helpers import (
+    FakeSpider, crawl_once, fetched, running, settings_for, site_responder, until,
+)
+from tests.web import write_hosts_file
+
+HOSTS = {"a.test": "127.0.0.2", "b.test": "127.0.0.3", "c.test": "127.0.0.3", "bad.test": "10.1.2.3"}
+
+
+def _settings(tmp_path, **kw):
+    hosts = write_hosts_file(HOSTS, tmp_path / "hosts")
+    return settings_for(tmp_path, hosts_file=str(hosts), **kw)
+
+
+def test_robots_first_then_pages_and_exit_when_done(tmp_path):
+    pages = {"http://a.test/": ("http://a.test/1", "http://a.test/2", "http://a.test/private/x"),
+             "http://a.test/1": ("http://a.test/2",), "http://a.test/2": ()}
+    robots = {"http://a.test/robots.txt": b"User-agent: *\nDisallow: /private\n"}
+
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://a.test/"],
+                                site_responder(pages, robots), ["http://a.test/private/x", "http://a.test/1"])
+    urls = spider.urls()
+    assert urls[0] == "http://a.test/robots.txt"
+    assert spider.assignments[0][1].extra == {"body": "512000"}
+    assert sorted(urls[1:]) == ["http://a.test/", "http://a.test/1", "http://a.test/2"]
+    assert spider.byes == ["done"]
+    assert states["http://a.test/private/x"]["state"] == "DISALLOWED"
+    assert states["http://a.test/1"]["state"] == "FETCHED"
+    # every handout names the address of the hosts file
+    assert {a.host_ip for _, a in spider.assignments} == {"127.0.0.2"}
+    assert spider.settings["allow_net"] == "127.0.0.0/8"
+
+
+def test_host_and_ip_delays_and_no_double_handout(tmp_path):
+    seeds = [f"http://{h}/{i}" for h in ("a.test", "b.test", "c.test") for i in range(4)]
+    delay, ip_delay = 0.15, 0.05
+
+    async def main():
+        settings = _settings(tmp_path, delay=delay, ip_delay=ip_delay, exit_when_done=True)
+        async with running(settings, seeds) as (server, addr):
+            log = []  # the server's own handout times
+            server.crawl.on_handout = lambda now, a: log.append((now, a))
+            spiders = [FakeSpider(addr, respond=site_responder({}), name=f"s{i}", credit=5) for i in range(2)]
+            for s in spiders:
+                await s.start()
+            await asyncio.wait_for(server.finished.wait(), 20)
+            for s in spiders:
+                await s.close()
+            assert sorted(a.trans_id for s in spiders for _, a in s.assignments) == [a.trans_id for _, a in log]
+            return log
+
+    handouts = sorted(asyncio.run(main()), key=lambda x: x[0])
+    by_host: dict[str, list[float]] = {}
+    by_ip: dict[str, list[float]] = {}
+    for t, a in handouts:
+        by_host.setdefault(a.host_name, []).append(t)
+        by_ip.setdefault(a.host_ip, []).append(t)
+    for times in by_host.values():
+        assert all(b - a >= delay - 1e-9 for a, b in zip(times, times[1:]))
+    for times in by_ip.values():
+        assert all(b - a >= ip_delay - 1e-9 for a, b in zip(times, times[1:]))
+    urls = [a.url for _, a in handouts]
+    assert len(urls) == len(set(urls)) == len(seeds) + 3  # each page once, plus three robots.txt
+
+
+def test_forbidden_address_never_handed_out(tmp_path):
+    respond = site_responder({"http://a.test/": ("http://bad.test/other",)})
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://bad.test/", "http://a.test/"],
+                                respond, ["http://bad.test/"])
+    rec = states["http://bad.test/"]
+    assert all(a.host_name != "bad.test" for _, a in spider.assignments)
+    assert rec["state"] == "ERROR" and "forbidden address 10.1.2.3" in rec["reason"]
+
+
+def test_expired_claim_requeued_with_same_doc_id(tmp_path):
+    answered = set()
+
+    def respond(a):  # hang on the page the first time, answer later
+        if a.url.endswith("/robots.txt"):
+            return site_responder({})(a)
+        if a.url not in answered:
+            answered.add(a.url)
+            return None
+        return fetched(a)
+
+    spider, _ = crawl_once(_settings(tmp_path, timeout_update=0.3, exit_when_done=True), ["http://a.test/"], respond)
+    pages = [a for _, a in spider.assignments if a.url == "http://a.test/"]
+    assert len(pages) == 2
+    assert pages[0].doc_id == pages[1].doc_id and pages[0].trans_id != pages[1].trans_id
+    assert spider.cancels == [pages[0].trans_id]
+
+
+def test_spider_disconnect_requeues_its_claims(tmp_path):
+    async def main():
+        settings = _settings(tmp_path, exit_when_done=True)
+        async with running(settings, ["http://a.test/"]) as (server, addr):
+            quiet = FakeSpider(addr, respond=lambda a: site_responder({})(a) if "robots" in a.url else None)
+            await quiet.start()
+            await until(lambda: any(a.url == "http://a.test/" for _, a in quiet.assignments))
+            await quiet.close()
+            good = FakeSpider(addr, respond=site_responder({"http://a.test/": ()}))
+            await good.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await good.close()
+            return quiet, good, server.crawl.frontier.lookup("http://a.test/")
+
+    quiet, good, rec = asyncio.run(main())
+    first = [a for _, a in quiet.assignments if a.url == "http://a.test/"][0]
+    again = [a for _, a in good.assignments if a.url == "http://a.test/"][0]
+    assert again.doc_id == first.doc_id
+    assert rec["state"] == "FETCHED"
+
+
+def test_working_keeps_a_claim(tmp_path):
+    async def main():
+        settings = _settings(tmp_path, timeout_update=0.3)
+        async with running(settings, ["http://a.test/"]) as (server, addr):
+            spider = FakeSpider(addr, respond=lambda a: site_responder({})(a) if "robots" in a.url else None)
+            await spider.start()
+            await until(lambda: len(spider.assignments) == 2)
+            page = spider.assignments[1][1]
+            for _ in range(5):
+                await asyncio.sleep(0.1)
+                spider.working(page.trans_id)
+            assert spider.cancels == [] and len(spider.assignments) == 2
+            await spider.close()
+
+    asyncio.run(main())
+
+
+def test_dns_responder_cache_and_nxdomain(tmp_path):
+    from tests.web import DnsResponder
+
+    async def main():
+        dns = DnsResponder({"a.test": "127.0.0.2"}, ttl=60)
+        await dns.start()
+        ip, port = dns.address
+        settings = settings_for(tmp_path, dns=f"{ip}:{port}", exit_when_done=True, dns_timeout=1.0)
+        pages = {"http://a.test/": tuple(f"http://a.test/{i}" for i in range(5))}
+        async with running(settings, ["http://a.test/", "http://nowhere.test/"]) as (server, addr):
+            spider = FakeSpider(addr, respond=site_responder(pages))
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await spider.close()
+            rec = server.crawl.frontier.lookup("http://nowhere.test/")
+        await dns.stop()
+        return spider, rec, dns.queries()
+
+    spider, rec, queries = asyncio.run(main())
+    assert rec["state"] == "ERROR" and rec["reason"] == "dns: NXDOMAIN"
+    assert len(spider.assignments) == 7 and {a.host_ip for _, a in spider.assignments} == {"127.0.0.2"}
+    assert [q.name for q in queries if q.name == "a.test"] == ["a.test"]  # cached by TTL
+
+
+def test_robots_unreachable_blocks_the_host_until_a_retry(tmp_path):
+    calls = []
+
+    def respond(a):
+        if a.url.endswith("/robots.txt"):
+            calls.append(a.url)
+            if len(calls) == 1:
+                return Done(a.trans_id, Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, 1)
+            return fetched(a, body=b"User-agent: *\nAllow: /\n")
+        return fetched(a)
+
+    spider, _ = crawl_once(_settings(tmp_path, robots_retry=0.2, exit_when_done=True), ["http://a.test/"], respond)
+    urls = spider.urls()
+    assert urls == ["http://a.test/robots.txt", "http://a.test/robots.txt", "http://a.test/"]
+    assert spider.assignments[1][0] - spider.assignments[0][0] >= 0.2
+
+
+def test_robots_redirect_to_another_host(tmp_path):
+    def respond(a):
+        if a.url == "http://a.test/robots.txt":
+            return Done(a.trans_id, Status.REDIRECTION, 301, Specific.REDIRECT, 1,
+                        new_url="http://b.test/robots.txt")
+        if a.url == "http://b.test/robots.txt":
+            return fetched(a, body=b"User-agent: *\nDisallow: /no\n")
+        return fetched(a)
+
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://a.test/", "http://a.test/no"],
+                                respond, ["http://a.test/no"])
+    rec = states["http://a.test/no"]
+    assert [(a.host_name, a.url) for _, a in spider.assignments] == [
+        ("a.test", "http://a.test/robots.txt"), ("b.test", "http://b.test/robots.txt"),
+        ("a.test", "http://a.test/")]
+    assert rec["state"] == "DISALLOWED"
+
+
+def test_status_metrics_and_dashboard(tmp_path):
+    import json
+
+    from wreck.urlserver.http import HttpStatus
+
+    async def main():
+        async with running(_settings(tmp_path), ["http://a.test/", "http://a.test/x"]) as (server, addr):
+            spider = FakeSpider(addr, respond=lambda a: None if "/x" in a.url else site_responder({})(a))
+            await spider.start()
+            await until(lambda: len(spider.assignments) >= 3)
+            web = HttpStatus(server)
+            host, port = await web.start("127.0.0.1:0")
+            reader, writer = await asyncio.open_connection(host, port)
+            writer.write(b"GET /status HTTP/1.0\r\n\r\n")
+            raw = await reader.read()
+            writer.close()
+            pages = {path: web.respond(path) for path in ("/metrics", "/", "/url?u=http://a.test/x", "/nope")}
+            await web.stop()
+            await spider.close()
+            return raw, pages
+
+    raw, pages = asyncio.run(main())
+    head, _, body = raw.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.0 200")
+    status = json.loads(body)
+    assert status["urls"]["IN_FLIGHT"] == 1 and status["in_flight_by_spider"] == {"fake#1": 1}
+    assert status["robots_cache"] == 1 and status["dns_cache"] == 1
+    assert b'wreck_urls{state="in_flight"} 1.0' in pages["/metrics"][2]
+    assert b"http-equiv=\"refresh\"" in pages["/"][2]
+    assert json.loads(pages["/url?u=http://a.test/x"][2])["state"] == "IN_FLIGHT"
+    assert pages["/nope"][0] == 404

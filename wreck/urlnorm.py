@@ -1,0 +1,155 @@
+# URL normalisation shared by the spider (outlinks, redirect targets) and the
+# urlserver (seeds, dedup keys), so both agree on what "the same URL" is.
+#
+# Parsing and resolving follow the WHATWG URL Standard, as browsers do, via
+# ada-url (a C++ parser): scheme and host lowercased, IDNA to punycode, IPv4
+# forms canonicalised, default port dropped, dot segments removed, whitespace
+# stripped, non-ASCII and unsafe bytes percent-encoded. On top of that this
+# module applies what WHATWG leaves alone but a crawler's dedup needs
+# (RFC 3986 6.2.2): percent-escapes in uppercase hex, escapes of unreserved
+# characters decoded; and it drops the fragment and any user:password.
+#
+# It also strips session ids, as Heritrix (StripSessionIDs,
+# StripSessionCFIDs) and Nutch (regex-normalize) do: a server that puts a
+# fresh session id in every link otherwise makes one page an endless
+# series of new URLs (a spider trap), and the page is the same without it
+# (servlet containers, PHP and ColdFusion fall back to a new session).
+# Removed: path parameters ';NAME=value' and query parameters 'NAME=value'
+# whose NAME is, in any case, jsessionid, phpsessid, aspsessionid...,
+# sessionid, session_id, cfid or cftoken; and 'sid' only with a value of
+# 32 or more letters and digits (a short 'sid' is often a real id).
+# Pure: no I/O, no state.
+"""normalize(url, base) -> canonical http(s) URL text, or None."""
+
+from __future__ import annotations
+
+import re
+
+import ada_url
+
+from wreck.protocol import limits
+
+SCHEMES = ("http://", "https://")
+
+# RFC 3986 2.3: these never need an escape, so %41 and A are the same URL.
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
+# A cheap test that a URL may hold a session id (then _strip_sessions runs).
+_SESSION_HINT = re.compile(r"(?i)ssion|sessid|[;?&](?:sid|cfid|cftoken)=")
+_SESSION_NAME = r"(?:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken)"
+_QUERY_SESSION = re.compile(rf"(?i){_SESSION_NAME}=")
+_PATH_SESSION = re.compile(rf"(?i);{_SESSION_NAME}=[^/;?]*")
+_TOKEN = re.compile(r"[0-9A-Za-z]{32,}")
+# The wire carries URLs as printable ASCII tokens without spaces.
+_PRINTABLE = bytes(range(0x21, 0x7F))
+
+
+def _escape(match: re.Match[str]) -> str:
+    byte = int(match.group(1), 16)
+    return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
+
+
+def normalize(url: str, base: str | None = None) -> str | None:
+    """The canonical form of `url` (resolved against `base` if given).
+
+    None when the result is not a usable http/https URL: unparseable,
+    another scheme (javascript:, mailto:, data:, ftp: ...), no host, not
+    printable ASCII, or longer than limits.MAX_URL_LEN.
+    """
+    if len(url) > limits.MAX_URL_LEN:
+        return None
+    try:
+        # join_url/normalize_url return the href in one call: three times
+        # cheaper than building a URL object and reading its attributes.
+        href = ada_url.join_url(base, url) if base is not None else ada_url.normalize_url(url)
+    except ValueError:
+        return None
+    if not href.startswith(SCHEMES):
+        return None
+    if "#" in href:
+        href = href.partition("#")[0]
+    if "@" in href:
+        href = _drop_userinfo(href)
+    if "%" in href:
+        href = _ESCAPE.sub(_escape, href)
+    if _SESSION_HINT.search(href):
+        href = _strip_sessions(href)
+    if len(href) > limits.MAX_URL_LEN or not href.isascii():
+        return None
+    if href.encode("ascii").translate(None, _PRINTABLE):
+        return None
+    return href
+
+
+def _is_session(param: str) -> bool:
+    if _QUERY_SESSION.match(param):
+        return True
+    name, _, value = param.partition("=")
+    return name.lower() == "sid" and _TOKEN.fullmatch(value) is not None
+
+
+def _strip_sessions(href: str) -> str:
+    """`href` without session-id path and query parameters (see the opening comment)."""
+    path, mark, query = href.partition("?")
+    path = _PATH_SESSION.sub("", path)
+    if query:
+        kept = [p for p in query.split("&") if not _is_session(p)]
+        query = "&".join(kept)
+        mark = "?" if kept else ""
+    return path + mark + query
+
+
+def _drop_userinfo(href: str) -> str:
+    parsed = ada_url.URL(href)
+    if parsed.username or parsed.password:
+        parsed.username = ""
+        parsed.password = ""
+    return parsed.href
+
+
+# A reference made only of these characters, without dot segments, resolves
+# to plain concatenation under WHATWG rules and needs no escaping: the fast
+# path of Resolver. (No '%', no quote, no backslash, no whitespace.)
+_PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&+,;:@!$()*]*")
+
+
+class Resolver:
+    """normalize(ref, base) for many references on one page, faster.
+
+    Most links on a page are plain relative paths ('/news/1.html',
+    'item?id=3'); those are joined by string operations, which WHATWG
+    parsing would leave unchanged, and everything else goes to normalize().
+    """
+
+    __slots__ = ("base", "origin", "directory")
+
+    def __init__(self, base: str) -> None:
+        self.base = normalize(base) or base
+        scheme_end = self.base.find("//") + 2
+        path_start = self.base.find("/", scheme_end)
+        ok = self.base.startswith(SCHEMES) and path_start > 0
+        self.origin = self.base[:path_start] if ok else None
+        path = self.base.split("?", 1)[0]
+        self.directory = path[: path.rfind("/") + 1] if ok else None
+
+    def resolve(self, ref: str) -> str | None:
+        """Same result as normalize(ref, base)."""
+        if (self.origin is not None and 0 < len(ref) < 1024 and "/." not in ref and _PLAIN.fullmatch(ref)
+                and ("=" not in ref or not _SESSION_HINT.search(ref))):
+            first = ref[0]
+            if first == "/":
+                if ref[1:2] != "/":  # not '//host/...': a path from the root
+                    return self.origin + ref
+            elif first != "." and first != "?" and ":" not in ref:
+                url = self.directory + ref
+                if len(url) <= limits.MAX_URL_LEN:
+                    return url
+        return normalize(ref, self.base)
+
+
+def host_of(url: str) -> str | None:
+    """The host name (or IP literal) of a normalised URL."""
+    try:
+        return ada_url.URL(url).hostname or None
+    except ValueError:
+        return None
