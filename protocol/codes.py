@@ -9,7 +9,7 @@ import enum
 
 
 class Status(enum.Enum):
-    """A fetch's outcome for scheduling (seeds/003's status stream)."""
+    """A fetch's outcome for scheduling (docs/protocol.txt 5.6)."""
 
     FETCHED = "FETCHED"  # a document was received (2xx, or 304 on a recrawl)
     REDIRECTION = "REDIRECTION"  # 3xx or meta refresh: the target is scheduled
@@ -69,7 +69,7 @@ class Role(enum.Enum):
     SERVER = "server"  # the urlserver or the store server
 
 
-# The HTTP response code as an enumeration (seeds/004): one byte standing for
+# The HTTP response code as an enumeration (docs/protocol.txt 7.2): one byte standing for
 # a registered status code (IANA HTTP Status Code Registry). Codes that are
 # not registered map to their class's OTHER entry; the literal code is still
 # in the stored header block and on the DONE line.

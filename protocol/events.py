@@ -83,7 +83,7 @@ class Done(_Event):
 
 
 class Assignment(_Event):
-    """One URL to fetch (seeds/004): TRANS_ID DOC_ID HOST_IP HOST_NAME URL."""
+    """One URL to fetch (docs/protocol.txt 5.3): TRANS_ID DOC_ID HOST_IP HOST_NAME URL."""
 
     trans_id: int
     doc_id: int
@@ -115,7 +115,7 @@ class Bye(_Event):
 
 
 class Record(_Event):
-    """One fetch record (seeds/004 layout), spider -> store."""
+    """One fetch record (docs/protocol.txt 6.2), spider -> store."""
 
     doc_id: int
     success: bool

@@ -1,6 +1,6 @@
 # The store protocol's binary frames, every integer in network byte order.
 #
-# spider -> store: fetch records exactly as seeds/004 lays them out
+# spider -> store: fetch records as docs/protocol.txt 6.2 lays them out
 #   (docs/protocol.txt section 6.2), one after another, no other framing.
 # store -> spider: a type byte, then ACK (doc_id durable), NOTICE (not
 #   fatal) or ERROR (the store closes the connection after it).
