@@ -17,6 +17,8 @@ import hmac
 import re
 
 from . import limits
+from .syntax import CONTROL as _CONTROL
+from .syntax import KEY as _KEY
 from .codes import ErrorCode
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import Auth, Error, Hello
@@ -29,9 +31,6 @@ ROLES = ("spider",)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _NAME = re.compile(r"[A-Za-z0-9._:@-]{1,%d}" % limits.MAX_NAME_LEN)
-_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
-# Printable text: no control characters (C0, DEL, C1) anywhere.
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def proof(secret: bytes, direction: str, service: str, server_nonce: str, client_nonce: str) -> str:

@@ -14,12 +14,13 @@ from . import limits
 from .codes import ErrorCode
 from .errors import LocalProtocolError, RemoteProtocolError
 from .handshake import check_text
+from .syntax import CONTROL as _CONTROL_CHARS
+from .syntax import KEY_BYTES as _KEY
 
 # Bytes a URL token or extension value may hold: printable ASCII, no space.
 _TOKEN_BYTES = bytes(range(0x21, 0x7F))
 _LINK_BLOCK_BYTES = _TOKEN_BYTES + b"\n"
 _HOST = re.compile(rb"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\]")
-_KEY = re.compile(rb"[a-z][a-z0-9_]{0,31}")
 # Reasons keep most punctuation readable; only space, '%', controls and
 # non-ASCII are percent-encoded.
 _REASON_SAFE = "".join(c for c in string.punctuation if c != "%")
@@ -122,8 +123,6 @@ def check_url_out(value: str, what: str = "URL") -> bytes:
         raise LocalProtocolError(f"{what} cannot be sent: {value[:80]!r}")
     return raw
 
-
-_CONTROL_CHARS = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 
 
 def encode_reason(reason: str) -> str:
