@@ -1,0 +1,231 @@
+# One robots.txt body, parsed once for the crawler's product token, then
+# asked per URL. It follows RFC 9309 as Google's reference parser reads it;
+# tests/urlserver/data/google_robotstxt_suite.json holds Google's 145
+# reference cases and tests/urlserver/test_robots_suite.py runs every one
+# through this module.
+#
+# Parsing works on bytes, line by line (LF, CR or CRLF):
+# - a UTF-8 byte-order mark at the start, whole or cut short, is skipped;
+# - at most MAX_PARSED bytes are read (RFC 9309 2.5), and of each line only
+#   its first MAX_LINE bytes, so one huge line cannot hide the rest;
+# - `#` starts a comment; a line is `key: value`, or `key value` when the
+#   colon is forgotten; keys are case-insensitive and common misspellings
+#   are accepted (`useragent`, `disalow`, `site-map`...);
+# - a group is a run of User-agent lines and the rules after it; only an
+#   Allow or Disallow line ends the run of User-agent lines, so Sitemap,
+#   Crawl-delay and unknown lines between two User-agent lines do not split
+#   a group (RFC 9309 2.2.4: other records must not interfere);
+# - a User-agent value is compared by its product token, the leading run of
+#   letters, `_` and `-` (`wreck/1.0` and `WRECK bot` both name `wreck`,
+#   RFC 9309 2.2.1), case-insensitively; `*` alone names every crawler;
+# - Allow/Disallow values are %-encoded once here (bytes outside ASCII as
+#   %XX, %xx written %XX), RFC 9309 2.2.2; URLs are compared as given, so the
+#   caller passes them %-encoded, as the urlserver's normalised URLs are.
+# Only the groups naming our token are kept (or, if none does, those of
+# `*`), as rules sorted longest first, Allow before Disallow at equal length:
+# the first rule that matches a path decides (RFC 9309 2.2.2, the longest
+# match wins, Allow on a tie). `*` matches any run of characters and a final
+# `$` the end of the path; rules are split at `*` into literal pieces found
+# with str.find, so no pattern can make a match backtrack.
+"""Parse a robots.txt body once; answer allowed(url), crawl_delay() and sitemaps()."""
+
+from __future__ import annotations
+
+import math
+import re
+
+MAX_PARSED = 500 * 1024  # RFC 9309 2.5: parse at least the first 500 KiB
+MAX_LINE = 2083 * 8 - 1  # bytes read of one line; the reference parser's buffer (16,664 with its NUL)
+
+_BOM = b"\xef\xbb\xbf"
+_WHITESPACE = b" \t"
+
+# Key prefixes, lower-case, as the reference parser accepts them (a key is
+# the directive if it starts with one of these).
+_USER_AGENT = (b"user-agent", b"useragent", b"user agent")
+_ALLOW = (b"allow",)
+_DISALLOW = (b"disallow", b"dissallow", b"dissalow", b"disalow", b"diasllow", b"disallaw")
+_SITEMAP = (b"sitemap", b"site-map")
+_CRAWL_DELAY = (b"crawl-delay",)
+
+_PRODUCT_TOKEN = re.compile(rb"[A-Za-z_-]*")
+_PERCENT_HEX = re.compile(rb"%[0-9A-Fa-f]{2}")
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+_PATH_START = re.compile(r"[/?;]")
+
+
+class RobotsTxt:
+    """The rules of one robots.txt for one crawler product token.
+
+    `body` is the robots.txt as fetched (bytes) or decoded as UTF-8 (str);
+    `token` is the crawler's product token (letters, `_`, `-`), e.g. "wreck".
+    """
+
+    __slots__ = ("_rules", "_crawl_delay", "_sitemaps", "directives", "unknown")
+
+    def __init__(self, body: bytes | str, token: str) -> None:
+        if isinstance(body, str):
+            body = body.encode("utf-8", "replace")
+        body = body[:MAX_PARSED]
+        skip = 0  # a whole BOM, or the first one or two bytes of it
+        while skip < len(_BOM) and body[skip : skip + 1] == _BOM[skip : skip + 1]:
+            skip += 1
+        body = body[skip:]
+        self._sitemaps: list[str] = []
+        self.directives = 0  # lines read as one of the directives above
+        self.unknown = 0  # key-value lines with any other key
+        self._parse(body, token.lower().encode("ascii", "replace"))
+
+    def _parse(self, body: bytes, token: bytes) -> None:
+        # Two scopes, as in RFC 9309 2.2.1: rules of groups naming our token
+        # ("specific"), and rules of `*` groups ("any"), used only if no group
+        # names our token. A group naming both is ours.
+        rules: dict[bool, list[tuple[bytes, bool]]] = {True: [], False: []}
+        delays: dict[bool, float] = {}
+        in_ours = in_any = False  # the current group names our token / `*`
+        after_rule = False  # a rule was read since the last User-agent line
+        named_ours = False  # some group names our token
+        for line in body.splitlines():
+            key, value = _key_value(line[:MAX_LINE])
+            if key is None:
+                continue
+            key = key.lower()
+            if key.startswith(_USER_AGENT):
+                self.directives += 1
+                if after_rule:  # a new group starts
+                    in_ours = in_any = after_rule = False
+                if value[:1] == b"*" and (len(value) == 1 or value[1:2].isspace()):
+                    in_any = True
+                elif _PRODUCT_TOKEN.match(value).group().lower() == token:
+                    in_ours = named_ours = True
+            elif key.startswith(_ALLOW) or key.startswith(_DISALLOW):
+                self.directives += 1
+                if in_ours or in_any:
+                    after_rule = True
+                    rules[in_ours].append((_escape(value), key.startswith(_ALLOW)))
+            elif key.startswith(_SITEMAP):
+                self.directives += 1
+                self._sitemaps.append(value.decode("utf-8", "replace"))
+            elif key.startswith(_CRAWL_DELAY):
+                self.directives += 1
+                delay = _seconds(value)
+                if (in_ours or in_any) and delay is not None:
+                    # Two delays for one scope: the larger, the polite reading.
+                    delays[in_ours] = max(delays.get(in_ours, 0.0), delay)
+            else:
+                self.unknown += 1
+        self._rules = _compile(rules[named_ours])
+        self._crawl_delay = delays.get(named_ours, 0.0)
+
+    def allowed(self, url: str) -> bool:
+        """May the crawler fetch `url` (absolute, %-encoded)?"""
+        path = path_of(url)
+        for _length, allow, first, rest, anchored in self._rules:
+            if not path.startswith(first):
+                continue
+            if rest:
+                if _rest_matches(path, len(first), rest, anchored):
+                    return allow
+            elif not anchored or len(path) == len(first):
+                return allow
+        return True
+
+    def crawl_delay(self) -> float:
+        """Seconds between fetches asked of the crawler, 0.0 if none."""
+        return self._crawl_delay
+
+    def sitemaps(self) -> list[str]:
+        """The Sitemap: URLs of the robots.txt (any group), as written."""
+        return list(self._sitemaps)
+
+
+def _key_value(line: bytes) -> tuple[bytes | None, bytes]:
+    """A line's key and value, or (None, b"") if it has none."""
+    hash_at = line.find(b"#")
+    if hash_at >= 0:
+        line = line[:hash_at]
+    line = line.strip()
+    sep = line.find(b":")
+    if sep < 0:
+        # The colon forgotten: `disallow /x` is read as `disallow: /x`, but
+        # only for exactly two words.
+        sep = min((i for i in (line.find(b" "), line.find(b"\t")) if i >= 0), default=-1)
+        if sep < 0 or any(c in line[sep + 1 :] for c in (b" ", b"\t")):
+            return None, b""
+    key = line[:sep].strip()
+    if not key:
+        return None, b""
+    return key, line[sep + 1 :].strip()
+
+
+def _escape(pattern: bytes) -> bytes:
+    """RFC 9309 2.2.2: non-ASCII octets %-encoded, existing %xx in upper case."""
+    if b"%" in pattern:
+        pattern = _PERCENT_HEX.sub(lambda m: m.group().upper(), pattern)
+    if not pattern.isascii():
+        pattern = _NON_ASCII.sub(lambda m: b"%%%02X" % m.group()[0], pattern)
+    return pattern
+
+
+def _seconds(value: bytes) -> float | None:
+    try:
+        delay = float(value)
+    except ValueError:
+        return None
+    return delay if math.isfinite(delay) and delay >= 0 else None
+
+
+def _compile(rules: list[tuple[bytes, bool]]) -> list[tuple[int, bool, str, tuple[str, ...], bool]]:
+    """(length, allow, first piece, other pieces, ends with $), the first match deciding."""
+    out = []
+    for pattern, allow in rules:
+        if not pattern:
+            continue  # an empty rule matches at length 0, which decides nothing
+        patterns = [pattern]
+        slash = pattern.rfind(b"/")
+        if allow and pattern[slash:].startswith(b"/index.htm"):
+            # Allowing /d/index.html allows /d/ too (the reference parser's reading).
+            patterns.append(pattern[: slash + 1] + b"$")
+        for p in patterns:
+            text = p.decode("ascii")
+            anchored = text.endswith("$")
+            first, *rest = (text[:-1] if anchored else text).split("*")
+            out.append((len(text), allow, first, tuple(rest), anchored))
+    out.sort(key=lambda rule: (-rule[0], not rule[1]))
+    return out
+
+
+def _rest_matches(path: str, pos: int, rest: tuple[str, ...], anchored: bool) -> bool:
+    """Do the pieces after the first `*` follow in `path` from `pos`?
+
+    Finding each piece leftmost is enough: a match exists if and only if
+    the leftmost one does. With `$`, the last piece must end the path.
+    """
+    for piece in rest[:-1]:
+        found = path.find(piece, pos)
+        if found < 0:
+            return False
+        pos = found + len(piece)
+    last = rest[-1]
+    if anchored:
+        return path.endswith(last) and len(path) - len(last) >= pos
+    return path.find(last, pos) >= 0
+
+
+def path_of(url: str) -> str:
+    """The path, params and query of `url`, "/" if empty; the fragment dropped."""
+    start = 2 if url.startswith("//") else 0
+    scheme_end = url.find("://", start)
+    early = _PATH_START.search(url, start)
+    if scheme_end >= 0 and not (early and early.start() < scheme_end):
+        after_host = _PATH_START.search(url, scheme_end + 3)
+    else:
+        after_host = _PATH_START.search(url, start)
+    if after_host is None:
+        return "/"
+    begin = after_host.start()
+    hash_at = url.find("#", start)
+    if 0 <= hash_at < begin:
+        return "/"
+    path = url[begin : hash_at if hash_at >= 0 else len(url)]
+    return path if path[0] == "/" else "/" + path
