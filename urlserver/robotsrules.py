@@ -7,7 +7,8 @@
 # Parsing works on bytes, line by line (LF, CR or CRLF):
 # - a UTF-8 byte-order mark at the start, whole or cut short, is skipped;
 # - at most MAX_PARSED bytes are read (RFC 9309 2.5), and of each line only
-#   its first MAX_LINE bytes, so one huge line cannot hide the rest;
+#   its first MAX_LINE bytes (and none after a NUL), so one huge line cannot
+#   hide the rest;
 # - `#` starts a comment; a line is `key: value`, or `key value` when the
 #   colon is forgotten; keys are case-insensitive and common misspellings
 #   are accepted (`useragent`, `disalow`, `site-map`...);
@@ -85,7 +86,10 @@ class RobotsTxt:
         in_ours = in_any = False  # the current group names our token / `*`
         after_rule = False  # a rule was read since the last User-agent line
         named_ours = False  # some group names our token
+        has_nul = b"\x00" in body
         for line in body.splitlines():
+            if has_nul:  # the reference parser reads a line up to a NUL byte
+                line = line.partition(b"\x00")[0]
             key, value = _key_value(line[:MAX_LINE])
             if key is None:
                 continue
@@ -148,10 +152,11 @@ def _key_value(line: bytes) -> tuple[bytes | None, bytes]:
     sep = line.find(b":")
     if sep < 0:
         # The colon forgotten: `disallow /x` is read as `disallow: /x`, but
-        # only for exactly two words.
-        sep = min((i for i in (line.find(b" "), line.find(b"\t")) if i >= 0), default=-1)
-        if sep < 0 or any(c in line[sep + 1 :] for c in (b" ", b"\t")):
+        # only if the line is exactly two words.
+        words = line.split(None, 1)
+        if len(words) != 2 or len(words[1].split(None, 1)) != 1:
             return None, b""
+        return words[0], words[1]
     key = line[:sep].strip()
     if not key:
         return None, b""
