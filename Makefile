@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth chaos clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,12 @@ bench-frontier: $(STAMP)
 bench-feeds: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.feed_bench
+
+# robots.txt parsers on Google's reference cases and on a 500 KiB robots.txt:
+# urlserver/robotsrules.py (used), protego, robotspy, Google's parser and ports.
+bench-robots: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
+	$(BIN)/python -m bench.robots_bench
 
 bench-bandwidth: $(STAMP)
 	$(BIN)/python -m bench.bandwidth_bench

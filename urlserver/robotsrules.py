@@ -22,6 +22,9 @@
 # - Allow/Disallow values are %-encoded once here (bytes outside ASCII as
 #   %XX, %xx written %XX), RFC 9309 2.2.2; URLs are compared as given, so the
 #   caller passes them %-encoded, as the urlserver's normalised URLs are.
+#   Escapes of unreserved characters are not decoded on either side
+#   (`/%62az` is not `/baz`): the reference cases expect that, where
+#   RFC 9309 2.2.2 would decode them.
 # Only the groups naming our token are kept (or, if none does, those of
 # `*`), as rules sorted longest first, Allow before Disallow at equal length:
 # the first rule that matches a path decides (RFC 9309 2.2.2, the longest
@@ -39,7 +42,6 @@ MAX_PARSED = 500 * 1024  # RFC 9309 2.5: parse at least the first 500 KiB
 MAX_LINE = 2083 * 8 - 1  # bytes read of one line; the reference parser's buffer (16,664 with its NUL)
 
 _BOM = b"\xef\xbb\xbf"
-_WHITESPACE = b" \t"
 
 # Key prefixes, lower-case, as the reference parser accepts them (a key is
 # the directive if it starts with one of these).
@@ -53,6 +55,7 @@ _PRODUCT_TOKEN = re.compile(rb"[A-Za-z_-]*")
 _PERCENT_HEX = re.compile(rb"%[0-9A-Fa-f]{2}")
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
 _PATH_START = re.compile(r"[/?;]")
+PREFIX = 4  # characters of a rule's first piece it is filed under (allowed())
 
 
 class RobotsTxt:
@@ -60,9 +63,11 @@ class RobotsTxt:
 
     `body` is the robots.txt as fetched (bytes) or decoded as UTF-8 (str);
     `token` is the crawler's product token (letters, `_`, `-`), e.g. "wreck".
+    `directives` and `unknown` count the lines read as a directive and the
+    key-value lines with any other key, for logs and tests.
     """
 
-    __slots__ = ("_rules", "_crawl_delay", "_sitemaps", "directives", "unknown")
+    __slots__ = ("_short", "_by_prefix", "_crawl_delay", "_sitemaps", "directives", "unknown")
 
     def __init__(self, body: bytes | str, token: str) -> None:
         if isinstance(body, str):
@@ -73,8 +78,8 @@ class RobotsTxt:
             skip += 1
         body = body[skip:]
         self._sitemaps: list[str] = []
-        self.directives = 0  # lines read as one of the directives above
-        self.unknown = 0  # key-value lines with any other key
+        self.directives = 0
+        self.unknown = 0
         self._parse(body, token.lower().encode("ascii", "replace"))
 
     def _parse(self, body: bytes, token: bytes) -> None:
@@ -118,21 +123,30 @@ class RobotsTxt:
                     delays[in_ours] = max(delays.get(in_ours, 0.0), delay)
             else:
                 self.unknown += 1
-        self._rules = _compile(rules[named_ours])
+        # A rule can match only paths that start with its first piece, so
+        # rules whose first piece is at least PREFIX characters long are
+        # filed under those characters and a path is checked against one
+        # file and the short rules only.
+        self._short: list[_Rule] = []
+        self._by_prefix: dict[str, list[_Rule]] = {}
+        for rule in _compile(rules[named_ours]):
+            first = rule[2]
+            if len(first) < PREFIX:
+                self._short.append(rule)
+            else:
+                self._by_prefix.setdefault(first[:PREFIX], []).append(rule)
         self._crawl_delay = delays.get(named_ours, 0.0)
 
     def allowed(self, url: str) -> bool:
         """May the crawler fetch `url` (absolute, %-encoded)?"""
         path = path_of(url)
-        for _length, allow, first, rest, anchored in self._rules:
-            if not path.startswith(first):
-                continue
-            if rest:
-                if _rest_matches(path, len(first), rest, anchored):
-                    return allow
-            elif not anchored or len(path) == len(first):
-                return allow
-        return True
+        best = _first_match(self._short, path)
+        filed = self._by_prefix.get(path[:PREFIX])
+        if filed:
+            other = _first_match(filed, path)
+            if best is None or other is not None and other[:2] > best[:2]:  # longer, or Allow on a tie
+                best = other
+        return True if best is None else best[1]
 
     def crawl_delay(self) -> float:
         """Seconds between fetches asked of the crawler, 0.0 if none."""
@@ -180,8 +194,13 @@ def _seconds(value: bytes) -> float | None:
     return delay if math.isfinite(delay) and delay >= 0 else None
 
 
-def _compile(rules: list[tuple[bytes, bool]]) -> list[tuple[int, bool, str, tuple[str, ...], bool]]:
-    """(length, allow, first piece, other pieces, ends with $), the first match deciding."""
+# (length, allow, first piece, the pieces after each `*`, ends with `$`,
+# the longest of those pieces: a path without it is passed over at once)
+_Rule = tuple[int, bool, str, tuple[str, ...], bool, str]
+
+
+def _compile(rules: list[tuple[bytes, bool]]) -> list[_Rule]:
+    """The rules, longest first and Allow before Disallow at equal length: the first match decides."""
     out = []
     for pattern, allow in rules:
         if not pattern:
@@ -195,9 +214,23 @@ def _compile(rules: list[tuple[bytes, bool]]) -> list[tuple[int, bool, str, tupl
             text = p.decode("ascii")
             anchored = text.endswith("$")
             first, *rest = (text[:-1] if anchored else text).split("*")
-            out.append((len(text), allow, first, tuple(rest), anchored))
+            out.append((len(text), allow, first, tuple(rest), anchored, max(rest, key=len, default="")))
     out.sort(key=lambda rule: (-rule[0], not rule[1]))
     return out
+
+
+def _first_match(rules: list[_Rule], path: str) -> _Rule | None:
+    """The first of `rules` (sorted longest first) that matches `path`."""
+    for rule in rules:
+        _length, _allow, first, rest, anchored, needed = rule
+        if not path.startswith(first) or needed not in path:
+            continue
+        if rest:
+            if _rest_matches(path, len(first), rest, anchored):
+                return rule
+        elif not anchored or len(path) == len(first):
+            return rule
+    return None
 
 
 def _rest_matches(path: str, pos: int, rest: tuple[str, ...], anchored: bool) -> bool:

@@ -129,3 +129,19 @@ def test_a_non_ascii_rule_matches_the_percent_encoded_url_wreck_fetches():
     assert not rules.allowed("https://example.com/caf%C3%A9/menu")
     assert not rules.allowed("https://example.com/%E6%97%A5")
     assert rules.allowed("https://example.com/cafe")
+
+
+@pytest.mark.parametrize(("body", "path", "allowed"), [
+    ("Disallow: /*.php\nAllow: /shop/\n", "/shop/cart.php", True),  # equal length: Allow
+    ("Allow: /s\nDisallow: /shop/*.php\n", "/shop/cart.php", False),  # the longer rule
+    ("Allow: /*.php$\nDisallow: /shop\n", "/shop/cart.php", True),
+    ("Allow: /*.php$\nDisallow: /shop\n", "/shop/cart.php?x=1", False),
+    ("Disallow: /shop/cart\nAllow: /shop/cart\n", "/shop/cart", True),
+])
+def test_the_longest_matching_rule_decides_and_allow_wins_a_tie(body, path, allowed):
+    assert RobotsTxt("User-agent: *\n" + body, "wreck").allowed("https://example.com" + path) is allowed
+
+
+def test_a_group_for_wreck_with_no_rule_leaves_the_star_group_aside():
+    rules = RobotsTxt("User-agent: *\nDisallow: /\n\nUser-agent: wreck\nCrawl-delay: 1\n", "wreck")
+    assert rules.allowed("https://example.com/page")
