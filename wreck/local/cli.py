@@ -25,6 +25,7 @@ import typer
 from wreck.private import private_dir, private_open
 from wreck.urlserver.seeds import has_feeds
 
+from .layout import Layout
 from .run import run
 
 app = typer.Typer(add_completion=False, help="Crawl from seed URLs with the whole of WRECK on this machine.")
@@ -92,12 +93,12 @@ def crawl(
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    if not urls and not seeds and not feeds and not (data / "frontier").exists():
+    if not urls and not seeds and not feeds and not Layout(data).started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         private_dir(data)
-        copy = data / "seeds-stdin.txt"
+        copy = Layout(data).seeds_stdin
         with private_open(copy, "w") as fh:
             fh.write(sys.stdin.read())
         seeds = str(copy)

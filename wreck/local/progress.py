@@ -16,6 +16,8 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from .layout import Layout
+
 STATUS_TIMEOUT_S = 2.0
 PLAIN_EVERY_S = 5.0  # one plain line this often when stdout is not a terminal
 
@@ -110,8 +112,9 @@ class Progress:
             self._live.stop()
 
 
-def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished: bool) -> str:
+def summary(last_status: dict, store: dict, elapsed: float, where: Layout, finished: bool) -> str:
     urls = last_status.get("urls", {})
+    data = where.root
     raw, stored = store.get("raw_bytes", 0), store.get("stored_bytes", 0)
     ratio = f"{raw / stored:.1f}x" if stored else "-"
     by_state = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v) or "nothing yet"
@@ -126,7 +129,7 @@ def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished
         *feeds,
         f"  stored: {store.get('docs', 0)} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
         + (f"; {store['not_modified']} not modified (304)" if store.get("not_modified") else ""),
-        f"  data: {data}  (logs in {data / 'logs'})",
+        f"  data: {data}  (logs in {where.logs})",
         "  read it:",
         f"    wreck-dump --data {data} --all --jsonl | head",
         f"    wreck-dump --data {data} --url URL --text",

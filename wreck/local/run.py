@@ -9,17 +9,16 @@
 
 from __future__ import annotations
 
-import os
 import signal
 import time
 from pathlib import Path
 
 from rich.console import Console
 
-from wreck.private import private_dir
 from wreck.urlserver.db import saved_counts
 
 from .children import Child, ChildFailed
+from .layout import Layout
 from .progress import Progress, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
@@ -30,9 +29,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store_args: list[str] = (), *, continuous: bool = False) -> int:
     """Run a local crawl; the process exit code."""
     console = Console()
-    logs = data / "logs"
-    private_dir(logs)
-    os.chmod(data, 0o700)
+    where = Layout(data)
+    where.make()
     stopping = {"signal": None}
 
     def on_signal(signum, _frame) -> None:
@@ -44,28 +42,28 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(data), "--listen", "127.0.0.1:0", *store_args],
-                      logs / "storeserver.log")  # fmt: skip
+        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
+                                                                  *store_args], where.log("storeserver"))  # fmt: skip
         children.append(store)
         store_addr = store.read_line("storeserver listening on ")
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(data / "frontier"), "--store", store_addr,
+            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
             "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
-        ], logs / "urlserver.log")  # fmt: skip
+        ], where.log("urlserver"))  # fmt: skip
         children.append(url)
         url_addr = url.read_line("urlserver listening on ")
         status_url = url.read_line("urlserver status on ").rstrip("/") + "/status"
         url.drain()
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency)], logs / "spider.log")
+                                                "--concurrency", str(concurrency)], where.log("spider"))
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
-        progress = Progress(status_url, data, console)
+        progress = Progress(status_url, where.store_data, console)
         while stopping["signal"] is None:
             progress.update()
             if not url.running():
@@ -90,10 +88,10 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     if progress:
         progress.close()
     _stop_all(children)
-    counts = saved_counts(str(data / "frontier"))  # final, unlike the last /status
+    counts = saved_counts(str(where.frontier))  # final, unlike the last /status
     if counts:
         last = {**last, "urls": counts}
-    console.print(summary(last, store_counters(data), time.monotonic() - started, data, finished), markup=False)
+    console.print(summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished), markup=False)
     return 0 if finished else EXIT_INTERRUPTED
 
 
