@@ -23,6 +23,7 @@ PR_SET_PDEATHSIG = 1
 READY_TIMEOUT_S = 30.0  # a daemon that has not said where it listens by then is broken
 STOP_TIMEOUT_S = 30.0  # SIGTERM first; SIGKILL only after this (the store drains its batch)
 LOG_TAIL_BYTES = 2000
+DRAIN_TIMEOUT_S = 5.0  # for the last stdout lines of a child that has exited
 
 
 class ChildFailed(Exception):
@@ -43,6 +44,8 @@ class Child:
     def __init__(self, name: str, module: str, args: list[str], log: Path) -> None:
         self.name, self.log = name, log
         self._log_file = private_open(log, "ab")  # 0600: logs name URLs and peers
+        self._drainer: threading.Thread | None = None
+        self._kept: str | None = None
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=self._log_file, preexec_fn=_die_with_parent,
@@ -67,16 +70,26 @@ class Child:
                 return line[len(prefix) :].strip()
         raise ChildFailed(f"{self.name} did not start within {timeout:.0f} s:\n{self.tail()}")
 
-    def drain(self) -> None:
+    def drain(self, keep: str | None = None) -> None:
         """After start-up, copy anything else on stdout to the log, so a
-        full pipe never blocks the child."""
+        full pipe never blocks the child; the last line that starts with
+        `keep` is kept for `kept()`."""
 
         def copy() -> None:
             for line in self.proc.stdout:
                 self._log_file.write(line)
                 self._log_file.flush()
+                if keep is not None and line.startswith(keep.encode()):
+                    self._kept = line[len(keep) :].decode("utf-8", "replace").strip()
 
-        threading.Thread(target=copy, name=f"{self.name}-stdout", daemon=True).start()
+        self._drainer = threading.Thread(target=copy, name=f"{self.name}-stdout", daemon=True)
+        self._drainer.start()
+
+    def kept(self, timeout: float = DRAIN_TIMEOUT_S) -> str | None:
+        """After the child exited: the rest of the last line drain() kept, if any."""
+        if self._drainer is not None:
+            self._drainer.join(timeout)  # the pipe ends with the child (and any child of its own)
+        return self._kept
 
     def tail(self) -> str:
         try:

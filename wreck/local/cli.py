@@ -23,7 +23,7 @@ from pathlib import Path
 import typer
 
 from wreck.private import private_dir, private_open
-from wreck.urlserver.seeds import has_feeds
+from wreck.seedfile import has_feeds
 
 from .layout import Layout
 from .run import run

@@ -9,19 +9,25 @@
 
 from __future__ import annotations
 
+import json
 import signal
 import time
 from pathlib import Path
 
 from rich.console import Console
 
-from wreck.urlserver.db import saved_counts
 
 from .children import Child, ChildFailed
 from .layout import Layout
 from .progress import Progress, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
+# What the daemons print on stdout: where they listen, and the urlserver's
+# final /status (JSON) once its last commit is done.
+STORE_LISTENING = "storeserver listening on "
+URLSERVER_LISTENING = "urlserver listening on "
+URLSERVER_STATUS = "urlserver status on "
+URLSERVER_FINISHED = "urlserver finished "
 EXIT_INTERRUPTED = 130
 
 
@@ -45,16 +51,16 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
                                                                   *store_args], where.log("storeserver"))  # fmt: skip
         children.append(store)
-        store_addr = store.read_line("storeserver listening on ")
+        store_addr = store.read_line(STORE_LISTENING)
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
             "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
         ], where.log("urlserver"))  # fmt: skip
         children.append(url)
-        url_addr = url.read_line("urlserver listening on ")
-        status_url = url.read_line("urlserver status on ").rstrip("/") + "/status"
-        url.drain()
+        url_addr = url.read_line(URLSERVER_LISTENING)
+        status_url = url.read_line(URLSERVER_STATUS).rstrip("/") + "/status"
+        url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency)], where.log("spider"))
         children.append(spider)
@@ -88,9 +94,9 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     if progress:
         progress.close()
     _stop_all(children)
-    counts = saved_counts(str(where.frontier))  # final, unlike the last /status
-    if counts:
-        last = {**last, "urls": counts}
+    final = _final_status(url)  # as committed, unlike the last /status
+    if final is not None:
+        last = final
     console.print(summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished), markup=False)
     return 0 if finished else EXIT_INTERRUPTED
 
@@ -99,3 +105,16 @@ def _stop_all(children: list[Child]) -> None:
     """Spider first, then urlserver, then the store (it drains last)."""
     for child in reversed(children):
         child.stop()
+
+
+def _final_status(urlserver: Child) -> dict | None:
+    """The urlserver's last words: its /status after the last commit, or
+    None if it did not stop cleanly (the last /status polled then stands)."""
+    text = urlserver.kept()
+    if text is None:
+        return None
+    try:
+        final = json.loads(text)
+    except ValueError:
+        return None
+    return final if isinstance(final, dict) else None
