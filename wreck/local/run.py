@@ -4,7 +4,10 @@
 # while the progress shows; stop them in the safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed)
 # when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
-# child dies. Running the same command again resumes.
+# child dies. The summary's URL counts are the urlserver's last stdout line
+# (its /status after its last commit), the store's come from the store's
+# public read API; nothing here opens a daemon's files. Running the same
+# command again resumes.
 """Start, watch and stop the daemons of one local crawl."""
 
 from __future__ import annotations
@@ -15,7 +18,6 @@ import time
 from pathlib import Path
 
 from rich.console import Console
-
 
 from .children import Child, ChildFailed
 from .layout import Layout
@@ -33,7 +35,8 @@ EXIT_INTERRUPTED = 130
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
         store_args: list[str] = (), *, continuous: bool = False) -> int:
-    """Run a local crawl; the process exit code."""
+    """Run a local crawl into `data` until it is done or interrupted; the
+    process exit code (0 done, 1 a daemon failed, 130 interrupted)."""
     console = Console()
     where = Layout(data)
     where.make()
