@@ -5,12 +5,13 @@
 # after a backoff; one that was refused for good (wrong secret) stops the
 # whole spider with its code. SIGTERM/SIGINT stop every worker and wait for
 # them; workers also get SIGTERM if the supervisor itself dies (Linux
-# PR_SET_PDEATHSIG), so no orphan keeps crawling.
+# PR_SET_PDEATHSIG), so no orphan keeps crawling. The dying with the parent,
+# the stop with a grace and the restart backoff are wreck/supervise.py's,
+# shared with wreck-crawl.
 """The spider command line."""
 
 from __future__ import annotations
 
-import ctypes
 import logging
 import multiprocessing
 import multiprocessing.connection
@@ -24,6 +25,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from wreck import supervise
 from wreck.deploy import SECRET_ENV, DeployError, secret_from
 from wreck.protocol.settings import split_host_port
 
@@ -34,24 +36,16 @@ LOG = logging.getLogger("spider")
 STOP_GRACE_S = 10.0
 # A worker that lived less than this before dying counts as crash-looping.
 HEALTHY_RUN_S = 30.0
+RESTART_BACKOFF_FIRST_S = 0.5
 RESTART_BACKOFF_MAX_S = 60.0
-PR_SET_PDEATHSIG = 1
 
 app = typer.Typer(add_completion=False)
 
 
 def _worker_main(options: worker.WorkerOptions, verbose: bool) -> None:
-    _die_with_parent()
+    supervise.die_with_parent()
     _setup_logging(verbose, options.name)
     sys.exit(worker.run(options))
-
-
-def _die_with_parent() -> None:
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    except (OSError, AttributeError):  # not Linux: the supervisor's stop() still applies
-        pass
 
 
 def _setup_logging(verbose: bool, name: str) -> None:
@@ -69,7 +63,8 @@ class Supervisor:
         self.options, self.verbose = options, verbose
         self.procs: dict[int, multiprocessing.Process] = {}
         self.started: dict[int, float] = {}
-        self.failures: dict[int, int] = {}
+        self.backoff = [supervise.RestartBackoff(healthy_run_s=HEALTHY_RUN_S, first_s=RESTART_BACKOFF_FIRST_S,
+                                                 max_s=RESTART_BACKOFF_MAX_S) for _ in options]
         self.stopping = False
 
     def _start(self, index: int) -> None:
@@ -94,9 +89,7 @@ class Supervisor:
                     LOG.error("worker %s was refused by the urlserver or a store server; stopping", proc.name)
                     self.stop()
                     return worker.EXIT_REFUSED
-                healthy = now - self.started[index] > HEALTHY_RUN_S
-                self.failures[index] = 0 if healthy else self.failures.get(index, 0) + 1
-                delay = min(RESTART_BACKOFF_MAX_S, 0.5 * 2 ** self.failures[index])
+                delay = self.backoff[index].after(now - self.started[index])
                 LOG.warning("worker %s exited with %s; restarting in %.1f s", proc.name, proc.exitcode, delay)
                 restart_at[index] = now + delay
             for index, when in list(restart_at.items()):
@@ -107,16 +100,8 @@ class Supervisor:
 
     def stop(self, *_: object) -> None:
         self.stopping = True
-        for proc in self.procs.values():
-            if proc.is_alive():
-                proc.terminate()
-        deadline = time.monotonic() + STOP_GRACE_S
-        for proc in self.procs.values():
-            proc.join(max(0.0, deadline - time.monotonic()))
-            if proc.is_alive():
-                LOG.warning("worker %s did not stop in %.0f s; killing it", proc.name, STOP_GRACE_S)
-                proc.kill()
-                proc.join()
+        for proc in supervise.stop(list(self.procs.values()), STOP_GRACE_S):
+            LOG.warning("worker %s did not stop in %.0f s; killed it", proc.name, STOP_GRACE_S)
 
 
 @app.command()

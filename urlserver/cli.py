@@ -13,6 +13,7 @@ import signal
 import sys
 from typing import Annotated, Optional
 
+import msgspec
 import typer
 
 from wreck import deploy
@@ -194,6 +195,12 @@ def check(s: Settings) -> str | None:
     return None
 
 
+# The last stdout line of a urlserver that stopped cleanly: this prefix, then
+# the final /status as one JSON object, as committed. wreck-crawl reads it
+# for its summary, as it reads the first lines for where the urlserver listens.
+FINISHED_LINE = "urlserver finished "
+
+
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
     from .http import HttpStatus
@@ -227,9 +234,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if server.broken is not None:
         crawl.abandon()  # the last commit stands; a restart resumes from it
         return 1
+    final = status_of(server)
     if crawl.plugins.has(STATS):
-        crawl.plugins.stats(status_of(server))  # the final figures, even for a crawl shorter than an interval
+        crawl.plugins.stats(final)  # the final figures, even for a crawl shorter than an interval
     crawl.close()
+    # After the last commit: the figures a resume starts from (wreck-crawl's summary).
+    print(f"{FINISHED_LINE}{msgspec.json.encode(final).decode()}", flush=True)
     return 0
 
 

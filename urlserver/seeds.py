@@ -1,4 +1,5 @@
-# Seeds from a file, standard input ('-') or the command line. One URL per
+# Seeds from a file, standard input ('-') or the command line (the line format
+# is wreck/seedfile.py, shared with wreck-crawl). One URL per
 # line; blank lines and '#' comments are skipped; a line that does not
 # normalise to an http(s) URL is reported with its line number and skipped.
 # A seed written 'feed:URL', and every line of a --feeds file, is a feed
@@ -9,37 +10,10 @@
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 
+from wreck.seedfile import FEED_PREFIX, has_feeds, read_lines  # noqa: F401 (has_feeds: re-exported)
 from wreck.urlnorm import normalize
-
-
-def read_lines(source: str | None, args: Iterable[str]) -> Iterator[tuple[str, int, str]]:
-    """(where, line number, text) for every seed candidate."""
-    if source is not None:
-        if source == "-":
-            fh, where = sys.stdin, "<stdin>"
-        else:
-            fh, where = open(source, encoding="utf-8", errors="replace"), source
-        try:
-            for number, line in enumerate(fh, 1):
-                text = line.strip()
-                if text and not text.startswith("#"):
-                    yield where, number, text
-        finally:
-            if fh is not sys.stdin:
-                fh.close()
-    for number, text in enumerate(args, 1):
-        yield "<args>", number, text.strip()
-
-
-FEED_PREFIX = "feed:"
-
-
-def has_feeds(source: str | None, args: Iterable[str]) -> bool:
-    """Whether any seed is marked 'feed:' (wreck-crawl then runs continuously)."""
-    return any(text.startswith(FEED_PREFIX) for _, _, text in read_lines(source, args))
 
 
 def load(crawl, source: str | None, args: Iterable[str], log, *, feeds: str | None = None) -> dict[str, int]:

@@ -4,6 +4,7 @@ graph say whether they did it right."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from urllib.parse import urlsplit
@@ -15,6 +16,7 @@ from tests.web import RunningWeb, SiteSpec, compute_truth, duplicate_requests, g
 from tests.web.truth import normalize
 
 DELAY = 0.3  # --delay, above every Crawl-delay the test web serves (0.2)
+FINISHED = "urlserver finished "  # wreck-crawl copies the urlserver's late stdout to its log
 JITTER = 0.05  # arrival gaps can be this much shorter than handout gaps
 
 
@@ -38,7 +40,9 @@ def crawled(tmp_path_factory):
     reader = ReadStore(tmp / "crawl")
     docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
     reader.close()
-    return run, records, truth, docs
+    log = (tmp / "crawl" / "logs" / "urlserver.log").read_text()
+    last_words = [line.removeprefix(FINISHED) for line in log.splitlines() if line.startswith(FINISHED)]
+    return run, records, truth, docs, last_words
 
 
 def _url(record) -> str:
@@ -51,8 +55,17 @@ def test_the_crawl_finishes_and_says_where_the_data_is(crawled):
     assert "Crawl finished" in run.stdout and "wreck-dump --data" in run.stdout
 
 
+def test_the_summary_gives_the_counts_the_urlserver_committed_last(crawled):
+    run, *_, last_words = crawled
+    assert len(last_words) == 1, "the urlserver's last stdout line: its final /status"
+    final = json.loads(last_words[0])
+    assert final["finished"] and final["in_flight"] == 0
+    urls_line = next(line for line in run.stdout.splitlines() if line.strip().startswith("URLs:"))
+    assert all(f"{state.lower()} {n}" in urls_line for state, n in final["urls"].items() if n), (urls_line, final)
+
+
 def test_every_reachable_allowed_page_is_stored_exactly_once(crawled):
-    _, _, truth, docs = crawled
+    _, _, truth, docs, _ = crawled
     pages = [d for d in docs if not urlsplit(d.url).path.startswith("/robots")]
     stored = [normalize(d.url) for d in pages]
     assert len(stored) == len(set(stored)), "a page was stored twice"
@@ -61,19 +74,19 @@ def test_every_reachable_allowed_page_is_stored_exactly_once(crawled):
 
 
 def test_nothing_is_fetched_twice_and_nothing_disallowed_is_fetched(crawled):
-    _, records, truth, _ = crawled
+    _, records, truth, _, _ = crawled
     pages = [r for r in records if not r.target.startswith("/robots")]
     assert duplicate_requests(pages) == {}
     assert not {_url(r) for r in pages} & set(truth.disallowed)
 
 
 def test_robots_txt_comes_before_any_other_request_to_a_host(crawled):
-    _, records, _, _ = crawled
+    _, records, _, _, _ = crawled
     first = robots_first(records)
     assert first and all(first.values()), first
 
 
 def test_no_two_requests_to_one_host_closer_than_the_delay(crawled):
-    _, records, _, _ = crawled
+    _, records, _, _, _ = crawled
     for host, gaps in gaps_by_host(records).items():
         assert min(gaps, default=DELAY) >= DELAY - JITTER, (host, sorted(gaps)[:3])

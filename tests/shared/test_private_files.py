@@ -5,6 +5,7 @@ every local user)."""
 from __future__ import annotations
 
 import os
+import re
 import stat
 import subprocess
 import sys
@@ -66,10 +67,13 @@ def test_wreck_crawl_keeps_data_and_logs_private(tmp_path, open_umask):
     data = tmp_path / "crawl"
     with RunningWeb(SiteSpec(hosts=1, pages_per_host=3, hostile=False)) as web:
         dns_ip, dns_port = web.dns_address
+        seed = web.url("h0.wreck.test")
         run = subprocess.run([
-            sys.executable, "-m", "wreck.local.cli", web.url("h0.wreck.test"), "--data", str(data),
+            sys.executable, "-m", "wreck.local.cli", "--seeds", "-", "--data", str(data),
             "--dns", f"{dns_ip}:{dns_port}", "--allow-net", "127.0.0.0/8", "--delay", "0.05", "--procs", "1",
-        ], capture_output=True, text=True, timeout=120)  # fmt: skip
+        ], input=seed + "\n", capture_output=True, text=True, timeout=120)  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
+    assert re.search(r"URLs: .*fetched [1-9]", run.stdout), run.stdout  # the seed from stdin was crawled
+    assert (data / "seeds-stdin.txt").read_text() == seed + "\n"  # the urlserver's copy (private, below)
     assert {p.name for p in (data / "logs").iterdir()} >= {"storeserver.log", "urlserver.log", "spider.log"}
     _assert_private(data)

@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-SPIDER = [sys.executable, "-c", "from spider.cli import main; main()"]
+SPIDER = [sys.executable, "-m", "wreck.spider.cli"]
 
 
 def free_port() -> int:

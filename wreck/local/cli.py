@@ -10,29 +10,23 @@
 # With --recrawl likewise: pages keep being revisited until Ctrl-C.
 # Ctrl-C or SIGTERM stops the children in a safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed);
-# running the command again with the same --data resumes.
+# running the command again with the same --data resumes. This module is the
+# command line only; run.py runs the crawl.
 """The wreck-crawl command."""
 
 from __future__ import annotations
 
 import os
-import signal
 import sys
-import time
 from pathlib import Path
 
 import typer
-from rich.console import Console
 
 from wreck.private import private_dir, private_open
+from wreck.seedfile import has_feeds
 
-from .children import Child, ChildFailed
-from wreck.urlserver.db import saved_counts
-from .progress import Progress, store_counters, summary
-from wreck.urlserver.seeds import has_feeds
-
-TICK_S = 1.0  # progress refresh and child check
-EXIT_INTERRUPTED = 130
+from .layout import Layout
+from .run import run
 
 app = typer.Typer(add_completion=False, help="Crawl from seed URLs with the whole of WRECK on this machine.")
 
@@ -99,12 +93,12 @@ def crawl(
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    if not urls and not seeds and not feeds and not (data / "frontier").exists():
+    if not urls and not seeds and not feeds and not Layout(data).started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         private_dir(data)
-        copy = data / "seeds-stdin.txt"
+        copy = Layout(data).seeds_stdin
         with private_open(copy, "w") as fh:
             fh.write(sys.stdin.read())
         seeds = str(copy)
@@ -127,83 +121,6 @@ def crawl(
                                  {"--plugin": plugin})
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or recrawl is not None)
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
-
-
-def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = (), *, continuous: bool = False) -> int:
-    """Run a local crawl; the process exit code."""
-    console = Console()
-    logs = data / "logs"
-    private_dir(logs)
-    os.chmod(data, 0o700)
-    stopping = {"signal": None}
-
-    def on_signal(signum, _frame) -> None:
-        stopping["signal"] = signum
-
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
-    children: list[Child] = []
-    progress = None
-    started = time.monotonic()
-    finished = False
-    try:
-        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(data), "--listen", "127.0.0.1:0", *store_args],
-                      logs / "storeserver.log")  # fmt: skip
-        children.append(store)
-        store_addr = store.read_line("storeserver listening on ")
-        store.drain()
-        url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(data / "frontier"), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
-        ], logs / "urlserver.log")  # fmt: skip
-        children.append(url)
-        url_addr = url.read_line("urlserver listening on ")
-        status_url = url.read_line("urlserver status on ").rstrip("/") + "/status"
-        url.drain()
-        spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency)], logs / "spider.log")
-        children.append(spider)
-        console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
-                      f"the same command resumes.", highlight=False)  # fmt: skip
-        if continuous:
-            console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
-                          highlight=False)
-        progress = Progress(status_url, data, console)
-        while stopping["signal"] is None:
-            progress.update()
-            if not url.running():
-                finished = url.proc.returncode == 0
-                if not finished:
-                    raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
-                break
-            for child in (store, spider):
-                if not child.running():
-                    raise ChildFailed(f"{child.name} exited with {child.proc.returncode}:\n{child.tail()}")
-            time.sleep(TICK_S)
-    except ChildFailed as exc:
-        if progress:
-            progress.close()
-        console.print(f"wreck-crawl: {exc}", markup=False)
-        _stop_all(children)
-        return 1
-    finally:
-        for sig, handler in old.items():
-            signal.signal(sig, handler)
-    last = progress.last if progress else {}
-    if progress:
-        progress.close()
-    _stop_all(children)
-    counts = saved_counts(str(data / "frontier"))  # final, unlike the last /status
-    if counts:
-        last = {**last, "urls": counts}
-    console.print(summary(last, store_counters(data), time.monotonic() - started, data, finished), markup=False)
-    return 0 if finished else EXIT_INTERRUPTED
-
-
-def _stop_all(children: list[Child]) -> None:
-    """Spider first, then urlserver, then the store (it drains last)."""
-    for child in reversed(children):
-        child.stop()
 
 
 def main() -> None:

@@ -1,6 +1,7 @@
 # What wreck-crawl shows while a crawl runs and when it ends. It reads the
 # urlserver's /status (JSON over loopback HTTP) and the store's counters
-# (an LMDB reader, which never blocks the writer). On a terminal it keeps one
+# through the store's public read API (wreck.storeserver.reader, which never
+# blocks the writer). On a terminal it keeps one
 # live panel (rich); otherwise it prints a plain line every few seconds, so
 # logs and CI output stay readable.
 """Live progress and the final summary of a local crawl."""
@@ -16,6 +17,10 @@ from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
+from wreck.storeserver.reader import Counters, StoreError, read_counters
+
+from .layout import Layout
+
 STATUS_TIMEOUT_S = 2.0
 PLAIN_EVERY_S = 5.0  # one plain line this often when stdout is not a terminal
 
@@ -28,18 +33,12 @@ def fetch_status(url: str) -> dict | None:
         return None
 
 
-def store_counters(data: Path) -> dict:
-    """Documents and bytes in the store, {} if it cannot be read yet."""
-    from wreck.storeserver.store import ReadStore, StoreError
-
+def store_counters(store_data: Path) -> Counters:
+    """Documents and bytes in the store, all 0 before it has any."""
     try:
-        reader = ReadStore(data)
-    except (StoreError, OSError):
-        return {}
-    try:
-        return reader.meta_info()
-    finally:
-        reader.close()
+        return read_counters(store_data)
+    except StoreError:  # not created yet, or mid-creation
+        return Counters()
 
 
 def _human(n: float) -> str:
@@ -50,25 +49,25 @@ def _human(n: float) -> str:
     return f"{n:.1f} PB"
 
 
-def line(st: dict, store: dict, elapsed: float) -> str:
+def line(st: dict, store: Counters, elapsed: float) -> str:
     urls = st.get("urls", {})
     rate = st.get("rates", {}).get("done_per_s", 0.0)
     errors = ", ".join(f"{k} {v}" for k, v in sorted(st.get("errors_by_kind", {}).items())) or "none"
     return (
         f"{elapsed:6.0f}s  fetched {urls.get('FETCHED', 0)}  {rate:.0f} pages/s  "
-        f"stored {_human(store.get('raw_bytes', 0))}  frontier {st.get('queued', 0)}  "
+        f"stored {_human(store.raw_bytes)}  frontier {st.get('queued', 0)}  "
         f"in flight {st.get('in_flight', 0)}  hosts {st.get('hosts', {}).get('known', 0)}  errors: {errors}"
     )
 
 
-def panel(st: dict, store: dict, elapsed: float) -> Table:
+def panel(st: dict, store: Counters, elapsed: float) -> Table:
     urls = st.get("urls", {})
     table = Table(title=f"WRECK crawl — {elapsed:.0f} s", show_header=False, expand=False)
     table.add_column(style="bold")
     table.add_column()
     table.add_row("pages fetched", str(urls.get("FETCHED", 0)))
     table.add_row("pages/s", f"{st.get('rates', {}).get('done_per_s', 0.0):.1f}")
-    table.add_row("stored", f"{store.get('docs', 0)} documents, {_human(store.get('raw_bytes', 0))}")
+    table.add_row("stored", f"{store.docs} documents, {_human(store.raw_bytes)}")
     table.add_row("frontier", f"{st.get('queued', 0)} queued, {st.get('delayed_retries', 0)} waiting to retry")
     hosts = st.get("hosts", {})
     table.add_row("hosts", f"{hosts.get('known', 0)} known, {hosts.get('ready', 0)} ready")
@@ -83,8 +82,8 @@ def panel(st: dict, store: dict, elapsed: float) -> Table:
 class Progress:
     """Shows progress until closed; `update()` is called about once a second."""
 
-    def __init__(self, status_url: str, data: Path, console: Console) -> None:
-        self.status_url, self.data, self.console = status_url, data, console
+    def __init__(self, status_url: str, store_data: Path, console: Console) -> None:
+        self.status_url, self.store_data, self.console = status_url, store_data, console
         self.started = time.monotonic()
         self.last: dict = {}
         self._plain_at = 0.0
@@ -98,7 +97,7 @@ class Progress:
             return
         self.last = st
         elapsed = time.monotonic() - self.started
-        store = store_counters(self.data)
+        store = store_counters(self.store_data)
         if self._live:
             self._live.update(panel(st, store, elapsed))
         elif elapsed - self._plain_at >= PLAIN_EVERY_S:
@@ -110,9 +109,10 @@ class Progress:
             self._live.stop()
 
 
-def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished: bool) -> str:
+def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, finished: bool) -> str:
     urls = last_status.get("urls", {})
-    raw, stored = store.get("raw_bytes", 0), store.get("stored_bytes", 0)
+    data = where.root
+    raw, stored = store.raw_bytes, store.stored_bytes
     ratio = f"{raw / stored:.1f}x" if stored else "-"
     by_state = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v) or "nothing yet"
     head = "Crawl finished" if finished else "Crawl stopped (run the same command again to resume)"
@@ -124,9 +124,9 @@ def summary(last_status: dict, store: dict, elapsed: float, data: Path, finished
         f"{head} in {elapsed:.1f} s.",
         f"  URLs: {by_state}",
         *feeds,
-        f"  stored: {store.get('docs', 0)} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
-        + (f"; {store['not_modified']} not modified (304)" if store.get("not_modified") else ""),
-        f"  data: {data}  (logs in {data / 'logs'})",
+        f"  stored: {store.docs} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
+        + (f"; {store.not_modified} not modified (304)" if store.not_modified else ""),
+        f"  data: {data}  (logs in {where.logs})",
         "  read it:",
         f"    wreck-dump --data {data} --all --jsonl | head",
         f"    wreck-dump --data {data} --url URL --text",

@@ -1,0 +1,60 @@
+# The store's public read API: what other programs may use. Everything else
+# in storeserver/ (key layouts, the writer, compression) may change between
+# versions; the names below keep their meaning. Reading is safe while a
+# storeserver writes: LMDB readers never block the writer, nor it them
+# (a read sees the last committed batch).
+#
+#   read_counters(DIR)   documents, raw and stored bytes, 304 revisits
+#   open_store(DIR)      a ReadStore: documents by doc id or URL, in order
+#
+# DIR is the storeserver's --data (the store keeps its files beneath it).
+# Every failure is a StoreError (NotFound for a missing document).
+"""The public read API of the store: counters and documents."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import lmdb
+import msgspec
+
+from .layout import StoredDoc
+from .store import META_DOCS, META_NOT_MODIFIED, META_RAW, META_STORED, NotFound, ReadStore, StoreError
+
+__all__ = ["Counters", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_store", "read_counters"]
+
+
+class Counters(msgspec.Struct, frozen=True):
+    """What a store holds, as of its last commit."""
+
+    docs: int = 0  # documents stored (duplicates and 304 revisits not counted)
+    raw_bytes: int = 0  # their uncompressed bytes (headers and body)
+    stored_bytes: int = 0  # their compressed bytes on disk
+    not_modified: int = 0  # 304 revisit records (a header block, no new body)
+
+
+def open_store(data: Path) -> ReadStore:
+    """A reader of the store in `data`; close() it when done.
+
+    Raises StoreError if there is no store there or it cannot be opened.
+    """
+    try:
+        return ReadStore(Path(data))
+    except OSError as exc:
+        raise StoreError(f"cannot open the store in {data}: {exc}") from None
+
+
+def read_counters(data: Path) -> Counters:
+    """The counters of the store in `data`.
+
+    Raises StoreError if there is no store there (yet) or it cannot be read.
+    """
+    reader = open_store(data)
+    try:
+        info = reader.meta_info()
+    except lmdb.Error as exc:  # translated here: callers see one vocabulary
+        raise StoreError(f"cannot read the store in {data}: {exc}") from None
+    finally:
+        reader.close()
+    return Counters(**{key.decode(): int(info.get(key.decode(), 0))
+                       for key in (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)})

@@ -1,0 +1,36 @@
+"""What wreck-crawl prints (wreck/local/progress.py): the progress line and
+the summary, from a /status object and the store's counters."""
+
+from __future__ import annotations
+
+from wreck.local.layout import Layout
+from wreck.local.progress import line, store_counters, summary
+from wreck.storeserver.reader import Counters
+
+STATUS = {"urls": {"FETCHED": 40, "PENDING": 0, "ERROR": 2}, "queued": 5, "in_flight": 3,
+          "hosts": {"known": 4}, "rates": {"done_per_s": 12.0}, "errors_by_kind": {"HTTP_ERROR": 2},
+          "feeds": 3, "counters": {"feed_fetches": 9, "feed_redundant": 4, "feed_stories": 6}}
+STORE = Counters(docs=42, raw_bytes=1_500_000, stored_bytes=500_000, not_modified=7)
+
+
+def test_the_summary_says_what_was_crawled_stored_and_how_to_read_it(tmp_path):
+    where = Layout(tmp_path / "crawl")
+    text = summary(STATUS, STORE, 12.34, where, finished=True)
+    assert text.startswith("Crawl finished in 12.3 s.")
+    assert "URLs: fetched 40, error 2" in text and "pending" not in text  # zero counts left out
+    assert "feeds: 3, fetched 9 times this run (4 redundant), 6 new stories" in text
+    assert "stored: 42 documents, 1.5 MB (500.0 KB on disk, compression 3.0x); 7 not modified (304)" in text
+    assert f"logs in {where.logs}" in text and f"wreck-dump --data {where.root} --all --warc" in text
+
+
+def test_an_interrupted_crawl_says_how_to_resume_even_with_nothing_known(tmp_path):
+    text = summary({}, Counters(), 0.5, Layout(tmp_path), finished=False)
+    assert "Crawl stopped (run the same command again to resume)" in text
+    assert "URLs: nothing yet" in text and "compression -" in text and "feeds" not in text
+
+
+def test_the_progress_line_and_a_store_not_there_yet(tmp_path):
+    assert store_counters(tmp_path / "no-store-yet") == Counters()
+    text = line(STATUS, STORE, 7.0)
+    assert "fetched 40" in text and "12 pages/s" in text and "frontier 5" in text and "in flight 3" in text
+    assert "hosts 4" in text and "errors: HTTP_ERROR 2" in text and "stored 1.5 MB" in text

@@ -1,0 +1,66 @@
+# The data directory of a local crawl, named in one place. wreck-crawl owns
+# the directory (0700) and hands each daemon its part on the command line:
+#
+#   DIR/                 the crawl; the storeserver's --data (the store keeps
+#                        its LMDB in DIR/store/, so `wreck-dump --data DIR`
+#                        reads it)
+#   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings)
+#   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600)
+#   DIR/seeds-stdin.txt  seeds read from standard input ('--seeds -'): the
+#                        urlserver child has no terminal, so it gets a file
+#
+# What lies inside a daemon's part is that daemon's business: wreck-crawl
+# never opens it, and learns counts through the urlserver's /status and the
+# store's public read API (wreck.storeserver.reader).
+"""Where each part of a local crawl lives in its data directory."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from wreck.private import DIR_MODE, private_dir
+
+FRONTIER = "frontier"
+LOGS = "logs"
+SEEDS_STDIN = "seeds-stdin.txt"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of the crawl kept in `root`."""
+
+    root: Path
+
+    @property
+    def store_data(self) -> Path:
+        """The storeserver's --data (and wreck-dump's)."""
+        return self.root
+
+    @property
+    def frontier(self) -> Path:
+        """The urlserver's --data."""
+        return self.root / FRONTIER
+
+    @property
+    def logs(self) -> Path:
+        return self.root / LOGS
+
+    def log(self, name: str) -> Path:
+        """The log file of the child named `name`."""
+        return self.logs / f"{name}.log"
+
+    @property
+    def seeds_stdin(self) -> Path:
+        """Where seeds given on standard input are copied for the urlserver."""
+        return self.root / SEEDS_STDIN
+
+    def started(self) -> bool:
+        """Whether a crawl was already started here (so a bare run resumes it)."""
+        return self.frontier.exists()
+
+    def make(self) -> None:
+        """Create the directory and its logs/, private to this user."""
+        private_dir(self.logs)
+        os.chmod(self.root, DIR_MODE)  # an existing directory too: it will hold every page

@@ -1,0 +1,123 @@
+# Running a local crawl: start the store, then the urlserver (told where the
+# store listens), then the spider (told where the urlserver listens), each
+# announcing its address on its first stdout line; watch them once a tick
+# while the progress shows; stop them in the safe order (spider, urlserver,
+# store: the store drains last, so every record a spider sent is committed)
+# when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
+# child dies. The summary's URL counts are the urlserver's last stdout line
+# (its /status after its last commit), the store's come from the store's
+# public read API; nothing here opens a daemon's files. Running the same
+# command again resumes.
+"""Start, watch and stop the daemons of one local crawl."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+from pathlib import Path
+
+from rich.console import Console
+
+from .children import Child, ChildFailed
+from .layout import Layout
+from .progress import Progress, store_counters, summary
+
+TICK_S = 1.0  # progress refresh and child check
+# What the daemons print on stdout: where they listen, and the urlserver's
+# final /status (JSON) once its last commit is done.
+STORE_LISTENING = "storeserver listening on "
+URLSERVER_LISTENING = "urlserver listening on "
+URLSERVER_STATUS = "urlserver status on "
+URLSERVER_FINISHED = "urlserver finished "
+EXIT_INTERRUPTED = 130
+
+
+def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
+        store_args: list[str] = (), *, continuous: bool = False) -> int:
+    """Run a local crawl into `data` until it is done or interrupted; the
+    process exit code (0 done, 1 a daemon failed, 130 interrupted)."""
+    console = Console()
+    where = Layout(data)
+    where.make()
+    stopping = {"signal": None}
+
+    def on_signal(signum, _frame) -> None:
+        stopping["signal"] = signum
+
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    children: list[Child] = []
+    progress = None
+    started = time.monotonic()
+    finished = False
+    try:
+        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
+                                                                  *store_args], where.log("storeserver"))  # fmt: skip
+        children.append(store)
+        store_addr = store.read_line(STORE_LISTENING)
+        store.drain()
+        url = Child("urlserver", "wreck.urlserver.cli", [
+            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
+            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
+        ], where.log("urlserver"))  # fmt: skip
+        children.append(url)
+        url_addr = url.read_line(URLSERVER_LISTENING)
+        status_url = url.read_line(URLSERVER_STATUS).rstrip("/") + "/status"
+        url.drain(keep=URLSERVER_FINISHED)
+        spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
+                                                "--concurrency", str(concurrency)], where.log("spider"))
+        children.append(spider)
+        console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
+                      f"the same command resumes.", highlight=False)  # fmt: skip
+        if continuous:
+            console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
+                          highlight=False)
+        progress = Progress(status_url, where.store_data, console)
+        while stopping["signal"] is None:
+            progress.update()
+            if not url.running():
+                finished = url.proc.returncode == 0
+                if not finished:
+                    raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
+                break
+            for child in (store, spider):
+                if not child.running():
+                    raise ChildFailed(f"{child.name} exited with {child.proc.returncode}:\n{child.tail()}")
+            time.sleep(TICK_S)
+    except ChildFailed as exc:
+        if progress:
+            progress.close()
+        console.print(f"wreck-crawl: {exc}", markup=False)
+        _stop_all(children)
+        return 1
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)
+    last = progress.last if progress else {}
+    if progress:
+        progress.close()
+    _stop_all(children)
+    final = _final_status(url)  # as committed, unlike the last /status
+    if final is not None:
+        last = final
+    console.print(summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished), markup=False)
+    return 0 if finished else EXIT_INTERRUPTED
+
+
+def _stop_all(children: list[Child]) -> None:
+    """Spider first, then urlserver, then the store (it drains last)."""
+    for child in reversed(children):
+        child.stop()
+
+
+def _final_status(urlserver: Child) -> dict | None:
+    """The urlserver's last words: its /status after the last commit, or
+    None if it did not stop cleanly (the last /status polled then stands)."""
+    text = urlserver.kept()
+    if text is None:
+        return None
+    try:
+        final = json.loads(text)
+    except ValueError:
+        return None
+    return final if isinstance(final, dict) else None
