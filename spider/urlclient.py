@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 from wreck.protocol import (
     AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, ProtocolError,
@@ -52,8 +53,12 @@ class _Txn:
 class UrlSession:
     """Runs one handshaken urlserver peer until its connection closes."""
 
-    def __init__(self, peer: Peer, settings: CrawlSettings, stores: list[StoreClient], *, concurrency: int) -> None:
+    def __init__(self, peer: Peer, settings: CrawlSettings, stores: list[StoreClient], *, concurrency: int,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """`clock` and `sleep` time the WORKING schedule; a test passes virtual ones."""
         self.peer = peer
+        self.clock, self.sleep = clock, sleep
         self.settings = settings
         self.stores = stores
         self.window = max(1, concurrency)
@@ -97,7 +102,7 @@ class UrlSession:
         if a.trans_id in self.txns:
             LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
             return
-        self.txns[a.trans_id] = _Txn(a, time.monotonic())
+        self.txns[a.trans_id] = _Txn(a, self.clock())
         immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
@@ -168,12 +173,15 @@ class UrlSession:
             self.peer.send(Get(min(want, limits.MAX_GET)))
 
     async def _working_ticker(self) -> None:
+        # docs/protocol.txt 5.4: a WORKING before Timeout_Update, at about half
+        # of it. Ticking every third and naming what went a third unreported,
+        # no transaction waits more than two thirds, plus the loop's lateness.
         interval = self.settings.timeout_update_ms / 3000
         while True:
-            await asyncio.sleep(interval)
+            await self.sleep(interval)
             if not self.peer.is_open:
                 return
-            now = time.monotonic()
+            now = self.clock()
             due = [tid for tid, t in self.txns.items() if now - t.reported >= interval]
             for start in range(0, len(due), limits.MAX_WORKING_IDS):
                 chunk = due[start : start + limits.MAX_WORKING_IDS]
