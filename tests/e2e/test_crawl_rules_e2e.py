@@ -76,12 +76,21 @@ def test_kill_9_of_the_urlserver_mid_crawl_then_restart_stores_every_page_once(t
         ])  # fmt: skip
         try:
             web.log.wait_for(lambda records: len(records) >= 20, timeout=CRAWL_TIMEOUT)
-            # Freeze the spider (its workers share its process group) so that the
+            # Freeze the spider (its workers share its process group) until the
             # urlserver surely holds claims, then kill it: those claims were
             # committed, and the spider may still store their pages after it
             # wakes, under the doc ids the restarted urlserver hands out again.
             os.killpg(trio.spider.proc.pid, signal.SIGSTOP)
-            time.sleep(0.5)  # let assignments pile up in the frozen spider's socket
+            # A claim is committed before its assignment leaves, so one with a
+            # doc id above every committed one now went to the frozen spider,
+            # which cannot answer it: poll for one (not a sleep).
+            frontier = tmp_path / "frontier"
+            newest = max(rec.doc_id for rec in url_states(frontier).values())
+            deadline = time.monotonic() + CRAWL_TIMEOUT
+            while not any(rec.state == UrlState.IN_FLIGHT and rec.doc_id > newest
+                          for rec in url_states(frontier).values()):
+                assert time.monotonic() < deadline, "no claim went to the frozen spider\n" + trio.logs()
+                time.sleep(0.05)
             os.kill(trio.urlserver.proc.pid, signal.SIGKILL)
             assert trio.urlserver.proc.wait(10) == -signal.SIGKILL
             os.killpg(trio.spider.proc.pid, signal.SIGCONT)
