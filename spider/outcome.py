@@ -3,7 +3,7 @@
 # Retry-After. docs/protocol.txt publishes the same table. Failures detected
 # by the spider's own callbacks (size cap, header cap, refused address) are
 # passed in as `aborted` and win over the curl code they cause.
-"""Outcome: the status mapping of a fetch (seeds/003, seeds/004)."""
+"""FetchOutcome: the status mapping of a fetch (docs/protocol.txt 5.6, 7.1)."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ ABORTS: dict[Specific, Status] = {
 }
 
 
-class Outcome(NamedTuple):
+class FetchOutcome(NamedTuple):
     status: Status
     specific: Specific
     http_code: int  # literal code of the final response, 0 if none
@@ -75,45 +75,45 @@ def of_transfer(
     *, url: str, curl_code: int, curl_message: str, http_code: int, connected: bool,
     aborted: Specific | None, location: str | None, retry_after: str | None,
     refresh: str | None = None, now: float | None = None,
-) -> Outcome:  # fmt: skip
-    """The outcome of one transfer; see docs/protocol.txt 'Status mapping'."""
+) -> FetchOutcome:  # fmt: skip
+    """The outcome of one transfer; see docs/protocol.txt 5.6 (Status)."""
     if aborted is not None:
-        return Outcome(ABORTS.get(aborted, E), aborted, http_code, False, reason=curl_message)
+        return FetchOutcome(ABORTS.get(aborted, E), aborted, http_code, False, reason=curl_message)
     if curl_code == pycurl.E_OPERATION_TIMEDOUT:
         if "too slow" in curl_message.lower():
             specific = Specific.TOO_SLOW
         else:
             specific = Specific.TIMEOUT if connected else Specific.CONNECT_TIMEOUT
-        return Outcome(F, specific, http_code, False, reason=curl_message)
+        return FetchOutcome(F, specific, http_code, False, reason=curl_message)
     if curl_code != pycurl.E_OK:
         status, specific = CURL_ERRORS.get(curl_code, (F, Specific.RESET if connected else Specific.CONNECT_FAILED))
-        return Outcome(status, specific, http_code, False, reason=curl_message)
+        return FetchOutcome(status, specific, http_code, False, reason=curl_message)
     return of_response(url, http_code, location, retry_after, refresh, now)
 
 
 def of_response(
     url: str, code: int, location: str | None, retry_after: str | None,
     refresh: str | None = None, now: float | None = None,
-) -> Outcome:  # fmt: skip
+) -> FetchOutcome:  # fmt: skip
     """The outcome of a complete HTTP response with status `code`."""
     if 200 <= code < 300:
         if refresh is not None:
-            return Outcome(R, Specific.META_REFRESH, code, True, refresh)
-        return Outcome(OK, Specific.OK, code, True)
+            return FetchOutcome(R, Specific.META_REFRESH, code, True, refresh)
+        return FetchOutcome(OK, Specific.OK, code, True)
     if code == 304:
-        return Outcome(OK, Specific.NOT_MODIFIED, code, True)
+        return FetchOutcome(OK, Specific.NOT_MODIFIED, code, True)
     retry = parse_retry_after(retry_after, now) if retry_after else None
     if 300 <= code < 400:
         target = normalize(location.strip(), url) if location else None
         if target is None:  # complete, but a dead end: nothing to retry
-            return Outcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry,
-                           reason="redirect without a usable Location")
-        return Outcome(R, Specific.REDIRECT, code, False, target, retry)
+            return FetchOutcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry,
+                                reason="redirect without a usable Location")
+        return FetchOutcome(R, Specific.REDIRECT, code, False, target, retry)
     if code in (408, 429) or 500 <= code < 600:
-        return Outcome(F, Specific.HTTP_ERROR, code, False, retry_after=retry)
+        return FetchOutcome(F, Specific.HTTP_ERROR, code, False, retry_after=retry)
     if 400 <= code < 500:
-        return Outcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry)
-    return Outcome(F, Specific.BAD_RESPONSE, code, False, reason=f"status code {code}")
+        return FetchOutcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry)
+    return FetchOutcome(F, Specific.BAD_RESPONSE, code, False, reason=f"status code {code}")
 
 
 def parse_retry_after(value: str, now: float | None = None) -> int | None:

@@ -1,4 +1,4 @@
-# From a finished transfer to what the spider reports: the Outcome (status
+# From a finished transfer to what the spider reports: the FetchOutcome (status
 # mapping), the outlinks of an HTML page, and the binary Record for the
 # store. Pure: the worker calls it for each result, in batches, after the
 # fetch loop has handled its sockets (link extraction is the costly part).
@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 from wreck.protocol import Record, Specific, http_enum, limits
 
-from . import feeds, links, outcome, sitemaps
+from . import feeds, outcome, outlinks, sitemaps
 from .fetch import FetchResult
 
 
@@ -22,7 +22,7 @@ _KEPT = (Specific.OK, Specific.NOT_MODIFIED, Specific.META_REFRESH)
 
 
 class Report(NamedTuple):
-    outcome: outcome.Outcome
+    outcome: outcome.FetchOutcome
     outlinks: tuple[str, ...]
     record: Record
     extra: dict[str, str] = {}  # DONE extension fields: feed=, sitemap=, validators, digest, head (5.5)
@@ -65,7 +65,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
     parsed as a feed (spider/feeds.py).
     """
     code = result.http_code
-    page_links = links.NO_LINKS
+    page_links = outlinks.NO_LINKS
     body = result.body
     extra: dict[str, str] = {}
     why = ""
@@ -73,16 +73,16 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
         if kind == "sitemap":
             try:
                 found = sitemaps.parse(body, result.url)
-                page_links = links.PageLinks(found.urls, None)
+                page_links = outlinks.PageLinks(found.urls, None)
                 extra = sitemaps.done_fields(found)
             except sitemaps.SitemapError as exc:
                 why = f"not a sitemap: {exc}"
         elif (feed_kind := feeds.sniff(None if kind == "feed" else result.content_type, body)) and (
                 feed := feeds.parse(body, result.url, feed_kind)) is not None:
-            page_links = links.PageLinks(feed.links, None)
+            page_links = outlinks.PageLinks(feed.links, None)
             extra = feeds.done_fields(feed)
-        elif links.is_html(result.content_type, body):
-            page_links = links.extract(body, result.url)
+        elif outlinks.is_html(result.content_type, body):
+            page_links = outlinks.extract(body, result.url)
     plain_success = 200 <= code < 300 or code == 304
     got = outcome.of_transfer(
         url=result.url, curl_code=result.curl_code, curl_message=result.message, http_code=code,

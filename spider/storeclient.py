@@ -18,7 +18,7 @@ from wreck.protocol.handshake import NONCE_BYTES
 from wreck.protocol.record import encode_record
 from wreck.protocol.settings import split_host_port
 
-from .link import Backoff, Link, LinkError, Refused, open_link
+from .peer import Backoff, Peer, PeerError, Refused, open_peer
 
 LOG = logging.getLogger(__name__)
 
@@ -29,14 +29,14 @@ class StoreClient:
     """One store server's connection and the records it has not acked yet."""
 
     def __init__(self, address: str, *, secret: bytes, name: str,
-                 on_refused: Callable[[LinkError], None] | None = None) -> None:
+                 on_refused: Callable[[PeerError], None] | None = None) -> None:
         self.address = address
         # Called once if the store refuses us for good (secret, version):
         # retrying cannot help, so the worker stops instead of holding records.
         self.on_refused = on_refused
         self.host, self.port = split_host_port(address)
         self.secret, self.name = secret, name
-        self.link: Link | None = None
+        self.peer: Peer | None = None
         # doc_id -> (encoded record, waiters); dicts keep insertion order
         self.unacked: dict[int, tuple[bytes, list[AckCallback]]] = {}
         self.backoff = Backoff()
@@ -48,8 +48,8 @@ class StoreClient:
 
     async def stop(self) -> None:
         self._stopping = True
-        if self.link:
-            self.link.close()
+        if self.peer:
+            self.peer.close()
         if self._task:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
@@ -65,8 +65,8 @@ class StoreClient:
             return
         data = encode_record(record)
         self.unacked[record.doc_id] = (data, [on_ack])
-        if self.link is not None and self.link.is_open:
-            self.link.write(data)
+        if self.peer is not None and self.peer.is_open:
+            self.peer.write(data)
 
     def _on_event(self, event: object) -> None:
         if type(event) is Ack:
@@ -84,27 +84,27 @@ class StoreClient:
         while not self._stopping:
             conn = StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name)
             try:
-                link, _ = await open_link(self.host, self.port, conn, what)
+                peer, _ = await open_peer(self.host, self.port, conn, what)
             except Refused as exc:
                 LOG.error("%s; check --secret-file / WRECK_SECRET. %d records not stored (the urlserver "
                           "will hand their URLs out again).", exc, len(self.unacked))
                 if self.on_refused is not None:
                     self.on_refused(exc)
                 return
-            except LinkError as exc:
+            except PeerError as exc:
                 delay = self.backoff.delay()
                 LOG.error("%s; %d records held, retrying in %.1f s", exc, len(self.unacked), delay)
                 await asyncio.sleep(delay)
                 continue
             self.backoff.reset()
-            link.on_event = self._on_event
-            self.link = link
+            peer.on_event = self._on_event
+            self.peer = peer
             if self.unacked:
                 LOG.info("%s: connected, resending %d unacked records", what, len(self.unacked))
                 for data, _ in list(self.unacked.values()):
-                    link.write(data)
-            error = await link.closed
-            self.link = None
+                    peer.write(data)
+            error = await peer.closed
+            self.peer = None
             if not self._stopping:
                 LOG.warning("%s; %d records held", error, len(self.unacked))
                 await asyncio.sleep(self.backoff.delay())

@@ -3,7 +3,7 @@
 # fetched, or waiting for the store's ack) never exceed the window, and a
 # GET goes out once a refill batch is free. Each assignment starts a fetch;
 # each result is analysed in a batch after the loop has served its sockets
-# (report.report: outcome, links, record), stored, and only when the store
+# (report.report: outcome, outlinks, record), stored, and only when the store
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
 # held longer than a third of Timeout_Update since its last report.
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
@@ -17,6 +17,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Awaitable, Callable
 
 from wreck.protocol import (
     AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, ProtocolError,
@@ -26,7 +27,7 @@ from wreck.protocol.settings import CrawlSettings
 from wreck.protocol.textfields import decode_reason
 
 from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
-from .link import Link
+from .peer import Peer
 from .report import report
 from .storeclient import StoreClient
 
@@ -50,10 +51,14 @@ class _Txn:
 
 
 class UrlSession:
-    """Runs one handshaken urlserver link until it closes."""
+    """Runs one handshaken urlserver peer until its connection closes."""
 
-    def __init__(self, link: Link, settings: CrawlSettings, stores: list[StoreClient], *, concurrency: int) -> None:
-        self.link = link
+    def __init__(self, peer: Peer, settings: CrawlSettings, stores: list[StoreClient], *, concurrency: int,
+                 clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        """`clock` and `sleep` time the WORKING schedule; a test passes virtual ones."""
+        self.peer = peer
+        self.clock, self.sleep = clock, sleep
         self.settings = settings
         self.stores = stores
         self.window = max(1, concurrency)
@@ -66,12 +71,12 @@ class UrlSession:
         self.done_count = 0
 
     async def run(self) -> BaseException | None:
-        """Serve until the link closes; returns its LinkError (or None)."""
-        self.link.on_event = self._on_event
+        """Serve until the connection closes; returns its PeerError (or None)."""
+        self.peer.on_event = self._on_event
         ticker = self.loop.create_task(self._working_ticker())
         try:
             self._refill()
-            return await self.link.closed
+            return await self.peer.closed
         finally:
             ticker.cancel()
             self.fetcher.close()
@@ -97,7 +102,7 @@ class UrlSession:
         if a.trans_id in self.txns:
             LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
             return
-        self.txns[a.trans_id] = _Txn(a, time.monotonic())
+        self.txns[a.trans_id] = _Txn(a, self.clock())
         immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
@@ -147,37 +152,40 @@ class UrlSession:
         self._send_done(trans_id, done)
 
     def _send_done(self, trans_id: int, done: Done) -> None:
-        if self.txns.pop(trans_id, None) is None or not self.link.is_open:
+        if self.txns.pop(trans_id, None) is None or not self.peer.is_open:
             return  # cancelled, or this session is over: the urlserver requeued it
         try:
-            self.link.send(done)
+            self.peer.send(done)
         except LocalProtocolError as exc:  # e.g. an outlink the wire refuses
             LOG.error("DONE %d cannot be sent as is (%s); sending it without links", trans_id, exc)
-            self.link.send(Done(done.trans_id, done.status, done.http_code, done.specific, done.ms))
+            self.peer.send(Done(done.trans_id, done.status, done.http_code, done.specific, done.ms))
         self.done_count += 1
         self._refill()
 
     # -- window and WORKING ----------------------------------------------------
 
     def _refill(self) -> None:
-        if not self.link.is_open:
+        if not self.peer.is_open:
             return
         held = max(len(self.txns), sum(len(s.unacked) for s in self.stores))
-        want = self.window - held - self.link.conn.credit
-        if want >= self.refill or (want > 0 and held == 0 and self.link.conn.credit == 0):
-            self.link.send(Get(min(want, limits.MAX_GET)))
+        want = self.window - held - self.peer.conn.credit
+        if want >= self.refill or (want > 0 and held == 0 and self.peer.conn.credit == 0):
+            self.peer.send(Get(min(want, limits.MAX_GET)))
 
     async def _working_ticker(self) -> None:
+        # docs/protocol.txt 5.4: a WORKING before Timeout_Update, at about half
+        # of it. Ticking every third and naming what went a third unreported,
+        # no transaction waits more than two thirds, plus the loop's lateness.
         interval = self.settings.timeout_update_ms / 3000
         while True:
-            await asyncio.sleep(interval)
-            if not self.link.is_open:
+            await self.sleep(interval)
+            if not self.peer.is_open:
                 return
-            now = time.monotonic()
+            now = self.clock()
             due = [tid for tid, t in self.txns.items() if now - t.reported >= interval]
             for start in range(0, len(due), limits.MAX_WORKING_IDS):
                 chunk = due[start : start + limits.MAX_WORKING_IDS]
-                self.link.send(Working(tuple(chunk)))
+                self.peer.send(Working(tuple(chunk)))
                 for tid in chunk:
                     self.txns[tid].reported = now
 

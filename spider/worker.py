@@ -21,7 +21,7 @@ from wreck.protocol import ControlConnection, ProtocolError, Role
 from wreck.protocol.handshake import NONCE_BYTES
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
-from .link import Backoff, LinkError, Refused, open_link
+from .peer import Backoff, PeerError, Refused, open_peer
 from .storeclient import StoreClient
 from .urlclient import UrlSession
 
@@ -47,7 +47,7 @@ class Worker:
         self.stores: dict[str, StoreClient] = {}
         self.session: UrlSession | None = None
         self.stopping = asyncio.Event()
-        self.refused: LinkError | None = None  # a store refused us for good
+        self.refused: PeerError | None = None  # a store refused us for good
 
     async def run(self) -> int:
         backoff = Backoff()
@@ -57,16 +57,16 @@ class Worker:
                 conn = ControlConnection(Role.CLIENT, secret=self.options.secret,
                                          nonce=os.urandom(NONCE_BYTES), name=self.options.name)
                 try:
-                    link, wire = await open_link(self.host, self.port, conn, what)
+                    peer, wire = await open_peer(self.host, self.port, conn, what)
                     settings = CrawlSettings.from_wire(wire)
                 except Refused as exc:
                     LOG.error("%s; check --secret-file / WRECK_SECRET. Giving up.", exc)
                     return EXIT_REFUSED
                 except ProtocolError as exc:
                     LOG.error("%s announced unusable settings: %s. Giving up.", what, exc)
-                    link.close()
+                    peer.close()
                     return EXIT_REFUSED
-                except LinkError as exc:
+                except PeerError as exc:
                     delay = backoff.delay()
                     LOG.warning("%s; retrying in %.1f s", exc, delay)
                     await self._sleep(delay)
@@ -74,14 +74,14 @@ class Worker:
                 backoff.reset()
                 LOG.info("connected to %s: stores %s, timeout_req %d ms, max_doc_size %d",
                          what, ",".join(settings.store), settings.timeout_req_ms, settings.max_doc_size)
-                self.session = UrlSession(link, settings, self._stores_for(settings),
+                self.session = UrlSession(peer, settings, self._stores_for(settings),
                                           concurrency=self.options.concurrency)
                 stop_wait = asyncio.ensure_future(self.stopping.wait())
                 run = asyncio.ensure_future(self.session.run())
                 await asyncio.wait((stop_wait, run), return_when=asyncio.FIRST_COMPLETED)
                 stop_wait.cancel()
                 if not run.done():
-                    link.close()
+                    peer.close()
                 error = await run
                 if isinstance(error, Refused):
                     LOG.error("%s. Giving up.", error)
@@ -101,7 +101,7 @@ class Worker:
     def stop(self) -> None:
         self.stopping.set()
 
-    def _store_refused(self, error: LinkError) -> None:
+    def _store_refused(self, error: PeerError) -> None:
         self.refused = error
         self.stop()
 

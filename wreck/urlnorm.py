@@ -109,12 +109,12 @@ def _drop_userinfo(href: str) -> str:
 
 # A reference made only of these characters, without dot segments, resolves
 # to plain concatenation under WHATWG rules and needs no escaping: the fast
-# path of Resolver. (No '%', no quote, no backslash, no whitespace.)
+# path of BaseUrl.resolve. (No '%', no quote, no backslash, no whitespace.)
 _PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&+,;:@!$()*]*")
 
 
-class Resolver:
-    """normalize(ref, base) for many references on one page, faster.
+class BaseUrl:
+    """A page's base URL, resolving its links: normalize(ref, base), faster.
 
     Most links on a page are plain relative paths ('/news/1.html',
     'item?id=3'); those are joined by string operations, which WHATWG

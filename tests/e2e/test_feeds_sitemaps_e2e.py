@@ -1,13 +1,15 @@
 """Feeds and sitemaps end to end: one wreck-crawl (store, urlserver, spider)
 against the test web's hostile host, whose feeds gain a story every
 ITEM_EVERY seconds and whose sitemaps list pages linked from nowhere; the
-web's request log says what was fetched, and when. (One crawl for both, as
-starting wreck-crawl costs seconds on a loaded machine.)"""
+web's request log says what was fetched, and when, and the urlserver's log
+when it scheduled each feed's next fetch. (One crawl for both, as starting
+wreck-crawl costs seconds on a loaded machine.)"""
 
 from __future__ import annotations
 
 import collections
 import re
+from pathlib import Path
 import signal
 import subprocess
 import sys
@@ -23,7 +25,13 @@ MIN_INTERVAL, MAX_INTERVAL = 0.25, 2.0  # --feed-min-interval, --feed-max-interv
 NEW_STORIES = 2  # the feed crawl runs until this many stories appeared and were fetched
 STORY = re.compile(r"^/story/(\d+)$")
 FEEDS = ("/feed.rss", "/feed.atom", "/feed.json")
-SITEMAP_PATHS = ("/sitemap", "/hidden/", "/bulk/", "/many/")
+# The float rounding of two wall-clock readings near today's epoch (an ulp is
+# 2.4e-7 s); the only slack the feed schedule check allows.
+CLOCK_RESOLUTION = 1e-6
+# The urlserver's line for each FETCHED feed (urlserver/feeds.py): what the
+# fetch found and how long until the next one.
+FEED_FETCHED = re.compile(r"event=feed_fetched url=(\S+) result=(.+?) next_in=(\S+)$", re.M)
+NEW = re.compile(r"^([1-9]\d*) new$")  # a fetch that found stories; "0 new", "redundant" did not
 
 
 def _wreck_crawl(web, tmp, *args) -> list[str]:
@@ -47,27 +55,30 @@ class GrowthClock:
         return 0.0 if self.t0 is None else time.monotonic() - self.t0
 
 
-def _backoff(records) -> tuple[dict[int, list[float]], bool]:
-    """The gaps between /feed.rss fetches, by how many fetches in a row (0, 1,
-    2 or more) had found nothing new when the gap began; and whether a gap
-    after a fetch that found a story was shorter than the gap before it.
-    Gaps from before the sitemaps were crawled are left out: the host, one
-    fetch at a time, was busy then."""
-    fetches = [r for r in records if r.target == "/feed.rss"]
-    nothing_new = [0]  # the first fetch found the initial stories
-    for prev, cur in zip(fetches, fetches[1:]):
-        nothing_new.append(nothing_new[-1] + 1 if cur.bytes_sent == prev.bytes_sent else 0)
-    gaps = [b.mono_time - a.mono_time for a, b in zip(fetches, fetches[1:])]
-    busy_until = max((r.mono_time for r in records if r.target.startswith(SITEMAP_PATHS)), default=0.0)
-    after: dict[int, list[float]] = {0: [], 1: [], 2: []}
-    shrank = False
-    for i, gap in enumerate(gaps):
-        if fetches[i].mono_time <= busy_until:
-            continue
-        after[min(nothing_new[i], 2)].append(gap)
-        if i and fetches[i - 1].mono_time > busy_until and nothing_new[i] == 0 < nothing_new[i - 1]:
-            shrank = shrank or gap < gaps[i - 1]
-    return after, shrank
+def _schedule(log: str) -> dict[str, list[tuple[bool, str]]]:
+    """Feed path -> (found a new story?, next_in as logged), one per FETCHED DONE, in order."""
+    schedule: dict[str, list[tuple[bool, str]]] = collections.defaultdict(list)
+    for url, result, next_in in FEED_FETCHED.findall(log):
+        schedule["/" + url.rpartition("/")[2]].append((NEW.match(result) is not None, next_in))
+    return schedule
+
+
+def _intervals(found: list[bool]) -> list[float]:
+    """The waits the feed rule gives (urlserver/feeds.py): the minimum after a
+    fetch that found a story, else the last wait doubled, up to the maximum."""
+    waits, wait = [], 0.0
+    for new in found:
+        wait = MIN_INTERVAL if new else min(max(wait, MIN_INTERVAL / 2) * 2, MAX_INTERVAL)
+        waits.append(wait)
+    return waits
+
+
+def _backed_off_and_back(schedule) -> bool:
+    """Some feed waited 4x the minimum after fetches that found nothing, and
+    some feed's wait fell back to the minimum after a longer one."""
+    waits = [_intervals([new for new, _ in fetched]) for fetched in schedule.values()]
+    return any(w >= 4 * MIN_INTERVAL for ws in waits for w in ws) and any(
+        a > MIN_INTERVAL == b for ws in waits for a, b in zip(ws, ws[1:]))
 
 
 def _stories(records) -> collections.Counter:
@@ -80,6 +91,7 @@ SITEMAP_MAX_URLS, SITEMAPS_PER_HOST = 10, 4
 @pytest.fixture(scope="module")
 def crawl(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("feeds")
+    urlserver_log = tmp / "crawl" / "logs" / "urlserver.log"  # where wreck-crawl puts it
     hostile = HostileSpec(feed_item_interval=ITEM_EVERY, feed_initial_items=3)
     clock = GrowthClock()
     with RunningWeb(SiteSpec(hosts=1, pages_per_host=2, hostile_spec=hostile), log_path=tmp / "web.jsonl",
@@ -95,17 +107,22 @@ def crawl(tmp_path_factory):
             web.log.wait_for(lambda rs: all(any(r.target == p for r in rs) for p in FEEDS), timeout=60)
             clock.start()
             last = hostile.feed_initial_items + NEW_STORIES - 1
-            web.log.wait_for(lambda rs: last in _stories(rs) and all(_backoff(rs)[0].values())
-                             and _backoff(rs)[1], timeout=60)
+            web.log.wait_for(lambda rs: last in _stories(rs) and _backed_off_and_back(_schedule(_read(urlserver_log))),
+                             timeout=60)
         finally:
             proc.send_signal(signal.SIGINT)  # a continuous crawl runs until Ctrl-C
             output = proc.communicate(timeout=60)[0]
         records = web.log.records()
-    return proc.returncode, output, records, saved_feeds(str(tmp / "crawl" / "frontier")), hostile
+    return proc.returncode, output, records, saved_feeds(str(tmp / "crawl" / "frontier")), hostile, \
+        _schedule(_read(urlserver_log))
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
 
 
 def test_a_crawl_runs_until_interrupted(crawl):
-    code, output, _, states, _ = crawl
+    code, output, _, states, *_ = crawl
     assert code == 130, output  # interrupted, not finished: feeds were still scheduled
     assert "refetched until Ctrl-C" in output
     assert "feeds: 3, fetched" in output  # the summary
@@ -114,7 +131,7 @@ def test_a_crawl_runs_until_interrupted(crawl):
 
 
 def test_each_new_story_is_fetched_exactly_once(crawl):
-    _, _, records, states, _ = crawl
+    _, _, records, states, *_ = crawl
     stories = _stories(records)
     assert set(stories) == set(range(max(stories) + 1))  # every story published so far...
     assert set(stories.values()) == {1}  # ...once, though three feeds list it
@@ -123,7 +140,7 @@ def test_each_new_story_is_fetched_exactly_once(crawl):
 
 
 def test_redundant_fetches_are_recorded_and_lead_nowhere(crawl):
-    _, _, records, states, _ = crawl
+    _, _, records, states, *_ = crawl
     by_path = {s.url.rpartition("/")[2]: s for s in states}
     for path in FEEDS:
         fetches = [r for r in records if r.target == path]
@@ -134,24 +151,33 @@ def test_redundant_fetches_are_recorded_and_lead_nowhere(crawl):
 
 
 def test_backoff_shows_in_the_gaps_between_a_feeds_fetches(crawl):
-    _, _, records, _, _ = crawl
-    after, shrank = _backoff(records)
-    assert after[0] and after[1] and after[2], after
-    # the wait doubles while nothing is new (each gap also holds a fetch's round trip)...
-    assert max(after[0]) < min(after[2])
-    assert sum(after[0]) / len(after[0]) < sum(after[1]) / len(after[1]) < sum(after[2]) / len(after[2])
-    # ...and shrinks back once a fetch finds a new story
-    assert shrank
+    """The urlserver's schedule, from its log: each feed's wait doubles while
+    its fetches find nothing, up to the maximum, and is back at the minimum
+    after one that finds a story. The web's log: no fetch of a feed came
+    sooner after the previous one than that wait (the wait counts from the
+    DONE, which left the spider after the request arrived; so this holds on
+    the urlserver's clock, wall time, however loaded the machine is)."""
+    _, _, records, _, _, schedule = crawl
+    assert sorted(schedule) == sorted(FEEDS)
+    assert _backed_off_and_back(schedule), schedule
+    for path in FEEDS:
+        found = [new for new, _ in schedule[path]]
+        waits = _intervals(found)
+        assert [logged for _, logged in schedule[path]] == [f"{w:.3g}" for w in waits], (path, schedule[path])
+        fetches = [r for r in records if r.target == path]
+        assert len(schedule[path]) in (len(fetches) - 1, len(fetches))  # the last may be cut short by Ctrl-C
+        gaps = [b.wall_time - a.wall_time for a, b in zip(fetches, fetches[1:])]
+        assert all(gap >= wait - CLOCK_RESOLUTION for gap, wait in zip(gaps, waits)), (path, gaps, waits)
 
 
 def test_a_sitemap_index_and_its_gzipped_child_lead_to_unlinked_pages(crawl):
-    _, _, records, _, spec = crawl
+    _, _, records, _, spec, _ = crawl
     hidden = collections.Counter(r.target for r in records if r.target.startswith("/hidden/"))
     assert hidden == {f"/hidden/{k}": 1 for k in range(spec.sitemap_hidden_pages)}
 
 
 def test_sitemap_limits_hold(crawl):
-    _, _, records, _, spec = crawl
+    _, _, records, _, spec, _ = crawl
     sitemaps = [r.target for r in records if r.target.startswith("/sitemap")]
     # robots.txt's Sitemap: line, /sitemap.xml, then the index's children up to the per-host cap
     assert sorted(sitemaps) == ["/sitemap-bulk.xml", "/sitemap-many/0.xml", "/sitemap-pages.xml.gz",

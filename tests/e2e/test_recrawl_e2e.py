@@ -9,13 +9,18 @@ slowed down as a whole."""
 from __future__ import annotations
 
 import io
+import re
 from collections import defaultdict
 
+import lmdb
+import msgspec
 from warcio.archiveiterator import ArchiveIterator
 
 from wreck.protocol import Specific
 from wreck.storeserver.store import ReadStore
 from wreck.storeserver.warc import write_warc
+from wreck.urlserver.db import Db, fingerprint
+from wreck.urlserver.recrawl import Revisit
 from tests.e2e_helpers import Trio
 from tests.web import RevisitSpec, RunningWeb, SiteSpec
 from tests.web.revisit import (
@@ -23,7 +28,16 @@ from tests.web.revisit import (
 )  # fmt: skip
 
 WAIT = 40.0  # seconds a whole scenario may take on a loaded box
-BASE = ["--allow-net", "127.0.0.0/8", "--delay", "0.05", "--retry-delay", "0.2"]
+DELAY = 0.05  # --delay
+BASE = ["--allow-net", "127.0.0.0/8", "--delay", str(DELAY), "--retry-delay", "0.2"]
+RECRAWL, RECRAWL_MIN, RECRAWL_MAX = 1.0, 0.5, 4.0  # --recrawl, --recrawl-min, --recrawl-max (factor 2)
+# The float rounding of two wall-clock readings near today's epoch (an ulp is
+# 2.4e-7 s); the only slack the schedule checks allow. Gaps are measured on
+# the urlserver's clock (wall time): it schedules a URL's next fetch, or a
+# host's next request, from the DONE of the previous one, which left the
+# spider after that request reached the web; so a gap is never shorter than
+# the wait the urlserver set, however loaded the machine is.
+CLOCK_RESOLUTION = 1e-6
 
 
 def _web(**revisit) -> RunningWeb:
@@ -39,8 +53,36 @@ def _by_path(records, host: str) -> dict[str, list]:
 
 
 def _gaps(records) -> list[float]:
-    times = [r.mono_time for r in records]
+    times = [r.wall_time for r in records]
     return [b - a for a, b in zip(times, times[1:])]
+
+
+def _recrawl_waits(changed: list[bool]) -> list[float]:
+    """The wait after each fetch (urlserver/recrawl.py's rule): --recrawl after
+    the first, then halved if the page changed, doubled if not, within
+    [--recrawl-min, --recrawl-max]."""
+    waits, wait = [], 0.0
+    for change in changed:
+        wait = RECRAWL if not wait else wait / 2 if change else wait * 2
+        wait = min(RECRAWL_MAX, max(RECRAWL_MIN, wait))
+        waits.append(wait)
+    return waits
+
+
+def _at_least(gaps: list[float], waits: list[float]) -> bool:
+    return all(gap >= wait - CLOCK_RESOLUTION for gap, wait in zip(gaps, waits))
+
+
+def _revisit_intervals(frontier, urls: list[str]) -> dict[str, float]:
+    """url -> the recrawl interval the urlserver last set for it (its `revisits` database)."""
+    env = lmdb.open(str(frontier), readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
+    try:
+        with env.begin() as txn:
+            revisits = env.open_db(b"revisits", txn=txn, create=False)
+            return {url: msgspec.msgpack.decode(txn.get(fingerprint(url), db=revisits), type=Revisit).interval
+                    for url in urls}
+    finally:
+        env.close()
 
 
 def test_recrawl_asks_conditionally_keeps_unchanged_pages_and_revisits_changing_ones_sooner(tmp_path):
@@ -52,24 +94,32 @@ def test_recrawl_asks_conditionally_keeps_unchanged_pages_and_revisits_changing_
             return all(len(pages[p]) >= 3 for p in statics) and len(pages["/clock.html"]) >= 4
 
         trio = Trio(tmp_path, web, [web.url(NEWS)],
-                    [*BASE, "--recrawl", "1s", "--recrawl-min", "0.5s", "--recrawl-max", "4s"],
+                    [*BASE, "--recrawl", f"{RECRAWL}s", "--recrawl-min", f"{RECRAWL_MIN}s",
+                     "--recrawl-max", f"{RECRAWL_MAX}s"],
                     exit_when_done=False)  # continuous: it would stop after the first round
         try:
             web.log.wait_for(enough, timeout=WAIT)
         finally:
             trio.stop()
         pages = _by_path(web.log.records(), NEWS)
+    scheduled = _revisit_intervals(tmp_path / "frontier", [web.url(NEWS, p) for p in [*statics, "/clock.html"]])
     for path in statics:
         first, *later = pages[path]
         assert first.if_none_match is None and first.status == 200
         # every later round sends the stored validators and gets 304
         assert all(r.if_none_match and r.if_modified_since and r.status == 304 for r in later), later
-        gaps = _gaps(pages[path])
-        assert gaps[1] > gaps[0]  # unchanged: revisited less often
+        # unchanged: revisited less often (1 s, 2 s, 4 s), and never sooner than scheduled
+        waits = _recrawl_waits([True] + [False] * len(later))
+        assert waits[:3] == [1.0, 2.0, 4.0]
+        assert scheduled[web.url(NEWS, path)] in waits[-2:]  # the last DONE may be cut short by the stop
+        assert _at_least(_gaps(pages[path]), waits), (path, _gaps(pages[path]), waits)
     clock = pages["/clock.html"]
     assert all(r.status == 200 for r in clock)  # it changed every time
-    assert _gaps(clock)[-1] < _gaps(pages[statics[0]])[-1]  # changing: revisited sooner
-    assert _gaps(clock)[1] < _gaps(clock)[0]
+    # changing: revisited sooner (1 s, then the 0.5 s floor), and never sooner than scheduled
+    waits = _recrawl_waits([True] * len(clock))
+    assert waits[:2] == [1.0, 0.5] and scheduled[web.url(NEWS, "/clock.html")] == 0.5
+    assert scheduled[web.url(NEWS, "/clock.html")] < min(scheduled[web.url(NEWS, p)] for p in statics)
+    assert _at_least(_gaps(clock), waits), (_gaps(clock), waits)
     reader = ReadStore(tmp_path / "store")
     try:
         info = reader.meta_info()
@@ -153,10 +203,19 @@ def test_a_host_answering_429_and_5xx_is_slowed_down_then_recovers(tmp_path):
                       key=lambda r: r.mono_time)
     statuses = [r.status for r in busy]
     assert statuses[:4] == [200, 429, 503, 503] and set(statuses[4:]) == {200}
+    # the urlserver's own decisions (its log): the host's delay doubles from
+    # the floor (0.25 s, five times --delay) with each 429 or 5xx answer
+    slowed = re.findall(r"event=host_slowed origin=\S+ http=(\d+) delay=(\S+)$",
+                        (tmp_path / "urlserver.log").read_text(), re.M)
+    assert slowed == [("429", "0.25"), ("503", "0.5"), ("503", "1")], slowed
     gaps = _gaps(busy)  # gaps[i]: from request i to request i+1
-    normal = gaps[0]  # '/' -> the first page: the plain --delay
     after_429, after_503, after_second_503 = gaps[1:4]
-    assert min(after_429, after_503, after_second_503) > 4 * normal  # the whole host waits
-    assert after_429 > after_503  # Retry-After (1 s) held the host beyond its doubled delay
-    assert after_second_503 > after_503  # 5xx after 5xx: the delay doubles
-    assert gaps[4] > gaps[-1]  # successes bring it back down
+    # the whole host waits (every page of it), and the web saw it: the 429's
+    # Retry-After (1 s) held the host beyond its doubled delay (0.25 s), then
+    # 5xx after 5xx the delay doubled (0.5 s, 1 s)
+    assert _at_least([after_429, after_503, after_second_503], [1.0, 0.5, 1.0]), gaps
+    # each success halves the delay again (1 s, 0.5, 0.25, ... down to the
+    # plain --delay; the wait after an answer is set before it halves): never
+    # sooner than that on the way down
+    recovering = [max(DELAY, 1.0 / 2**k) for k in range(len(gaps) - 4)]
+    assert _at_least(gaps[4:], recovering), (gaps, recovering)

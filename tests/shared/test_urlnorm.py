@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from wreck.protocol import limits
-from wreck.urlnorm import Resolver, host_of, normalize
+from wreck.urlnorm import BaseUrl, host_of, normalize
 
 BASE = "http://Example.COM:80/a/b/c.html?q=1#top"
 
@@ -104,4 +104,4 @@ def test_session_ids_are_stripped(url, expected):
 @pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "http://ex.org/f?q=/x/y"])
 @pytest.mark.parametrize("ref", RESOLVER_CASES)
 def test_resolver_agrees_with_normalize(base, ref):
-    assert Resolver(base).resolve(ref) == normalize(ref, base)
+    assert BaseUrl(base).resolve(ref) == normalize(ref, base)

@@ -1,14 +1,16 @@
 # The spider's exact protocol exchange, against a fake urlserver and a fake
 # store server written here from protocol/ objects (not the real servers):
-# GET fills the window, WORKING comes before Timeout_Update for a slow
-# fetch, no DONE goes out before the store's ack, records are resent after
-# a store drops, and a wrong secret ends the worker cleanly.
+# GET fills the window, a slow fetch is covered by WORKING, no DONE goes out
+# before the store's ack, records are resent after a store drops, and a
+# wrong secret ends the worker cleanly. When WORKING goes out is checked on
+# virtual time (a clock that moves only when the test says), so a loaded
+# machine cannot make it late.
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import os
-import time
+import types
 import zlib
 
 import pytest
@@ -18,6 +20,7 @@ from wreck.protocol import (
     Ack, AckResult, Assignment, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
+from wreck.spider.urlclient import UrlSession
 from wreck.spider.worker import EXIT_REFUSED, Worker, WorkerOptions
 from tests.spider_helpers import crawl_settings
 from tests.web import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RunningWeb, SiteSpec
@@ -35,7 +38,7 @@ def web():
 
 
 class FakeServer:
-    """One protocol server: accepts spiders, logs (time, event) of what they send."""
+    """One protocol server: accepts spiders, queues the events they send."""
 
     def __init__(self, kind, settings: dict[str, str], secret: bytes = SECRET) -> None:
         self.kind, self.settings, self.secret = kind, settings, secret
@@ -63,11 +66,11 @@ class FakeServer:
                         writer.write(conn.welcome(self.settings))
                     elif type(event).__name__ != "ConnectionClosed":
                         self.log.append(event)
-                        await self.events.put((time.monotonic(), event))
+                        await self.events.put(event)
         except ProtocolError as exc:  # as a real server does: say why, then close
             writer.write(conn.send(Error(exc.code, str(exc))))
             if exc.code is not ErrorCode.AUTH:  # from the spider, a test failure
-                await self.events.put((time.monotonic(), exc))
+                await self.events.put(exc)
         finally:
             writer.close()
 
@@ -79,10 +82,10 @@ class FakeServer:
 
     async def next(self, kind=None):
         while True:
-            at, event = await asyncio.wait_for(self.events.get(), WAIT)
+            event = await asyncio.wait_for(self.events.get(), WAIT)
             assert not isinstance(event, Exception), event
             if kind is None or type(event) is kind:
-                return at, event
+                return event
 
     async def stop(self) -> None:
         for writer in self.writers:
@@ -125,36 +128,35 @@ def test_exact_exchange(web):
 
     async def scenario():
         async with spider_between_fakes(timeout_req_ms=8000) as (urlserver, store):
-            _, first = await urlserver.next()
+            first = await urlserver.next()
             assert first == Get(4)  # the whole window at once
-            t0 = time.monotonic()
             urlserver.send(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, fast))
             urlserver.send(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, slow))
             # the fast page's record reaches the store; its ack is held back
-            at, record = await store.next(Record)
+            record = await store.next(Record)
             assert (record.doc_id, record.url, record.success, record.specific) == (101, fast, True, Specific.OK)
             assert record.http == http_enum(200) and record.new_url is None
             assert record.document.startswith(b"HTTP/1.1 200 OK\r\n") and b"\r\n\r\n" in record.document
-            # the slow one is still in flight: WORKING for it before Timeout_Update
-            # (each transaction is covered on its own schedule, so the first
-            # WORKING may name only transaction 1)
-            working_at, working = await urlserver.next(Working)
+            # the slow one is still in flight: a WORKING covers it (each
+            # transaction is covered on its own schedule, so the first WORKING
+            # may name only transaction 1; how soon is checked on virtual time
+            # in test_working_covers_each_held_transaction_within_timeout_update)
+            working = await urlserver.next(Working)
             while 2 not in working.trans_ids:
-                working_at, working = await urlserver.next(Working)
-            assert working_at - t0 < TIMEOUT_UPDATE_MS / 1000
+                working = await urlserver.next(Working)
             # no DONE while the store has not acked record 101
-            seen = [e for _, e in _drain(urlserver.events)]
+            seen = _drain(urlserver.events)
             assert not [e for e in seen if type(e) is Done]
             store.send(Ack(101, AckResult.STORED))
-            _, done = await urlserver.next(Done)
+            done = await urlserver.next(Done)
             body = record.document.partition(b"\r\n\r\n")[2]
             digest = {"digest": "%08x" % zlib.crc32(body)}  # for recrawls (5.5)
             assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms, extra=digest)
             # the slow fetch completes; stored; acked; DONE
-            _, record2 = await store.next(Record)
+            record2 = await store.next(Record)
             assert record2.doc_id == 102 and record2.document.endswith(b"\r\n\r\n" + b"." * 15)
             store.send(Ack(102, AckResult.DUPLICATE))  # a duplicate ack releases DONE too
-            _, done2 = await urlserver.next(Done)
+            done2 = await urlserver.next(Done)
             assert (done2.trans_id, done2.status, done2.specific) == (2, Status.FETCHED, Specific.OK)
             # with both slots free again, the window is refilled by GETs
             async with asyncio.timeout(WAIT):
@@ -164,6 +166,112 @@ def test_exact_exchange(web):
             assert kinds == ["Get", "Done", "Get", "Done", "Get"]
 
     uvloop.run(scenario())
+
+
+class VirtualTime:
+    """A clock that moves only when the test says so. sleep() parks its caller
+    (the session's WORKING ticker) until run_until() passes its deadline; each
+    sleeper then wakes `late` seconds after it, as on a loaded machine."""
+
+    def __init__(self, late: float = 0.0) -> None:
+        self.now, self.late = 0.0, late
+        self.parked = asyncio.Event()
+        self._sleeper: tuple[float, asyncio.Future] | None = None
+
+    def clock(self) -> float:
+        return self.now
+
+    async def sleep(self, seconds: float) -> None:
+        woken = asyncio.get_running_loop().create_future()
+        self._sleeper = (self.now + seconds + self.late, woken)
+        self.parked.set()
+        await woken
+
+    async def run_until(self, t: float) -> None:
+        """Let time pass up to `t`, running the sleeper at each of its wake-ups."""
+        while True:
+            await asyncio.wait_for(self.parked.wait(), WAIT)  # the ticker sleeps again
+            wake, woken = self._sleeper
+            if wake > t:
+                self.now = t
+                return
+            self.now = wake
+            self.parked.clear()
+            woken.set_result(None)
+
+
+class RecordingPeer:
+    """Stands in for spider.peer.Peer: an open urlserver connection that
+    records (virtual time, event) of everything the session sends."""
+
+    def __init__(self, time: VirtualTime) -> None:
+        self.time = time
+        self.sent: list[tuple[float, object]] = []
+        self.on_event = lambda event: None
+        self.closed = asyncio.get_running_loop().create_future()
+        self.conn = types.SimpleNamespace(credit=0)  # GETs are not what this test is about
+        self.is_open = True
+
+    def send(self, event) -> None:
+        self.sent.append((self.time.now, event))
+
+
+class SilentStore:
+    """Stands in for spider.storeclient.StoreClient: takes records, never acks
+    (a store whose disk is full), so their transactions stay held."""
+
+    def __init__(self) -> None:
+        self.unacked: dict[int, Record] = {}
+
+    def submit(self, record: Record, on_ack) -> None:
+        self.unacked[record.doc_id] = record
+
+
+@pytest.mark.parametrize("late", [0.0, 0.1], ids=["punctual", "loop-wakes-late"])
+def test_working_covers_each_held_transaction_within_timeout_update(web, late):
+    """docs/protocol.txt 5.4: every held transaction -- still fetching, or
+    fetched and waiting for the store's ack -- is named by a WORKING before
+    Timeout_Update passes since its assignment or its last WORKING, and no
+    more often than every third of it; on virtual time, so the verdict does
+    not depend on the machine's speed."""
+    stall = f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"  # never finishes here
+    fast = f"http://{HOSTILE_NAME}:{web.port}/target"  # fetched at once, then never acked
+    tu = TIMEOUT_UPDATE_MS / 1000
+    # just before, just after and between the ticker's ticks
+    assigned = {1: (0.0, stall), 2: (0.31, stall), 3: (1.0, stall), 4: (1.4, fast)}
+    end = 10 * tu
+
+    async def scenario():
+        time = VirtualTime(late)
+        peer = RecordingPeer(time)
+        store = SilentStore()
+        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store], concurrency=8,
+                             clock=time.clock, sleep=time.sleep)
+        run = asyncio.ensure_future(session.run())
+        for trans_id, (at, url) in assigned.items():
+            await time.run_until(at)
+            peer.on_event(Assignment(trans_id, 100 + trans_id, HOSTILE_IP, HOSTILE_NAME, url))
+        async with asyncio.timeout(WAIT):  # the fast page is fetched and handed to the store (real time)
+            while 104 not in store.unacked:
+                await asyncio.sleep(0.01)
+        await time.run_until(end)
+        assert set(session.txns) == set(assigned)  # all still held at the end
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return peer.sent
+
+    sent = uvloop.run(scenario())
+    assert not [event for _, event in sent if type(event) is Done]
+    named: dict[int, list[float]] = {trans_id: [] for trans_id in assigned}
+    for at, event in sent:
+        if type(event) is Working:
+            for trans_id in event.trans_ids:
+                named[trans_id].append(at)
+    for trans_id, (at, _) in assigned.items():
+        reports = [at, *named[trans_id], end]
+        gaps = [b - a for a, b in zip(reports, reports[1:])]
+        assert max(gaps) < tu, (trans_id, reports)  # in time, up to the end
+        assert min(gaps[1:-1]) >= tu / 3, (trans_id, reports)  # and not chattier than every third
 
 
 def _drain(queue: asyncio.Queue) -> list:
@@ -180,19 +288,19 @@ def test_records_resent_after_store_drops_and_urlserver_reconnect(web):
         async with spider_between_fakes(concurrency=1) as (urlserver, store):
             await urlserver.next(Get)
             urlserver.send(Assignment(7, 70, HOSTILE_IP, HOSTILE_NAME, url))
-            _, record = await store.next(Record)
+            record = await store.next(Record)
             assert record.specific is Specific.REDIRECT
             assert record.new_url == f"http://{HOSTILE_NAME}:{web.port}/target"
             store.drop()  # the store goes away before acking
-            _, again = await store.next(Record)  # reconnected and resent
+            again = await store.next(Record)  # reconnected and resent
             assert again == record and store.accepted == 2
             store.send(Ack(70, AckResult.STORED))
-            _, done = await urlserver.next(Done)
+            done = await urlserver.next(Done)
             assert (done.status, done.specific, done.http_code, done.new_url) == (
                 Status.REDIRECTION, Specific.REDIRECT, 302, record.new_url)
-            assert (await urlserver.next(Get))[1] == Get(1)  # the window refilled
+            assert await urlserver.next(Get) == Get(1)  # the window refilled
             urlserver.drop()  # the urlserver connection drops: the spider comes back
-            _, get = await urlserver.next(Get)
+            get = await urlserver.next(Get)
             assert get == Get(1) and urlserver.accepted == 2
 
     uvloop.run(scenario())
@@ -216,11 +324,11 @@ def test_cancel_and_garbage_from_the_urlserver(web):
 
     async def scenario():
         async with spider_between_fakes(concurrency=2) as (urlserver, store):
-            assert (await urlserver.next(Get))[1] == Get(2)
+            assert await urlserver.next(Get) == Get(2)
             urlserver.send(Assignment(5, 50, HOSTILE_IP, HOSTILE_NAME, stall))
             await urlserver.next(Working)  # the fetch is under way
             urlserver.send(Cancel(5))
-            assert (await urlserver.next(Get))[1] == Get(1)  # its slot is free again
+            assert await urlserver.next(Get) == Get(1)  # its slot is free again
             assert store.events.empty()  # no record, and no DONE for a cancelled fetch
             urlserver.writers[-1].write(b"this is not the protocol\n")
             await urlserver.next(Get)  # a clean reconnect, not a crash
@@ -242,11 +350,11 @@ def test_a_body_transaction_returns_the_robots_body_on_done(web):
             urlserver.send(Assignment(1, 201, ip, "h0.wreck.test", robots, {"body": "10"}))
             urlserver.send(Assignment(2, 202, ip, "h0.wreck.test", page))
             for _ in range(2):
-                _, record = await store.next(Record)
+                record = await store.next(Record)
                 store.send(Ack(record.doc_id, AckResult.STORED))
             dones = {}
             for _ in range(2):
-                _, done = await urlserver.next(Done)
+                done = await urlserver.next(Done)
                 dones[done.trans_id] = done
             # host 0 serves the allow-all variant, a 200 with the plan's text
             assert dones[1].status is Status.FETCHED

@@ -9,6 +9,8 @@ import signal
 import subprocess
 import sys
 
+from wreck.urlserver.db import UrlState
+from tests.e2e_helpers import url_states
 from tests.urlserver_helpers import FakeSpider, fetched, not_found
 from tests.web import write_hosts_file
 
@@ -37,6 +39,12 @@ async def start_server(tmp_path) -> tuple[subprocess.Popen, tuple[str, int]]:
     return proc, (host, int(port))
 
 
+def committed(frontier, done: dict[str, int]) -> bool:
+    """Whether every URL of `done` is FETCHED in the frontier's last commit."""
+    states = url_states(frontier)
+    return all(url in states and states[url].state == UrlState.FETCHED for url in done)
+
+
 def test_kill_9_then_resume(tmp_path):
     pages = site()
     done_before: dict[str, int] = {}  # url -> doc_id, DONE sent before the kill
@@ -62,7 +70,11 @@ def test_kill_9_then_resume(tmp_path):
         await spider.start()
         while len(silent) < 2:
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)  # the last DONEs are committed
+        # Kill only once every DONE sent is committed (a claim is committed
+        # before its assignment leaves): polled in the urlserver's own LMDB.
+        async with asyncio.timeout(30):
+            while not committed(tmp_path / "data", done_before):
+                await asyncio.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         await spider.close()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from wreck.protocol import Done, Specific, Status
 from tests.urlserver_helpers import (
@@ -118,16 +119,23 @@ def test_spider_disconnect_requeues_its_claims(tmp_path):
 
 
 def test_working_keeps_a_claim(tmp_path):
+    """Each WORKING moves its claim's deadline to Timeout_Update after the
+    urlserver read it, so a spider that keeps reporting keeps its claim. Read
+    from the claim table rather than waited for: a Timeout_Update no slow
+    machine reaches, and deadlines compared with the clock the urlserver uses."""
     async def main():
-        settings = _settings(tmp_path, timeout_update=0.3)
+        settings = _settings(tmp_path, timeout_update=60.0)
         async with running(settings, ["http://a.test/"]) as (server, addr):
             spider = FakeSpider(addr, respond=lambda a: site_responder({})(a) if "robots" in a.url else None)
             await spider.start()
             await until(lambda: len(spider.assignments) == 2)
             page = spider.assignments[1][1]
+            claim = server.crawl.claims.get(page.trans_id)
             for _ in range(5):
-                await asyncio.sleep(0.1)
+                sent = time.time()  # the urlserver's clock
                 spider.working(page.trans_id)
+                await until(lambda: claim.deadline >= sent + settings.timeout_update)
+            assert server.crawl.claims.get(page.trans_id) is claim  # still held, by the same claim
             assert spider.cancels == [] and len(spider.assignments) == 2
             await spider.close()
 

@@ -109,14 +109,18 @@ def requests_per_host(records: list[RequestRecord]) -> collections.Counter[str]:
     return collections.Counter(r.host for r in records)
 
 
-def gaps_by_host(records: list[RequestRecord]) -> dict[str, list[float]]:
-    """Host -> seconds between consecutive request arrivals to that host."""
-    return _gaps(records, lambda r: r.host)
+def gaps_by_host(records: list[RequestRecord], *, clock: str = "mono_time") -> dict[str, list[float]]:
+    """Host -> seconds between consecutive request arrivals to that host.
+
+    clock="wall_time" measures them as a daemon that times with time.time()
+    does (the urlserver's politeness), so the two can be compared exactly.
+    """
+    return _gaps(records, lambda r: r.host, clock)
 
 
-def gaps_by_ip(records: list[RequestRecord]) -> dict[str, list[float]]:
-    """Server IP -> seconds between consecutive request arrivals to that address."""
-    return _gaps(records, lambda r: r.server_ip)
+def gaps_by_ip(records: list[RequestRecord], *, clock: str = "mono_time") -> dict[str, list[float]]:
+    """Server IP -> seconds between consecutive request arrivals to that address (clock: as gaps_by_host)."""
+    return _gaps(records, lambda r: r.server_ip, clock)
 
 
 def robots_first(records: list[RequestRecord]) -> dict[str, bool]:
@@ -150,8 +154,8 @@ def max_concurrency(records: list[RequestRecord], *, by: str = "host") -> dict[s
     return peaks
 
 
-def _gaps(records, key) -> dict[str, list[float]]:
+def _gaps(records, key, clock: str) -> dict[str, list[float]]:
     times: dict[str, list[float]] = collections.defaultdict(list)
     for record in records:
-        times[key(record)].append(record.mono_time)
+        times[key(record)].append(getattr(record, clock))
     return {k: [b - a for a, b in zip(sorted(v), sorted(v)[1:])] for k, v in times.items()}

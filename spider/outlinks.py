@@ -20,7 +20,7 @@ from typing import NamedTuple
 from selectolax.lexbor import LexborHTMLParser
 
 from wreck.protocol import limits
-from wreck.urlnorm import Resolver, normalize
+from wreck.urlnorm import BaseUrl, normalize
 
 # HTML content types; anything else gets no link extraction.
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
@@ -70,7 +70,7 @@ def extract(html: bytes, page_url: str) -> PageLinks:
             refresh = _refresh_target(attrs.get("content") or "", base)
     if not follow:
         return PageLinks((), refresh)
-    resolve = Resolver(base).resolve
+    resolve = BaseUrl(base).resolve
     seen: set[str] = {page_url}
     raw_seen: set[str] = set()
     out: list[str] = []

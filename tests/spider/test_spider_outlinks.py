@@ -1,8 +1,8 @@
-# spider.links: outlinks and meta refresh from HTML, pure (no sockets).
+# spider.outlinks: outlinks and meta refresh from HTML, pure (no sockets).
 from __future__ import annotations
 
 from wreck.protocol import limits
-from wreck.spider.links import extract, is_html
+from wreck.spider.outlinks import extract, is_html
 
 PAGE = "http://example.com/dir/page.html"
 

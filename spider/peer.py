@@ -1,10 +1,11 @@
-# One TCP connection driving one sans-I/O protocol object (ControlConnection
-# or StoreConnection): an asyncio Protocol that feeds received bytes in,
-# hands each event to its owner, and writes what the object returns. It
-# runs the client side of the handshake itself, so an owner sees only a
-# ready link (with the server's settings) or a typed failure. OS and
-# protocol errors are turned into LinkError here and nowhere else.
-"""Link: asyncio transport <-> protocol connection, with the handshake."""
+# One TCP connection to a server (the urlserver or a store server) driving
+# one sans-I/O protocol object (ControlConnection or StoreConnection): an
+# asyncio Protocol that feeds received bytes in, hands each event to its
+# owner, and writes what the object returns. It runs the client side of the
+# handshake (docs/protocol.txt 3) itself, so an owner sees only a ready peer
+# (with the server's settings) or a typed failure. OS and protocol errors
+# are turned into PeerError here and nowhere else.
+"""Peer: asyncio transport <-> protocol connection, with the handshake."""
 
 from __future__ import annotations
 
@@ -22,29 +23,29 @@ LOG = logging.getLogger(__name__)
 HANDSHAKE_TIMEOUT_S = 10.0
 
 
-class LinkError(Exception):
+class PeerError(Exception):
     """The connection failed or the peer broke the protocol; reconnect later."""
 
 
-class Refused(LinkError):
+class Refused(PeerError):
     """The peer refused us for a reason retrying will not fix (secret, version)."""
 
 
 FATAL_CODES = (ErrorCode.AUTH, ErrorCode.VERSION)
 
 
-def refusal(what: str, error: Error) -> LinkError:
+def refusal(what: str, error: Error) -> PeerError:
     """The failure an ERROR from the server means; Refused when retrying cannot help."""
     said = f"{error.code.name.lower()} {error.reason}".strip()
     if error.code is ErrorCode.AUTH:
         return Refused(f"{what} rejected this spider's shared secret (it said: {said})")
     if error.code is ErrorCode.VERSION:
         return Refused(f"{what} speaks another protocol version (it said: {said})")
-    return LinkError(f"{what} closed the connection: {said}")
+    return PeerError(f"{what} closed the connection: {said}")
 
 
-class Link(asyncio.Protocol):
-    """A connected, handshaken protocol object; events go to `on_event`."""
+class Peer(asyncio.Protocol):
+    """A connected, handshaken server connection; events go to `on_event`."""
 
     def __init__(self, conn: Connection, what: str) -> None:
         self.conn = conn
@@ -52,7 +53,7 @@ class Link(asyncio.Protocol):
         self.on_event: Callable[[object], None] = lambda event: None
         self.transport: asyncio.Transport | None = None
         self.ready: asyncio.Future[dict[str, str]] = asyncio.get_running_loop().create_future()
-        self.closed: asyncio.Future[LinkError | None] = asyncio.get_running_loop().create_future()
+        self.closed: asyncio.Future[PeerError | None] = asyncio.get_running_loop().create_future()
         # Writes of one loop turn go out as one send: many DONEs or records
         # finish together, and a syscall each would cost more than they do.
         self._out: list[bytes] = []
@@ -63,7 +64,9 @@ class Link(asyncio.Protocol):
         self.transport = transport  # type: ignore[assignment]
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            # asyncio only sets it for sockets made with protocol 6 (DESIGN.md)
+            # Small protocol lines must not wait for Nagle's algorithm (RFC 896)
+            # and the peer's delayed ACK; asyncio sets TCP_NODELAY only for
+            # sockets made with protocol 6, which getaddrinfo need not give.
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def data_received(self, data: bytes) -> None:
@@ -76,7 +79,7 @@ class Link(asyncio.Protocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._finish(LinkError(f"{self.what}: connection lost ({exc or 'closed by peer'})"))
+        self._finish(PeerError(f"{self.what}: connection lost ({exc or 'closed by peer'})"))
 
     # -- sending ---------------------------------------------------------------
 
@@ -121,7 +124,7 @@ class Link(asyncio.Protocol):
                 elif kind is Error:
                     self._fail(refusal(self.what, event))
                 elif kind is ConnectionClosed:
-                    self._fail(LinkError(f"{self.what} closed the connection"))
+                    self._fail(PeerError(f"{self.what} closed the connection"))
                 else:
                     self.on_event(event)
         except ProtocolError as exc:
@@ -133,14 +136,14 @@ class Link(asyncio.Protocol):
                 self._fail(Refused(f"{self.what} failed to prove it holds the shared secret "
                                    f"(is it the crawl's server?): {exc}"))
             else:
-                cls = Refused if exc.code in FATAL_CODES else LinkError
+                cls = Refused if exc.code in FATAL_CODES else PeerError
                 self._fail(cls(f"{self.what}: protocol error: {exc}"))
 
-    def _fail(self, error: LinkError) -> None:
+    def _fail(self, error: PeerError) -> None:
         self._finish(error)
         self.close()
 
-    def _finish(self, error: LinkError) -> None:
+    def _finish(self, error: PeerError) -> None:
         if not self.ready.done():
             self.ready.set_exception(error)
             self.ready.exception()  # retrieved: no "never retrieved" warning
@@ -148,13 +151,13 @@ class Link(asyncio.Protocol):
             self.closed.set_result(error)
 
 
-async def open_link(host: str, port: int, conn: Connection, what: str) -> tuple[Link, dict[str, str]]:
-    """Connect and handshake; (link, server settings) or LinkError/Refused."""
+async def open_peer(host: str, port: int, conn: Connection, what: str) -> tuple[Peer, dict[str, str]]:
+    """Connect and handshake; (peer, server settings) or PeerError/Refused."""
     loop = asyncio.get_running_loop()
-    made: list[Link] = []
+    made: list[Peer] = []
 
-    def factory() -> Link:
-        made.append(Link(conn, what))
+    def factory() -> Peer:
+        made.append(Peer(conn, what))
         return made[0]
 
     try:
@@ -167,9 +170,9 @@ async def open_link(host: str, port: int, conn: Connection, what: str) -> tuple[
                 made[0].close()
             raise
     except OSError as exc:
-        raise LinkError(f"{what}: cannot connect ({exc.strerror or exc})") from None
+        raise PeerError(f"{what}: cannot connect ({exc.strerror or exc})") from None
     except TimeoutError:
-        raise LinkError(f"{what}: no handshake within {HANDSHAKE_TIMEOUT_S:g} s") from None
+        raise PeerError(f"{what}: no handshake within {HANDSHAKE_TIMEOUT_S:g} s") from None
 
 
 class Backoff:
