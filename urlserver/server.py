@@ -5,6 +5,8 @@
 # lookups, take assignments for spiders with credit (round robin), commit
 # them to LMDB, and only then write them. The timer is set for the engine's
 # next wakeup (a host's turn, a claim's deadline, a retry), so nothing polls.
+# With --url-filter-cmd, a DONE with links waits in the FilterStage until the
+# command has answered, while every other spider is served (filterstage.py).
 """UrlServer: listener, spider connections, the pump."""
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
 from .dns import Resolver, parse_hosts
+from .filterstage import FilterStage
 from .settings import Settings
+from .urlfilter import UrlFilter
 
 log = logging.getLogger("urlserver")
 IDLE_HINT_MS = 1000
@@ -56,7 +60,11 @@ class ControlPeer(Peer):
         server, kind = self.server, type(event)
         try:
             if kind is Done:
-                server.crawl.done(self, event, time.time())
+                stage = server.filter_stage
+                if stage is not None and stage.wants(self, event):
+                    stage.hold(self, event)  # applied once the filter command has answered
+                else:
+                    server.crawl.done(self, event, time.time())
             elif kind is Get:
                 self.idle_sent = False
             elif kind is Working:
@@ -71,6 +79,9 @@ class ControlPeer(Peer):
         server = self.server
         if not self.conn.opened or server.broken is not None:
             return  # never got in, so it holds no claims; or nothing more is written
+        if server.filter_stage is not None and server.filter_stage.holds(self):
+            server.filter_stage.hold(self, None)  # its claims go back after its held DONEs
+            return
         try:
             server.crawl.spider_gone(self, time.time())
         except lmdb.Error as exc:
@@ -106,6 +117,12 @@ class UrlServer:
         self._rr = 0
         self._tasks: set[asyncio.Task] = set()
         self.stopping = False
+        self.url_filter: UrlFilter | None = crawl.frontier.url_filter
+        self.filter_stage: FilterStage | None = None
+        if self.url_filter is not None and self.url_filter.command:
+            self.filter_stage = FilterStage(self.url_filter, claimed_url=self._claimed_url,
+                                            known=lambda url: crawl.frontier.lookup(url) is not None,
+                                            apply=self._apply_held)
         # Set when the crawl state could not be written (see state_unwritable).
         self.broken: lmdb.Error | None = None
 
@@ -131,6 +148,8 @@ class UrlServer:
             self._count += 1
             return ControlPeer(listener, self, self._count)
 
+        if self.url_filter is not None:
+            await self.url_filter.start()  # the external command, if any
         address = await self.listener.start(host, port, factory)
         self.request_pump()
         return address
@@ -142,7 +161,11 @@ class UrlServer:
             self._timer.cancel()
         for task in list(self._tasks):
             task.cancel()
-        await self.listener.shutdown()
+        # Held DONEs are applied (their answers awaited, bounded by the command's
+        # timeout) before the connections close and give their claims back.
+        await self.listener.shutdown(self.filter_stage.drain if self.filter_stage is not None else None)
+        if self.url_filter is not None:
+            await self.url_filter.aclose()
         if self.broken is None:
             self.crawl.commit()
 
@@ -169,6 +192,28 @@ class UrlServer:
             spider.close()
         self.finished.set()
 
+    # -- the external URL filter (filterstage.py) ----------------------------------
+
+    def _claimed_url(self, trans_id: int) -> str | None:
+        claim = self.crawl.claims.get(trans_id)
+        return None if claim is None else claim.url
+
+    def _apply_held(self, spider: ControlPeer, done: Done | None, answers: dict[str, bool]) -> None:
+        """A held DONE (None: its spider's end), now that the filter answered."""
+        if self.broken is not None:
+            return
+        now = time.time()
+        try:
+            if done is None:
+                self.crawl.spider_gone(spider, now)
+            else:
+                with self.url_filter.answering(answers):
+                    self.crawl.done(spider, done, now)
+        except lmdb.Error as exc:
+            self.state_unwritable(exc)
+            return
+        self.request_pump()
+
     # -- the pump ------------------------------------------------------------------
 
     def request_pump(self) -> None:
@@ -193,6 +238,9 @@ class UrlServer:
 
     def _pump(self) -> None:
         crawl, now = self.crawl, time.time()
+        if self.filter_stage is not None:
+            for spider, trans_ids in self.filter_stage.held():
+                crawl.working(spider, trans_ids, now)  # in flight until applied: never expired
         for claim in crawl.expire(now):
             if isinstance(claim.spider, ControlPeer) and not claim.spider.closed:
                 claim.spider.send(Cancel(claim.trans_id))
