@@ -301,7 +301,8 @@ class UrlServer:
     def _finish(self) -> None:
         log.info("event=crawl_finished counts=%s", self.crawl.frontier.counts)
         for spider in list(self.spiders):
-            spider.send(Bye("done"))
+            if spider.opened:  # one still in its handshake cannot be sent BYE (docs/protocol.txt 3.1)
+                spider.send(Bye("done"))
             spider.close()
         self.finished.set()
 

@@ -55,7 +55,7 @@ async def serving(**kw):
 
 
 class Client:
-    """A spider's end over a plain socket(AF_INET, SOCK_STREAM): protocol 0."""
+    """A spider's end of a control connection, over loopback TCP."""
 
     def __init__(self, name: str = "client") -> None:
         self.conn = ControlConnection(Role.CLIENT, secret=b"", nonce=os.urandom(32), name=name)
@@ -86,7 +86,7 @@ class Client:
         self.writer.close()
 
 
-def test_accepted_sockets_get_tcp_nodelay_even_when_made_with_protocol_0():
+def test_every_accepted_socket_gets_tcp_nodelay():
     async def main():
         async with serving() as (_, address, seen):
             client = Client()
