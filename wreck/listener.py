@@ -73,6 +73,8 @@ class Peer(asyncio.Protocol):
     - welcome_settings() -> the settings its WELCOME carries;
     - on_event(event) for every other event of the OPEN connection;
     and may override after_events(), on_peer_closed() and on_closed().
+    A subclass sets its own attributes before calling Peer.__init__, which
+    calls make_connection().
     """
 
     def __init__(self, listener: Listener) -> None:
