@@ -62,10 +62,7 @@ class Client:
         self.events: list = []
 
     async def connect(self, address) -> None:
-        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-        sock.setblocking(False)
-        await asyncio.get_running_loop().sock_connect(sock, address)
-        self.reader, self.writer = await asyncio.open_connection(sock=sock)
+        self.reader, self.writer = await asyncio.open_connection(*address)
 
     async def next(self) -> object:
         """The next event from the server (ConnectionClosed at its end)."""
