@@ -8,9 +8,11 @@
 # (start()), that the server asks asynchronously (ask()) about the links of a
 # DONE before it hands the DONE to the engine (filterstage.py); the engine's
 # synchronous reason() then reads the answers it is given (answering()).
-# A URL reason() is asked about that the command was not asked about (a
-# spelling the server did not foresee) is kept, logged and counted: the
-# engine must not wait, and refusing a URL nobody judged would be worse.
+# A URL reason() is asked about that the command was not asked about is
+# kept, logged and counted: the engine must not wait, and refusing a URL
+# nobody judged would be worse. The one known case: with --sitemaps, the
+# sitemap URLs a robots.txt names (the engine reads them from its body, not
+# from outlinks); the URLs those sitemaps list are outlinks, and are asked.
 #
 # The command's protocol (docs/plugins.md), per batch (the links of a page):
 #   WRECK writes each URL on a line, then the line END_MARKER;
@@ -189,7 +191,7 @@ class UrlFilter:
         if kept is None:
             if self.external is not None:
                 self.unasked += 1
-                log.warning("event=url_filter_unasked url=%s reason='not among the links asked about; kept'", url)
+                log.info("event=url_filter_unasked url=%s reason='not among the links asked about; kept'", url)
             return None
         return None if kept else EXTERNAL
 

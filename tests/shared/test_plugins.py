@@ -7,6 +7,7 @@ rewrites lines is disabled without losing the crawl."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import subprocess
 import sys
 
@@ -195,6 +196,7 @@ def test_one_round_trip_answers_a_whole_page_and_a_url_not_asked_is_kept_and_cou
     command = f"while read -r line; do case $line in '#'*) echo x >> {counter};; esac; echo \"$line\"; done"
     plugins = Plugins([], hooks=(URL_FILTER,))
     flt = UrlFilter(plugins, command=command, timeout=10)
+    caplog.set_level(logging.INFO, "urlserver")
 
     async def main():
         await flt.start()
