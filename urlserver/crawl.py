@@ -39,7 +39,7 @@ from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
-from .urlfilter import ExternalFilter, UrlFilter
+from .urlfilter import UrlFilter
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
@@ -59,9 +59,8 @@ class Crawl:
                       max_path_repeats=s.max_path_repeats)
         self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
         self.plugins = Plugins(s.plugins, hooks=(URL_FILTER, STATS))
-        if self.plugins.has(URL_FILTER) or s.url_filter_cmd:
-            external = ExternalFilter(s.url_filter_cmd, timeout=s.url_filter_timeout) if s.url_filter_cmd else None
-            self.frontier.url_filter = UrlFilter(self.plugins, external)
+        if self.plugins.has(URL_FILTER) or s.url_filter_cmd:  # the server starts the command (UrlFilter.start)
+            self.frontier.url_filter = UrlFilter(self.plugins, command=s.url_filter_cmd, timeout=s.url_filter_timeout)
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay,
                                      backoff_max=s.backoff_max)

@@ -1,9 +1,12 @@
-# The urlserver's sockets: an asyncio listener whose connections each drive
-# a protocol.ControlConnection (server role), plus DNS tasks and one timer.
+# The urlserver's sockets: a wreck.listener.Listener (caps, handshake,
+# TCP_NODELAY, shutdown) whose ControlPeers each drive a
+# protocol.ControlConnection (server role), plus DNS tasks and one timer.
 # Everything funnels into pump(): expire claims (CANCEL them), start DNS
 # lookups, take assignments for spiders with credit (round robin), commit
 # them to LMDB, and only then write them. The timer is set for the engine's
 # next wakeup (a host's turn, a claim's deadline, a retry), so nothing polls.
+# With --url-filter-cmd, a DONE with links waits in the FilterStage until the
+# command has answered, while every other spider is served (filterstage.py).
 """UrlServer: listener, spider connections, the pump."""
 
 from __future__ import annotations
@@ -11,21 +14,19 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
-import os
-import socket
 import time
 
 import lmdb
 
-from wreck.protocol import (
-    Auth, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
-    Idle, LocalProtocolError, NEED_DATA, RemoteProtocolError, Role, Working,
-)  # fmt: skip
+from wreck.listener import Listener, Peer
+from wreck.protocol import Bye, Cancel, ControlConnection, Done, Get, Idle, LocalProtocolError, Role, Working
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
 from .dns import Resolver, parse_hosts
+from .filterstage import FilterStage
 from .settings import Settings
+from .urlfilter import UrlFilter
 
 log = logging.getLogger("urlserver")
 IDLE_HINT_MS = 1000
@@ -35,125 +36,51 @@ IDLE_HINT_MS = 1000
 PUMP_INTERVAL_S = 0.01
 
 
-class SpiderConnection(asyncio.Protocol):
-    """One spider's control connection."""
+class ControlPeer(Peer):
+    """One spider's control connection (wreck.listener owns its socket):
+    GET grants credit, WORKING extends claims, DONE goes to the engine."""
 
-    def __init__(self, server: UrlServer, number: int) -> None:
+    def __init__(self, listener: Listener, server: UrlServer, number: int) -> None:
         self.server = server
         self.number = number
-        self.conn = ControlConnection(Role.SERVER, secret=server.settings.secret, nonce=os.urandom(32))
-        self.transport: asyncio.Transport | None = None
-        self.closed = False
         self.idle_sent = False
-        self.peer = "?"
-        self._deadline: asyncio.TimerHandle | None = None
+        super().__init__(listener)
+
+    def make_connection(self, nonce: bytes) -> ControlConnection:
+        return ControlConnection(Role.SERVER, secret=self.server.settings.secret, nonce=nonce)
 
     @property
     def name(self) -> str:
         return f"{self.conn.name}#{self.number}"
 
-    def connection_made(self, transport) -> None:
-        self.transport = transport
-        sock = transport.get_extra_info("socket")
-        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.peer = _address(transport.get_extra_info("peername"))
-        settings, spiders = self.server.settings, self.server.spiders
-        busy = None
-        if len(spiders) >= settings.max_connections:
-            busy = f"more than {settings.max_connections} connections"
-        elif sum(not s.conn.opened for s in spiders) >= settings.max_unauthenticated:
-            busy = f"more than {settings.max_unauthenticated} connections in their handshake"
-        if busy:
-            log.warning("event=connection_refused peer=%s reason=%r", self.peer, busy)
-            self.fail(ErrorCode.BUSY, busy)
-            return
-        spiders.append(self)
-        transport.write(self.conn.hello())
-        self._deadline = asyncio.get_running_loop().call_later(settings.handshake_timeout, self._handshake_deadline)
+    def welcome_settings(self) -> dict[str, str]:
+        return self.server.announce(self)
 
-    def _handshake_deadline(self) -> None:
-        if not self.closed and not self.conn.opened:
-            why = f"no handshake within {self.server.settings.handshake_timeout:g} s"
-            log.warning("event=handshake_timeout peer=%s", self.peer)
-            self.fail(ErrorCode.UNAVAILABLE, why)  # docs/protocol.txt 3.1
-
-    def data_received(self, data: bytes) -> None:
-        self._feed(data)
-
-    def eof_received(self) -> bool:
-        self._feed(b"")
-        return False
-
-    def connection_lost(self, exc) -> None:
-        self._gone()
-
-    def _feed(self, data: bytes) -> None:
-        server, conn = self.server, self.conn
+    def on_event(self, event: object) -> None:
+        server, kind = self.server, type(event)
         try:
-            conn.receive_data(data)
-            while (event := conn.next_event()) is not NEED_DATA:
-                kind = type(event)
-                if kind is Done:
+            if kind is Done:
+                stage = server.filter_stage
+                if stage is not None and stage.wants(self, event):
+                    stage.hold(self, event)  # applied once the filter command has answered
+                else:
                     server.crawl.done(self, event, time.time())
-                elif kind is Get:
-                    self.idle_sent = False
-                elif kind is Working:
-                    server.crawl.working(self, event.trans_ids, time.time())
-                elif kind is Auth:
-                    self.transport.write(conn.welcome(server.announce(self)))
-                    self._deadline.cancel()
-                    log.info("event=spider_connected spider=%s peer=%s", self.name, self.peer)
-                elif kind is Error:
-                    log.warning("event=spider_error spider=%s peer=%s code=%s reason=%r",
-                                self.name, self.peer, event.code.name, event.reason)
-                    self.close()
-                    return
-                elif kind is ConnectionClosed:
-                    self.close()
-                    return
-        except RemoteProtocolError as exc:
-            event = "auth_failed" if exc.code is ErrorCode.AUTH else "protocol_error"
-            log.warning("event=%s spider=%s peer=%s code=%s reason=%r",
-                        event, self.name, self.peer, exc.code.name, str(exc))
-            self.fail(exc.code, str(exc))
-            return
+            elif kind is Get:
+                self.idle_sent = False
+            elif kind is Working:
+                server.crawl.working(self, event.trans_ids, time.time())
         except lmdb.Error as exc:
             server.state_unwritable(exc)
-            return
-        server.request_pump()
 
-    def send(self, event) -> None:
-        if not self.closed:
-            self.transport.write(self.conn.send(event))
+    def after_events(self) -> None:
+        self.server.request_pump()
 
-    def fail(self, code: ErrorCode, reason: str) -> None:
-        try:
-            self.transport.write(self.conn.send(Error(code, reason)))
-        except LocalProtocolError:
-            pass
-        self.close()
-
-    def close(self) -> None:
-        if self.transport is not None:
-            self.transport.close()
-        self._gone()
-
-    def _gone(self) -> None:
-        if self.closed:
-            return
-        self.closed = True
-        if self._deadline is not None:
-            self._deadline.cancel()  # a closed connection is not kept alive by its timer
-        if not self.conn.opened:  # never got in: it holds no claims and was no spider
-            if self in self.server.spiders:
-                self.server.spiders.remove(self)
-            return
+    def on_closed(self) -> None:
         server = self.server
-        if self in server.spiders:
-            server.spiders.remove(self)
-        log.info("event=spider_gone spider=%s", self.name)
-        if server.broken is not None:
+        if not self.conn.opened or server.broken is not None:
+            return  # never got in, so it holds no claims; or nothing more is written
+        if server.filter_stage is not None and server.filter_stage.holds(self):
+            server.filter_stage.hold(self, None)  # its claims go back after its held DONEs
             return
         try:
             server.crawl.spider_gone(self, time.time())
@@ -161,14 +88,6 @@ class SpiderConnection(asyncio.Protocol):
             server.state_unwritable(exc)
             return
         server.request_pump()
-
-
-def _address(peername) -> str:
-    """HOST:PORT of a peer, [HOST]:PORT for IPv6, '?' when unknown."""
-    if not peername:
-        return "?"
-    host, port = peername[0], peername[1]
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 
 class UrlServer:
@@ -186,20 +105,33 @@ class UrlServer:
             timeout=settings.dns_timeout, tries=settings.dns_tries, min_ttl=settings.dns_min_ttl,
             max_ttl=settings.dns_max_ttl, negative_ttl=settings.dns_negative_ttl,
         )  # fmt: skip
-        self.spiders: list[SpiderConnection] = []
+        self.listener = Listener(log=log, max_connections=settings.max_connections,
+                                 max_unauthenticated=settings.max_unauthenticated,
+                                 handshake_timeout=settings.handshake_timeout)
         self.finished = asyncio.Event()
         self.samples: collections.deque = collections.deque(maxlen=120)
         self._count = 0
         self._pump_pending = False
         self._last_pump = 0.0
         self._timer: asyncio.TimerHandle | None = None
-        self._server: asyncio.base_events.Server | None = None
         self._rr = 0
         self._tasks: set[asyncio.Task] = set()
+        self.stopping = False
+        self.url_filter: UrlFilter | None = crawl.frontier.url_filter
+        self.filter_stage: FilterStage | None = None
+        if self.url_filter is not None and self.url_filter.command:
+            self.filter_stage = FilterStage(self.url_filter, claimed_url=self._claimed_url,
+                                            known=lambda url: crawl.frontier.lookup(url) is not None,
+                                            apply=self._apply_held)
         # Set when the crawl state could not be written (see state_unwritable).
         self.broken: lmdb.Error | None = None
 
-    def announce(self, spider: SpiderConnection) -> dict[str, str]:
+    @property
+    def spiders(self) -> list[ControlPeer]:
+        """Every live connection, in its handshake or past it, in accepting order."""
+        return list(self.listener.connections)
+
+    def announce(self, spider: ControlPeer) -> dict[str, str]:
         s = self.settings
         return CrawlSettings(
             store=s.store, timeout_update_ms=int(s.timeout_update * 1000),
@@ -211,27 +143,29 @@ class UrlServer:
 
     async def start(self) -> tuple[str, int]:
         host, port = split_host_port(self.settings.listen, listen=True)
-        loop = asyncio.get_running_loop()
 
-        def factory():
+        def factory(listener: Listener) -> ControlPeer:
             self._count += 1
-            return SpiderConnection(self, self._count)
+            return ControlPeer(listener, self, self._count)
 
-        self._server = await loop.create_server(factory, host, port, reuse_address=True)
-        address = self._server.sockets[0].getsockname()[:2]
-        log.info("event=listening address=%s:%d", *address)
+        if self.url_filter is not None:
+            await self.url_filter.start()  # the external command, if any
+        address = await self.listener.start(host, port, factory)
         self.request_pump()
         return address
 
     async def stop(self) -> None:
+        """Stop accepting, close every spider (its claims go back), commit."""
+        self.stopping = True  # no pump after this: the caller closes the crawl next
         if self._timer:
             self._timer.cancel()
-        if self._server:
-            self._server.close()
-        for spider in list(self.spiders):
-            spider.close()
         for task in list(self._tasks):
             task.cancel()
+        # Held DONEs are applied (their answers awaited, bounded by the command's
+        # timeout) before the connections close and give their claims back.
+        await self.listener.shutdown(self.filter_stage.drain if self.filter_stage is not None else None)
+        if self.url_filter is not None:
+            await self.url_filter.aclose()
         if self.broken is None:
             self.crawl.commit()
 
@@ -258,6 +192,28 @@ class UrlServer:
             spider.close()
         self.finished.set()
 
+    # -- the external URL filter (filterstage.py) ----------------------------------
+
+    def _claimed_url(self, trans_id: int) -> str | None:
+        claim = self.crawl.claims.get(trans_id)
+        return None if claim is None else claim.url
+
+    def _apply_held(self, spider: ControlPeer, done: Done | None, answers: dict[str, bool]) -> None:
+        """A held DONE (None: its spider's end), now that the filter answered."""
+        if self.broken is not None:
+            return
+        now = time.time()
+        try:
+            if done is None:
+                self.crawl.spider_gone(spider, now)
+            else:
+                with self.url_filter.answering(answers):
+                    self.crawl.done(spider, done, now)
+        except lmdb.Error as exc:
+            self.state_unwritable(exc)
+            return
+        self.request_pump()
+
     # -- the pump ------------------------------------------------------------------
 
     def request_pump(self) -> None:
@@ -273,7 +229,7 @@ class UrlServer:
     def pump(self) -> None:
         self._pump_pending = False
         self._last_pump = time.monotonic()
-        if self.broken is not None:
+        if self.broken is not None or self.stopping:
             return
         try:
             self._pump()
@@ -282,16 +238,18 @@ class UrlServer:
 
     def _pump(self) -> None:
         crawl, now = self.crawl, time.time()
+        if self.filter_stage is not None:
+            for spider, trans_ids in self.filter_stage.held():
+                crawl.working(spider, trans_ids, now)  # in flight until applied: never expired
         for claim in crawl.expire(now):
-            if isinstance(claim.spider, SpiderConnection) and not claim.spider.closed:
+            if isinstance(claim.spider, ControlPeer) and not claim.spider.closed:
                 claim.spider.send(Cancel(claim.trans_id))
         outgoing = self._assign(now)
         for host in crawl.dns_requests():
             self._spawn(self._resolve(host))
         crawl.commit()  # durable before any assignment leaves
         for spider, chunks in outgoing.items():
-            if not spider.closed:
-                spider.transport.write(b"".join(chunks))
+            spider.write(b"".join(chunks))
         self._sample(now)
         if self.settings.exit_when_done and crawl.finished():
             self._finish()
@@ -299,10 +257,10 @@ class UrlServer:
         self._idle_hints(now)
         self._arm_timer(now)
 
-    def _assign(self, now: float) -> dict[SpiderConnection, list[bytes]]:
+    def _assign(self, now: float) -> dict[ControlPeer, list[bytes]]:
         crawl = self.crawl
-        ready = [s for s in self.spiders if s.conn.opened and s.conn.credit > 0 and not s.closed]
-        out: dict[SpiderConnection, list[bytes]] = {}
+        ready = [s for s in self.listener.opened() if s.conn.credit > 0]
+        out: dict[ControlPeer, list[bytes]] = {}
         if not ready:
             return out
         self._rr = (self._rr + 1) % len(ready)
@@ -321,7 +279,7 @@ class UrlServer:
         return out
 
     def _idle_hints(self, now: float) -> None:
-        waiting = [s for s in self.spiders if s.conn.opened and s.conn.credit > 0 and not s.idle_sent]
+        waiting = [s for s in self.listener.opened() if s.conn.credit > 0 and not s.idle_sent]
         if not waiting:
             return
         wake = self.crawl.next_wakeup()
@@ -334,7 +292,7 @@ class UrlServer:
         if self._timer:
             self._timer.cancel()
             self._timer = None
-        serving = any(s.conn.opened and s.conn.credit > 0 for s in self.spiders)
+        serving = any(s.conn.credit > 0 for s in self.listener.opened())
         wake = self.crawl.next_wakeup(serving=serving)
         if wake is not None:
             loop = asyncio.get_running_loop()
@@ -343,7 +301,8 @@ class UrlServer:
     def _finish(self) -> None:
         log.info("event=crawl_finished counts=%s", self.crawl.frontier.counts)
         for spider in list(self.spiders):
-            spider.send(Bye("done"))
+            if spider.opened:  # one still in its handshake cannot be sent BYE (docs/protocol.txt 3.1)
+                spider.send(Bye("done"))
             spider.close()
         self.finished.set()
 

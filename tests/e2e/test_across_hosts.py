@@ -312,8 +312,8 @@ def test_every_page_is_stored_exactly_once(crawled):
 def test_both_spiders_worked_from_their_own_namespaces(crawled):
     for role in SPIDERS:
         ip = re.escape(NODES[role])
-        assert re.search(rf"spider_connected spider={role}-0\S* peer={ip}:\d+", crawled.url_log)
-        assert re.search(rf"spider {role}-0 connected from {ip}:", crawled.store_log)
+        assert re.search(rf"event=peer_connected peer={ip}:\d+ name={role}-0\S*", crawled.url_log)
+        assert re.search(rf"event=peer_connected peer={ip}:\d+ name={role}-0", crawled.store_log)
     assert {r.client_ip for r in crawled.records} == {NODES[role] for role in SPIDERS}
     assert {r.server_ip for r in crawled.records} <= set(web_ips())
     pages = [r for r in crawled.records if not r.target.startswith("/robots")]
@@ -326,6 +326,6 @@ def test_a_spider_with_the_wrong_secret_is_refused_clearly_on_both_sides(crawled
     assert "failed authentication (wrong or missing shared secret)" in err, err
     assert "check --secret-file" in err, err
     assert "urlserver 10.231.0.2:7001 rejected this spider's shared secret" in err, err
-    told = (r"event=auth_failed spider=\S+ peer=10\.231\.0\.11:\d+ code=AUTH "
+    told = (r"event=auth_failed peer=10\.231\.0\.11:\d+ name=\S+ code=AUTH "
             r"reason='client intruder\S* failed authentication \(wrong or missing shared secret\)")
     assert re.search(told, crawled.url_log), crawled.url_log

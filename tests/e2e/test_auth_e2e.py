@@ -182,10 +182,10 @@ def test_a_refused_spider_says_who_refused_it_and_stops(run, what, says):
 def test_the_refusing_server_logs_the_failure_with_the_peer_address(run):
     url, url2, store2 = run["logs"]["url.log"], run["logs"]["url2.log"], run["logs"]["store2.log"]
     for name, log in (("intruder", url), ("nosecret", url), ("onlyme", url2)):
-        assert re.search(rf"event=auth_failed spider=\S*#\d+ peer=127\.0\.0\.1:\d+ code=AUTH "
+        assert re.search(rf"event=auth_failed peer=127\.0\.0\.1:\d+ name=\S*#\d+ code=AUTH "
                          rf"reason='client {name}-0 failed authentication", log), log
-    assert re.search(r"closing connection from 127\.0\.0\.1:\d+ \(spider\): client storeless-0 failed "
-                     r"authentication", store2), store2
+    assert re.search(r"event=auth_failed peer=127\.0\.0\.1:\d+ name=\S+ code=AUTH reason='client storeless-0 "
+                     r"failed authentication", store2), store2
 
 
 def test_the_secret_appears_nowhere(run):
@@ -195,7 +195,7 @@ def test_the_secret_appears_nowhere(run):
     helps = "".join(proc.communicate(timeout=60)[0] for proc in procs)
     assert "--secret-file" in helps and "WRECK_SECRET" in helps
     places = {**run["logs"], **run["pages"], "process titles": run["titles"], "--help": helps}
-    assert "event=spider_connected spider=good-0" in run["logs"]["url.log"]  # the logs are the verbose ones
+    assert re.search(r"event=peer_connected peer=127\.0\.0\.1:\d+ name=good-0", run["logs"]["url.log"])  # the verbose logs
     for where, text in places.items():
         assert SECRET not in text and OTHER not in text, where
 

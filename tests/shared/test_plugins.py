@@ -6,6 +6,8 @@ rewrites lines is disabled without losing the crawl."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 import subprocess
 import sys
 
@@ -108,23 +110,30 @@ def test_document_metadata_that_cannot_be_stored_disables_its_plugin(test_plugin
 
 
 def test_grep_as_an_external_filter_keeps_what_it_prints():
-    flt = ExternalFilter("grep --line-buffered -v /private/", timeout=10)
-    try:
-        for _ in range(3):  # one long-lived process, batch after batch
-            assert flt.keep(URLS) == {u for u in URLS if "/private/" not in u}
-        assert flt.keep([]) == set()
-        assert flt.keep(["http://h0.test/private/only"]) == set()
-    finally:
-        flt.close()
+    async def main():
+        flt = await ExternalFilter.start("grep --line-buffered -v /private/", timeout=10)
+        try:
+            for _ in range(3):  # one long-lived process, batch after batch
+                assert await flt.keep(URLS) == {u for u in URLS if "/private/" not in u}
+            assert await flt.keep([]) == set()
+            assert await flt.keep(["http://h0.test/private/only"]) == set()
+        finally:
+            await flt.close()
+
+    asyncio.run(main())
 
 
 def test_a_batch_larger_than_a_pipe_buffer_does_not_deadlock():
     many = [f"http://h.test/{'x' * 80}/{i}" for i in range(20_000)]  # about 2 MB each way
-    flt = ExternalFilter("cat", timeout=30)
-    try:
-        assert flt.keep(many) == set(many)
-    finally:
-        flt.close()
+
+    async def main():
+        flt = await ExternalFilter.start("cat", timeout=30)
+        try:
+            assert await flt.keep(many) == set(many)
+        finally:
+            await flt.close()
+
+    asyncio.run(main())
 
 
 # Only the hanging command meets its timeout; the others get one no loaded
@@ -135,35 +144,70 @@ def test_a_batch_larger_than_a_pipe_buffer_does_not_deadlock():
     ("sed -u s/h0/h9/", "not given", 30),
 ])  # fmt: skip
 def test_a_command_that_dies_hangs_or_rewrites_lines_fails_clearly(command, why, timeout):
-    flt = ExternalFilter(command, timeout=timeout)
-    try:
-        with pytest.raises(FilterFailed, match=why):
-            flt.keep(URLS)
-    finally:
-        flt.close()
+    async def main():
+        flt = await ExternalFilter.start(command, timeout=timeout)
+        try:
+            with pytest.raises(FilterFailed, match=why):
+                await flt.keep(URLS)
+        finally:
+            await flt.close()
+        assert flt.proc.returncode is not None  # ended, even the one that hung
+
+    asyncio.run(main())
 
 
 def test_a_failed_command_is_disabled_reported_and_the_urls_kept(caplog):
     plugins = Plugins([], hooks=(URL_FILTER,))
-    flt = UrlFilter(plugins, ExternalFilter("exit 3", timeout=5))
-    flt.batch(URLS)
-    assert flt.reason(URLS[0], "h0.test", 1, None) is None
+    flt = UrlFilter(plugins, command="exit 3", timeout=5)
+
+    async def main():
+        await flt.start()
+        return await flt.ask(URLS)
+
+    answers = asyncio.run(main())
+    assert answers == {}
+    with flt.answering(answers):
+        assert flt.reason(URLS[0], "h0.test", 1, None) is None
     assert flt.external is None
     assert plugins.status()["disabled"][EXTERNAL].startswith("closed its")
     assert plugins.status()["errors"] == {EXTERNAL: 1}
     assert "url_filter_cmd_disabled" in caplog.text
 
 
-def test_one_round_trip_answers_a_whole_page(tmp_path):
+def test_the_answers_drop_what_the_command_did_not_print():
+    plugins = Plugins([], hooks=(URL_FILTER,))
+    flt = UrlFilter(plugins, command="grep --line-buffered -v /private/", timeout=10)
+
+    async def main():
+        await flt.start()
+        try:
+            return await flt.ask(URLS)
+        finally:
+            await flt.aclose()
+
+    answers = asyncio.run(main())
+    with flt.answering(answers):
+        reasons = {u: flt.reason(u, "h", 1, None) for u in URLS}
+    assert reasons == {u: EXTERNAL if "/private/" in u else None for u in URLS}
+    assert flt.reason(URLS[0], "h", 1, None) is None  # outside answering(): no command, nothing to say
+
+
+def test_one_round_trip_answers_a_whole_page_and_a_url_not_asked_is_kept_and_counted(tmp_path, caplog):
     counter = tmp_path / "batches"
     # counts the end-of-batch markers it sees, passes everything through
     command = f"while read -r line; do case $line in '#'*) echo x >> {counter};; esac; echo \"$line\"; done"
     plugins = Plugins([], hooks=(URL_FILTER,))
-    flt = UrlFilter(plugins, ExternalFilter(command, timeout=10))
-    try:
-        flt.batch(URLS)
-        assert all(flt.reason(u, "h", 1, None) is None for u in URLS)
-        assert flt.reason("http://elsewhere.test/redirect-target", "h", 1, None) is None
-    finally:
-        flt.close()
-    assert counter.read_text().count("x") == 2  # the page's batch, then the stray URL alone
+    flt = UrlFilter(plugins, command=command, timeout=10)
+    caplog.set_level(logging.INFO, "urlserver")
+
+    async def main():
+        await flt.start()
+        answers = await flt.ask(URLS)
+        with flt.answering(answers):
+            assert all(flt.reason(u, "h", 1, None) is None for u in URLS)
+            assert flt.reason("http://elsewhere.test/redirect-target", "h", 1, None) is None
+        await flt.aclose()
+
+    asyncio.run(main())
+    assert counter.read_text().count("x") == 1  # the page's batch; the stray URL was not sent
+    assert flt.unasked == 1 and "event=url_filter_unasked url=http://elsewhere.test/redirect-target" in caplog.text

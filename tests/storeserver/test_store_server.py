@@ -142,8 +142,8 @@ def test_bad_input_closes_that_connection_only(tmp_path, caplog, bad, code):
         assert type(events[0]) is Error and events[0].code is code
         good.send([make_record(3, size=100)])  # the other connection is untouched
         assert good.acks(1) == [Ack(3, AckResult.STORED)]
-    lines = [r.getMessage() for r in caplog.records if "closing connection" in r.getMessage()]
-    assert len(lines) == 1 and "evil" in lines[0]
+    lines = [r.getMessage() for r in caplog.records if "event=protocol_error" in r.getMessage()]
+    assert len(lines) == 1 and "name=evil" in lines[0]
     assert stored(tmp_path, 1)[1] == make_record(1, size=100).document
     assert stored(tmp_path, 2)[1] == make_record(2, size=100).document
 

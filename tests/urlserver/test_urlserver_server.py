@@ -232,3 +232,106 @@ def test_status_metrics_and_dashboard(tmp_path):
     assert b"http-equiv=\"refresh\"" in pages["/"][2]
     assert json.loads(pages["/url?u=http://a.test/x"][2])["state"] == "IN_FLIGHT"
     assert pages["/nope"][0] == 404
+
+
+class _Holder(FakeSpider):
+    """Answers `page` with its links and then asks for no more work."""
+
+    def __init__(self, address, *, page: str, links: tuple[str, ...], **kw) -> None:
+        super().__init__(address, respond=site_responder({page: links}), credit=1, **kw)
+        self.page = page
+
+    def _answer(self, a) -> None:
+        if a.url != self.page:
+            return super()._answer(a)
+        self._writer.write(self.conn.send(self.respond(a)))  # no GET: this spider takes nothing more
+
+
+def test_a_stalled_url_filter_holds_only_the_done_it_judges_and_other_spiders_keep_working(tmp_path):
+    gate = tmp_path / "gate"
+    # Stalls on its first batch until the test opens the gate, then drops /private/ links.
+    command = f"while [ ! -e {gate} ]; do sleep 0.01; done; exec grep --line-buffered -v /private/"
+    links = ("http://a.test/ok", "http://a.test/private/no", "/relative/ok", "http://c.test/other")
+    others = [f"http://b.test/{i}" for i in range(5)]
+
+    async def main():
+        settings = _settings(tmp_path, url_filter_cmd=command, url_filter_timeout=60.0, timeout_update=0.5)
+        async with running(settings, ["http://a.test/"]) as (server, addr):
+            first = _Holder(addr, page="http://a.test/", links=links, name="first")
+            await first.start()
+            await until(lambda: len(server.filter_stage) == 1)  # its DONE waits for the command
+            held = server.crawl.claims.get(first.assignments[-1][1].trans_id)
+            deadline = held.deadline
+            for url in others:  # new work, seeded while the command stalls
+                server.crawl.add_seed(url)
+            server.request_pump()
+            second = FakeSpider(addr, respond=site_responder({}), name="second")
+            await second.start()
+            lookup = server.crawl.frontier.lookup
+            await until(lambda: all(lookup(u)["state"] == "ERROR" for u in others))  # all answered (404)
+            await until(lambda: held.deadline > deadline)  # past its deadline, kept alive, not expired
+            during = (len(server.filter_stage), {u: lookup(u) for u in links[:2]}, list(first.cancels))
+            gate.touch()
+            await until(lambda: lookup("http://a.test/ok") is not None and not server.filter_stage.holds(first))
+            await until(lambda: any(a.url == "http://a.test/ok" for _, a in second.assignments))
+            after = {u: lookup(u) for u in ("http://a.test/ok", "http://a.test/private/no",
+                                            "http://a.test/relative/ok", "http://c.test/other", "http://a.test/")}
+            handed = [a.url for s in (first, second) for _, a in s.assignments]
+            await first.close()
+            await second.close()
+            return second, during, after, handed
+
+    second, (held_during, links_during, cancels), after, handed = asyncio.run(main())
+    assert [a.url for _, a in second.assignments][:6] == ["http://b.test/robots.txt", *others]
+    assert held_during == 1 and links_during == {"http://a.test/ok": None, "http://a.test/private/no": None}
+    assert cancels == []
+    assert after["http://a.test/"]["state"] == "FETCHED"
+    assert after["http://a.test/private/no"]["state"] == "FILTERED"
+    assert after["http://a.test/private/no"]["reason"] == "url-filter-cmd"
+    assert after["http://a.test/relative/ok"]["state"] != "FILTERED"  # resolved against the page, then asked
+    assert after["http://c.test/other"]["reason"] != "url-filter-cmd"  # out of scope: scope rules still come first
+    assert "http://a.test/private/no" not in handed and handed.count("http://a.test/") == 1
+
+
+def test_a_dead_url_filter_is_disabled_and_the_done_applied_unfiltered(tmp_path, caplog):
+    links = ("http://a.test/1", "http://a.test/private/2")
+    respond = site_responder({"http://a.test/": links})
+    spider, states = crawl_once(_settings(tmp_path, url_filter_cmd="exit 3", exit_when_done=True),
+                                ["http://a.test/"], respond, links)
+    assert set(links) <= set(spider.urls())  # both admitted and handed out (the test site answers 404)
+    assert {states[u]["state"] for u in links} == {"ERROR"}
+    assert "event=url_filter_cmd_disabled" in caplog.text
+
+
+def test_at_stop_a_held_done_is_applied_once_the_filter_answers(tmp_path):
+    from wreck.urlserver.crawl import Crawl
+    from wreck.urlserver.server import UrlServer
+
+    gate = tmp_path / "gate"
+    command = f"while [ ! -e {gate} ]; do sleep 0.01; done; exec grep --line-buffered -v /private/"
+    links = ("http://a.test/ok", "http://a.test/private/no")
+
+    async def main():
+        settings = _settings(tmp_path, url_filter_cmd=command, url_filter_timeout=60.0)
+        crawl = Crawl(settings)
+        crawl.add_seed("http://a.test/")
+        server = UrlServer(settings, crawl)
+        addr = await server.start()
+        first = _Holder(addr, page="http://a.test/", links=links, name="first")
+        await first.start()
+        await until(lambda: len(server.filter_stage) == 1)
+        stopping = asyncio.ensure_future(server.stop())
+        await until(lambda: server.listener.stopping)
+        waited = not stopping.done()  # the stop waits for the command's answer
+        gate.touch()
+        await stopping
+        states = {u: crawl.frontier.lookup(u) for u in ("http://a.test/", *links)}
+        await first.close()
+        crawl.close()
+        return waited, states
+
+    waited, states = asyncio.run(main())
+    assert waited
+    assert states["http://a.test/"]["state"] == "FETCHED"  # applied, not requeued with its spider's claims
+    assert states["http://a.test/ok"]["state"] == "PENDING"
+    assert states["http://a.test/private/no"]["reason"] == "url-filter-cmd"
