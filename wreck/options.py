@@ -59,6 +59,7 @@ class Option:
     choices: tuple[str, ...] = ()
     group: str | None = None  # --help panel
     repeatable: bool = False  # the flag may be given many times; the field is a tuple
+    negatable: bool | None = None  # a switch's --no- form; None: only for a switch on by default
     metavar: str | None = None
     default_help: str | None = None  # what the default means, when its value alone does not say
 
@@ -186,8 +187,8 @@ def _metavar(d: Declared) -> str:
         return d.option.metavar
     if d.option.choices:
         return "|".join(d.option.choices).upper()
-    if d.option.unit == "s":
-        return "SECONDS"
+    if d.option.unit in ("s", "ms"):
+        return {"s": "SECONDS", "ms": "MS"}[d.option.unit]
     base = _base(d.type)
     if d.option.repeatable or d.option.parse or base is str:
         return "TEXT"
@@ -200,7 +201,8 @@ def parameter(d: Declared) -> inspect.Parameter:
     and a parent passing flags on sees only what was chosen."""
     o = d.option
     # A switch that is on by default also gets its --no- form.
-    decls = [f"{d.flag}/--no-{d.flag[2:]}"] if d.is_bool and d.default else [d.flag]
+    negatable = d.is_bool and (d.default if o.negatable is None else o.negatable)
+    decls = [f"{d.flag}/--no-{d.flag[2:]}"] if negatable else [d.flag]
     info = dict(help=help_text(d), show_default=False, rich_help_panel=o.group)
     if not d.is_bool:
         info["metavar"] = _metavar(d)
@@ -219,31 +221,40 @@ def parameter(d: Declared) -> inspect.Parameter:
     return inspect.Parameter(d.name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
 
 
-def command(cls: type, *, exclude: Iterable[str] = ()) -> Callable[[Callable], Callable]:
+def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | None = None,
+            into: str = "chosen", panel: str | None = None) -> Callable[[Callable], Callable]:
     """Decorate a typer command: its own parameters, then one option per
-    declared field of `cls` but `exclude`. The command receives the values
-    given on the command line (parsed, by field name) as `chosen`."""
-    skip = set(exclude)
-    generated = [parameter(d) for d in declared(cls) if d.name not in skip]
-    repeatable = {d.name for d in declared(cls) if d.option.repeatable}
+    declared field of `cls` (those in `only` if given, but never those in
+    `exclude`; all in --help panel `panel` if given, else each in its group).
+    The command receives the values given on the command line, parsed, by
+    field name, as its keyword argument `into`; decorators for two settings
+    classes stack, each with its own `into`."""
+    skip, keep = set(exclude), None if only is None else set(only)
+    fields = [d for d in declared(cls) if d.name not in skip and (keep is None or d.name in keep)]
+    if panel:
+        fields = [dataclasses.replace(d, option=dataclasses.replace(d.option, group=panel)) for d in fields]
+    generated = [parameter(d) for d in fields]
+    repeatable = {d.name for d in fields if d.option.repeatable}
 
     def decorate(func: Callable) -> Callable:
-        own = [p for p in inspect.signature(func, eval_str=True).parameters.values() if p.name != "chosen"]
-        names = {p.name for p in generated}
+        own = [p for p in inspect.signature(func, eval_str=True).parameters.values() if p.name != into]
+        clash = {p.name for p in own} & {p.name for p in generated}
+        if clash:
+            raise TypeError(f"{func.__name__} has its own {', '.join(sorted(clash))}: exclude them from {cls.__name__}")
 
         @functools.wraps(func)
         def run(**kwargs: Any) -> Any:
             chosen = {}
-            for name in names:
-                value = kwargs.pop(name)
+            for p in generated:
+                value = kwargs.pop(p.name)
                 if value is None:
                     continue  # not given: the field's default applies
-                if name in repeatable:
+                if p.name in repeatable:
                     value = _flatten(value)
                     if not value:
                         continue
-                chosen[name] = value
-            return func(**kwargs, chosen=chosen)
+                chosen[p.name] = value
+            return func(**kwargs, **{into: chosen})
 
         params = own + generated
         run.__signature__ = inspect.Signature(params)  # typer builds the options from this
