@@ -94,6 +94,14 @@ def test_settings_left_alone_are_not_passed_on(tmp_path, started):
     assert not started["continuous"]
 
 
+def test_store_settings_reach_the_store(tmp_path, started):
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--no-dedup",
+                                          "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"])
+    assert result.exit_code == 0, result.output
+    assert started["store_args"] == ["--no-dedup", "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"]
+    assert started["urlserver_args"] == ["--plugin", "p=1"]
+
+
 def test_recrawl_makes_the_crawl_continuous(tmp_path, started):
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--recrawl", "6h"])
     assert result.exit_code == 0 and started["continuous"]
@@ -104,6 +112,7 @@ def test_recrawl_makes_the_crawl_continuous(tmp_path, started):
     (["--max-expiries", "0"], "--max-expiries must be above 0"),
     (["--dns-timeout", "0"], "--dns-timeout"),
     (["--recrawl", "soon"], "not a duration"),
+    (["--near-dup-distance", "9"], "--near-dup-distance must be at least 0 and at most 3 bits"),
 ])  # fmt: skip
 def test_impossible_values_are_refused_before_anything_starts(tmp_path, started, args, words):
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), *args])

@@ -32,6 +32,7 @@ from .children import Child, ChildFailed
 from wreck.urlserver.db import saved_counts
 from .progress import Progress, store_counters, summary
 from wreck.urlserver.seeds import has_feeds
+from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
 
 TICK_S = 1.0  # progress refresh and child check
@@ -52,6 +53,12 @@ URLSERVER_OWN = {
 }
 
 
+# The store's settings a crawl chooses; the rest tune the store's server and
+# storage (its defaults suit a local crawl), and several of them share a flag
+# with a urlserver setting (--map-size, --max-connections).
+STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+
+
 def _urlserver_args(chosen: dict[str, Any], seeds: str | None, feeds: str | None) -> list[str]:
     """The urlserver child's flags: the settings chosen on wreck-crawl's
     command line (the urlserver's own defaults apply to the rest), then the
@@ -64,6 +71,7 @@ def _urlserver_args(chosen: dict[str, Any], seeds: str | None, feeds: str | None
 
 
 @app.command()
+@options.command(StoreSettings, only=STORE_CHOSEN, into="store_chosen", panel="Store")
 @options.command(Settings, exclude=URLSERVER_OWN)
 def crawl(
     urls: list[str] = typer.Argument(None, help="Seed URLs."),
@@ -71,17 +79,16 @@ def crawl(
     data: Path = typer.Option(..., "--data", help="Directory of the crawl (created; run again to resume)."),
     procs: int = typer.Option(os.cpu_count() or 1, "--procs", help="Spider worker processes."),
     concurrency: int = typer.Option(200, "--concurrency", help="Transfers in flight per spider worker."),
-    no_dedup: bool = typer.Option(False, "--no-dedup", help="Do not hash pages nor mark duplicates."),
-    near_dups: bool = typer.Option(False, "--near-dups", help="Also mark near duplicates (simhash; about doubles the store's CPU per page)."),
-    near_dup_distance: int = typer.Option(None, "--near-dup-distance", help="Simhash bits (0-3) within which a page is a near duplicate."),
     feeds: str = typer.Option(None, "--feeds", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
     *,
     chosen: dict[str, Any],
+    store_chosen: dict[str, Any],
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    try:  # refused here, before any child starts, as the urlserver would refuse them
+    try:  # refused here, before any child starts, as the urlserver and the store would refuse them
         Settings(data=str(data / "frontier"), **chosen)
+        StoreSettings(data=data, **store_chosen)
     except options.SettingsError as exc:
         typer.echo(f"wreck-crawl: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -95,9 +102,7 @@ def crawl(
             fh.write(sys.stdin.read())
         seeds = str(copy)
     passthrough = _urlserver_args(chosen, seeds, feeds)
-    store_args = [*(["--near-dup-distance", str(near_dup_distance)] if near_dup_distance is not None else []),
-                  *(["--no-dedup"] if no_dedup else []), *(["--near-dups"] if near_dups else []),
-                  *(arg for name in chosen.get("plugins", ()) for arg in ("--plugin", name))]
+    store_args = options.to_argv(StoreSettings, {**store_chosen, "plugins": chosen.get("plugins", ())})
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(chosen.get("recrawl")))
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
 
