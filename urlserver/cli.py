@@ -30,10 +30,10 @@ log = logging.getLogger("urlserver")
 @app.command()
 @options.command(Settings)
 def run(
-    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs")] = None,
-    seeds_file: Annotated[Optional[str], typer.Option("--seeds", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
-    feeds: Annotated[Optional[str], typer.Option("--feeds", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
-    secret_file: Annotated[Optional[str], typer.Option(help=f"Shared secret file, first line (else ${deploy.SECRET_ENV})")] = None,
+    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs", metavar="URL")] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", metavar="FILE", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
+    feeds: Annotated[Optional[str], typer.Option("--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
+    secret_file: Annotated[Optional[str], typer.Option(metavar="FILE", help=f"Shared secret file, first line (else ${deploy.SECRET_ENV})")] = None,
     list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
                                                help="List installed plugins and exit")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,

@@ -88,6 +88,11 @@ class Declared:
         return self.type is bool
 
     @property
+    def negatable(self) -> bool:
+        """A switch with a --no- form: given, or else one that is on by default."""
+        return self.is_bool and (self.default if self.option.negatable is None else self.option.negatable)
+
+    @property
     def required(self) -> bool:
         return self.default is REQUIRED
 
@@ -200,20 +205,16 @@ def parameter(d: Declared) -> inspect.Parameter:
     one defaults to None (not given): the field's own default then applies,
     and a parent passing flags on sees only what was chosen."""
     o = d.option
-    # A switch that is on by default also gets its --no- form.
-    negatable = d.is_bool and (d.default if o.negatable is None else o.negatable)
-    decls = [f"{d.flag}/--no-{d.flag[2:]}"] if negatable else [d.flag]
+    decls = [f"{d.flag}/--no-{d.flag[2:]}"] if d.negatable else [d.flag]
     info = dict(help=help_text(d), show_default=False, rich_help_panel=o.group)
     if not d.is_bool:
         info["metavar"] = _metavar(d)
-    if o.parse:
-        info["parser"] = o.parse
     if d.is_bool:
         tp = Optional[bool]
     elif o.repeatable:
-        tp = Optional[list[str]] if not o.parse else Optional[list[Any]]
-    elif o.parse:
-        tp = Any
+        tp = Optional[list[str]]
+    elif o.parse:  # parsed by the command (a hook may return None, which click reads as "not given")
+        tp = Optional[str]
     else:
         tp = _base(d.type) if d.required else Optional[_base(d.type)]
     annotation = Annotated[tp, typer.Option(*decls, **info)]
@@ -234,7 +235,6 @@ def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | Non
     if panel:
         fields = [dataclasses.replace(d, option=dataclasses.replace(d.option, group=panel)) for d in fields]
     generated = [parameter(d) for d in fields]
-    repeatable = {d.name for d in fields if d.option.repeatable}
 
     def decorate(func: Callable) -> Callable:
         own = [p for p in inspect.signature(func, eval_str=True).parameters.values() if p.name != into]
@@ -245,15 +245,11 @@ def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | Non
         @functools.wraps(func)
         def run(**kwargs: Any) -> Any:
             chosen = {}
-            for p in generated:
-                value = kwargs.pop(p.name)
-                if value is None:
+            for d in fields:
+                value = kwargs.pop(d.name)
+                if value is None or value == []:
                     continue  # not given: the field's default applies
-                if p.name in repeatable:
-                    value = _flatten(value)
-                    if not value:
-                        continue
-                chosen[p.name] = value
+                chosen[d.name] = _parsed(d, value)
             return func(**kwargs, **{into: chosen})
 
         params = own + generated
@@ -264,12 +260,20 @@ def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | Non
     return decorate
 
 
-def _flatten(values: Iterable[Any]) -> tuple:
-    """Items of a repeated flag; a parse hook may turn one into several."""
-    out: list[Any] = []
-    for v in values:
-        out.extend(v) if isinstance(v, tuple) else out.append(v)
-    return tuple(out)
+def _parsed(d: Declared, value: Any) -> Any:
+    """A command-line value through the field's parse hook; a repeated flag's
+    items make a tuple (a hook may turn one item into several)."""
+    parse = d.option.parse
+    try:
+        if not d.option.repeatable:
+            return parse(value) if parse else value
+        items: list[Any] = []
+        for text in value:
+            item = parse(text) if parse else text
+            items.extend(item) if isinstance(item, tuple) else items.append(item)
+        return tuple(items)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint=d.flag) from None
 
 
 def to_argv(cls: type, values: Mapping[str, Any]) -> list[str]:
@@ -285,7 +289,8 @@ def to_argv(cls: type, values: Mapping[str, Any]) -> list[str]:
             continue
         value = values[d.name]
         if d.is_bool:
-            argv.append(d.flag if value else f"--no-{d.flag[2:]}")
+            if value or d.negatable:  # else off is the default: nothing to say
+                argv.append(d.flag if value else f"--no-{d.flag[2:]}")
         elif d.option.repeatable:
             for item in value:
                 argv += [d.flag, d.text(item)]

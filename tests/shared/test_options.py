@@ -30,6 +30,8 @@ class Toy:
     fast: bool = setting(False, help="Go fast")
     sync: bool = setting(True, help="fsync")
     path: str | None = setting(None, help="A file", default_help="none")
+    peer: str | None = setting("h:1", help="A peer ('off': none)", parse=lambda t: None if t == "off" else t,
+                               show=lambda v: v or "off")
     undeclared: bytes = b""
 
     def __post_init__(self) -> None:
@@ -81,6 +83,14 @@ def test_only_values_given_are_chosen_and_they_arrive_parsed():
     assert seen == {"name": "n", "size": 2 << 20, "tags": ("t", "t"), "sync": False, "verbose": True}
 
 
+def test_a_value_parsed_to_none_is_chosen_not_taken_for_absent():
+    seen = {}
+    result = CliRunner().invoke(_app(seen), ["--name", "n", "--peer", "off"])
+    assert result.exit_code == 0, result.output
+    assert seen["peer"] is None
+    assert options.to_argv(Toy, {"peer": None}) == ["--peer", "off"]
+
+
 def test_a_value_its_parse_hook_refuses_exits_2_naming_the_flag():
     result = CliRunner().invoke(_app({}), ["--name", "n", "--size", "lots"])
     assert result.exit_code == 2 and "--size" in result.output and "not a size" in result.output
@@ -97,6 +107,10 @@ def test_to_argv_gives_flags_that_parse_back_to_the_same_values():
     seen.pop("verbose")
     # the parse hook doubles each tag: to_argv writes items, parse reads them
     assert seen == {**values, "tags": ("p", "p", "q", "q")}
+
+
+def test_a_switch_without_its_no_form_is_left_out_when_off():
+    assert options.to_argv(Toy, {"fast": False, "sync": False}) == ["--no-sync"]
 
 
 def test_to_argv_refuses_a_name_that_is_not_a_declared_setting():

@@ -36,6 +36,7 @@ def test_flags_reach_the_settings(tmp_path, captured):
     s = captured["settings"]
     assert (s.host_concurrency, s.max_url_len, s.dns_timeout, s.max_expiries, s.robots_ttl, s.ip_concurrency) == (
         2, 1000, 0.5, 7, 600.0, 3)
+    assert s.http is None  # --http off
 
 
 def test_feed_and_sitemap_flags_reach_the_settings(tmp_path, captured):

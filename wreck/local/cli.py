@@ -74,12 +74,12 @@ def _urlserver_args(chosen: dict[str, Any], seeds: str | None, feeds: str | None
 @options.command(StoreSettings, only=STORE_CHOSEN, into="store_chosen", panel="Store")
 @options.command(Settings, exclude=URLSERVER_OWN)
 def crawl(
-    urls: list[str] = typer.Argument(None, help="Seed URLs."),
-    seeds: str = typer.Option(None, "--seeds", help="Seed file, one URL a line ('-': stdin)."),
-    data: Path = typer.Option(..., "--data", help="Directory of the crawl (created; run again to resume)."),
-    procs: int = typer.Option(os.cpu_count() or 1, "--procs", help="Spider worker processes."),
-    concurrency: int = typer.Option(200, "--concurrency", help="Transfers in flight per spider worker."),
-    feeds: str = typer.Option(None, "--feeds", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
+    urls: list[str] = typer.Argument(None, metavar="URL", help="Seed URLs."),
+    seeds: str = typer.Option(None, "--seeds", metavar="FILE", help="Seed file, one URL a line ('-': stdin)."),
+    data: Path = typer.Option(..., "--data", metavar="DIR", help="Directory of the crawl (created; run again to resume)."),
+    procs: int = typer.Option(os.cpu_count() or 1, "--procs", metavar="N", help="Spider worker processes."),
+    concurrency: int = typer.Option(200, "--concurrency", metavar="N", help="Transfers in flight per spider worker."),
+    feeds: str = typer.Option(None, "--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
     *,
     chosen: dict[str, Any],
