@@ -162,7 +162,7 @@ class Settings:
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
                                        unit="s", above=0, group=FEEDS)
     feed_max_interval: float = setting(7 * 24 * 3600.0, help="Longest wait between two fetches of a feed",
-                                       unit="s", group=FEEDS)
+                                       unit="s", above=0, group=FEEDS)
     feed_backoff: float = setting(2.0, help="Wait multiplier after a feed fetch that found nothing new", min=1,
                                   why="a feed is never polled faster for finding nothing", group=FEEDS)
     sitemaps: bool = setting(False, help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list", group=FEEDS)

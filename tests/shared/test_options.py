@@ -12,6 +12,8 @@ from typer.testing import CliRunner
 
 from wreck import options
 from wreck.options import REQUIRED, SettingsError, setting
+from wreck.storeserver.settings import StoreSettings
+from wreck.urlserver.settings import Settings
 
 
 def _twice(text: str) -> tuple[str, ...]:
@@ -132,3 +134,19 @@ def test_a_size_that_is_not_one_is_refused():
 
 def test_numbers_are_shown_without_float_noise():
     assert [options.number_text(v) for v in (86400.0, 0.5, 1e-05, 3)] == ["86400", "0.5", "0.00001", "3"]
+
+
+def test_a_command_that_has_its_own_option_of_a_setting_must_exclude_it():
+    def main(name: str = "x", *, chosen: dict) -> None: ...
+
+    with pytest.raises(TypeError, match="exclude"):
+        options.command(Toy)(main)
+    options.command(Toy, exclude=("name",))(main)
+
+
+@pytest.mark.parametrize("cls", [Settings, StoreSettings])
+def test_every_numeric_daemon_setting_has_a_lower_bound_and_help(cls):
+    for d in options.declared(cls):
+        assert d.option.help, d.name
+        if d.type in (int, float):
+            assert d.option.min is not None or d.option.above is not None, d.name
