@@ -13,7 +13,7 @@ import dataclasses
 import ipaddress
 import re
 
-from wreck.options import REQUIRED, SettingsError, parse_size, setting, size_text, validate
+from wreck.options import REQUIRED, SettingsError, number_text, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 from wreck.protocol.settings import is_media_range
 
@@ -84,8 +84,16 @@ def _http(text: str) -> str | None:
     return None if text == "off" else text
 
 
-# A duration flag accepts 30s, 6h, 7d or plain seconds (urlserver/recrawl.py).
-DURATION = dict(parse=parse_duration, unit="s", metavar="DURATION")
+def _duration_text(seconds: float) -> str:
+    """Seconds in the largest unit that divides them: 86400 -> '1d', 90 -> '90s'."""
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{number_text(seconds / size)}{unit}"
+    return f"{number_text(seconds)}s"
+
+
+# Every time setting is a duration: 30s, 6h, 7d or plain seconds (urlserver/recrawl.py).
+DURATION = dict(parse=parse_duration, show=_duration_text, unit="s", metavar="DURATION")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
@@ -103,7 +111,7 @@ class Settings:
                                    above=0, group=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
                                        above=0, group=SERVER)
-    handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, unit="s",
+    handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, **DURATION,
                                        help="Time a connection has to complete its handshake", above=0, group=SERVER)
     exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending (feeds' and recrawls' "
                                                              "future fetches do not count)")
@@ -111,18 +119,18 @@ class Settings:
                             show=size_text, above=0, metavar="SIZE", group=SERVER)
     sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", group=SERVER)
     # politeness
-    delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", unit="s",
+    delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", **DURATION,
                            min=0, group=POLITENESS)
-    ip_delay: float = setting(0.0, help="Time between requests to one IP address", unit="s", min=0, group=POLITENESS)
+    ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, group=POLITENESS)
     ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, group=POLITENESS)
     host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, group=POLITENESS)
     user_agent: str = setting(DEFAULT_USER_AGENT, help="User-Agent, with a contact", check=_handshake_value,
                               default_help="WRECK/0.1 with the project's URL and contact", group=POLITENESS)
     robots_token: str = setting(ROBOTS_TOKEN, help="Product token matched against robots.txt User-agent lines",
                                 check=_product_token, group=POLITENESS)
-    robots_ttl: float = setting(ROBOTS_TTL_MAX, help="Time robots.txt rules are cached", unit="s", above=0,
+    robots_ttl: float = setting(ROBOTS_TTL_MAX, help="Time robots.txt rules are cached", **DURATION, above=0,
                                 max=ROBOTS_TTL_MAX, why="RFC 9309 2.4", group=POLITENESS)
-    robots_retry: float = setting(60.0, help="First retry of a 5xx or unreachable robots.txt (it doubles)", unit="s",
+    robots_retry: float = setting(60.0, help="First retry of a 5xx or unreachable robots.txt (it doubles)", **DURATION,
                                   above=0, group=POLITENESS)
     robots_max_tries: int = setting(5, help="Tries of a robots.txt before the host's URLs end as ERROR", unit="tries",
                                     above=0,
@@ -143,26 +151,26 @@ class Settings:
     max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, group=SCOPE)
     max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, group=SCOPE)
     # transactions and retries
-    timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", unit="s",
+    timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", **DURATION,
                                     above=0, group=RETRIES)
-    timeout_req: float = setting(120.0, help="Whole-transfer bound announced to spiders", unit="s", above=0,
+    timeout_req: float = setting(120.0, help="Whole-transfer bound announced to spiders", **DURATION, above=0,
                                  group=RETRIES)
-    connect_timeout: float = setting(10.0, help="TCP and TLS connect bound announced to spiders", unit="s", above=0,
+    connect_timeout: float = setting(10.0, help="TCP and TLS connect bound announced to spiders", **DURATION, above=0,
                                      group=RETRIES)
     max_doc_size: int = setting(limits.DEFAULT_MAX_DOC_SIZE, help="Body per document; larger transfers are aborted",
                                 parse=parse_size, show=size_text, metavar="SIZE", min=1, max=limits.MAX_DOC_LEN,
                                 why="what a store accepts", group=RETRIES)
     max_expiries: int = setting(3, help="Claims of a URL that may expire before it ends as ERROR", unit="claims",
                                 above=0, group=RETRIES)
-    retry_delay: float = setting(3600.0, help="First retry after FETCH_ERROR (it doubles)", unit="s", min=0,
+    retry_delay: float = setting(3600.0, help="First retry after FETCH_ERROR (it doubles)", **DURATION, min=0,
                                  group=RETRIES)
     max_retries: int = setting(5, help="Tries of a URL that keeps failing transiently", unit="tries",
                                  min=0, group=RETRIES)
     # feeds and sitemaps (README.md, Feeds)
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
-                                       unit="s", above=0, group=FEEDS)
+                                       **DURATION, above=0, group=FEEDS)
     feed_max_interval: float = setting(7 * 24 * 3600.0, help="Longest wait between two fetches of a feed",
-                                       unit="s", above=0, group=FEEDS)
+                                       **DURATION, above=0, group=FEEDS)
     feed_backoff: float = setting(2.0, help="Wait multiplier after a feed fetch that found nothing new", min=1,
                                   why="a feed is never polled faster for finding nothing", group=FEEDS)
     sitemaps: bool = setting(False, help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list", group=FEEDS)
@@ -193,19 +201,19 @@ class Settings:
                                      group=DNS)
     allow_net: tuple[str, ...] = setting((), help="Admit this CIDR, e.g. 127.0.0.0/8 (repeatable)", check=_cidrs,
                                          repeatable=True, metavar="CIDR", group=DNS)
-    dns_timeout: float = setting(3.0, help="Wait for one DNS answer", unit="s", above=0, group=DNS)
+    dns_timeout: float = setting(3.0, help="Wait for one DNS answer", **DURATION, above=0, group=DNS)
     dns_tries: int = setting(3, help="DNS queries of a name before it fails", unit="tries", above=0, group=DNS)
-    dns_min_ttl: float = setting(60.0, help="Shortest time a DNS answer is kept", unit="s", min=0, group=DNS)
-    dns_max_ttl: float = setting(3600.0, help="Longest time a DNS answer is kept", unit="s", min=0, group=DNS)
-    dns_negative_ttl: float = setting(300.0, help="Time a failed lookup is kept", unit="s", min=0, group=DNS)
+    dns_min_ttl: float = setting(60.0, help="Shortest time a DNS answer is kept", **DURATION, min=0, group=DNS)
+    dns_max_ttl: float = setting(3600.0, help="Longest time a DNS answer is kept", **DURATION, min=0, group=DNS)
+    dns_negative_ttl: float = setting(300.0, help="Time a failed lookup is kept", **DURATION, min=0, group=DNS)
     # plugins (docs/plugins.md)
     plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG (repeatable; see "
                                        "--list-plugins)", repeatable=True, metavar="NAME[=ARG]", group=PLUGINS)
     url_filter_cmd: str | None = setting(None, help="Filter new URLs through CMD: URL lines in, kept lines out "
                                          "(docs/plugins.md)", metavar="CMD", group=PLUGINS)
     url_filter_timeout: float = setting(10.0, help="Time a batch may take in --url-filter-cmd before it is disabled",
-                                        unit="s", above=0, group=PLUGINS)
-    stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", unit="s",
+                                        **DURATION, above=0, group=PLUGINS)
+    stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", **DURATION,
                                     above=0, group=PLUGINS)
 
     def __post_init__(self) -> None:

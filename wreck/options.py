@@ -174,8 +174,10 @@ def help_text(d: Declared) -> str:
         shown = "on" if d.default else "off"
     elif o.repeatable:
         shown = ",".join(d.text(v) for v in d.default)
+    elif o.show or not o.unit:  # a show hook writes its own unit ("16MiB", "1d")
+        shown = d.text(d.default)
     else:  # seconds as a duration is typed ("3s": it stays whole when the help wraps)
-        shown = d.text(d.default) + ("" if not o.unit else o.unit if o.unit == "s" else f" {o.unit}")
+        shown = d.text(d.default) + (o.unit if o.unit == "s" else f" {o.unit}")
     return f"{o.help} \\[default: {shown}]"  # typer's help is rich markup: "\\[" is a bracket
 
 

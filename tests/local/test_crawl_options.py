@@ -58,7 +58,7 @@ def test_every_urlserver_setting_is_a_wreck_crawl_option_or_set_by_wreck_crawl_f
 def test_help_shows_urlserver_settings_with_defaults_and_units():
     result = CliRunner().invoke(cli.app, ["--help"], env=WIDE)
     text = " ".join(result.output.replace("│", " ").split())
-    for words in ("--max-expiries", "[default: 3 claims]", "--robots-ttl", "[default: 86400s]", "--dns-timeout",
+    for words in ("--max-expiries", "[default: 3 claims]", "--robots-ttl", "[default: 1d]", "--dns-timeout",
                   "[default: 3s]", "--max-redirects", "--max-url-len", "--procs", "--concurrency", "--no-dedup",
                   "--near-dups", "--near-dup-distance"):
         assert words in text, words
@@ -90,7 +90,7 @@ def test_settings_left_alone_are_not_passed_on(tmp_path, started):
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--seeds", str(seeds),
                                           "--max-expiries", "7", "--backoff-max", "2m"])
     assert result.exit_code == 0, result.output
-    assert started["urlserver_args"] == ["--backoff-max", "120", "--max-expiries", "7", "--seeds", str(seeds)]
+    assert started["urlserver_args"] == ["--backoff-max", "2m", "--max-expiries", "7", "--seeds", str(seeds)]
     assert not started["continuous"]
 
 

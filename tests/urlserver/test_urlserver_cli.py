@@ -80,9 +80,9 @@ def test_every_setting_but_the_secret_is_an_option_of_the_urlserver():
 def test_help_shows_each_default_with_its_unit():
     result = CliRunner().invoke(cli.app, ["--help"], env={"COLUMNS": "200", "TERMINAL_WIDTH": "200"})
     text = " ".join(result.output.replace("\u2502", " ").split())
-    for words in ("--max-expiries", "[default: 3 claims]", "--robots-ttl", "[default: 86400s]",
+    for words in ("--max-expiries", "[default: 3 claims]", "--robots-ttl", "[default: 1d]",
                   "--dns-timeout", "[default: 3s]", "--max-doc-size", "[default: 16MiB]", "--backoff-max",
-                  "[default: 600s]", "--no-sync", "--hosts", "--plugin", "--seeds", "--feeds", "--secret-file"):
+                  "[default: 10m]", "--no-sync", "--hosts", "--plugin", "--seeds", "--feeds", "--secret-file"):
         assert words in text, words
 
 
