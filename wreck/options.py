@@ -9,7 +9,10 @@
 #     names the flag;
 #   - `command(cls)` decorates a typer command with one option per field
 #     (typer reads the function's __signature__, built here from the fields),
-#     each default shown with its unit in --help;
+#     each default shown with its unit in --help; an option left out stays
+#     None, so the command sees only what was given, run through the field's
+#     parse hook by the command itself (click would take a hook's None, as in
+#     "--http off", for "not given");
 #   - `to_argv(cls, values)` turns chosen values back into flags, for a parent
 #     (wreck-crawl) that starts the daemon as a child process.
 # The metadata is plain data, so a config file or the settings saved with a
