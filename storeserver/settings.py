@@ -1,6 +1,9 @@
 # The store server's settings and named limits, in one frozen object built
 # by the command line (cli.py) and passed down explicitly: nothing reads a
-# global. Every limit sits beside the reason for its value.
+# global. Every limit sits beside the reason for its value. Each setting is
+# declared once, on its field (flag, help, default, unit, bounds:
+# wreck/options.py); the command line is generated from the fields, and a
+# StoreSettings checks itself when built, from flags or in code alike.
 """StoreSettings: what a storeserver runs with."""
 
 from __future__ import annotations
@@ -8,7 +11,10 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from wreck.options import REQUIRED, parse_size, setting, size_text, validate
 from wreck.protocol import limits
+
+from .dedup import DEFAULT_DISTANCE, MAX_DISTANCE
 
 DEFAULT_LISTEN = "127.0.0.1:7002"
 
@@ -49,8 +55,10 @@ DEFAULT_MAX_UNAUTHENTICATED = 128
 RETRY_FIRST_S = 0.05
 RETRY_MAX_S = 2.0
 
-# zstd: level 3 is zstd's default, the knee of its speed/ratio curve.
+# zstd: level 3 is zstd's default, the knee of its speed/ratio curve;
+# zstd's levels run from 1 to 22.
 DEFAULT_ZSTD_LEVEL = 3
+MAX_ZSTD_LEVEL = 22
 # The dictionary is trained once this many documents (or bytes) of a crawl
 # are stored; until then documents are compressed without one.
 DICT_TRAIN_DOCS = 2000
@@ -62,28 +70,55 @@ DICT_SIZE = 1 << 20
 DICT_SAMPLE_BYTES = 64 * 1024
 
 
+# --help panels
+SERVER, STORAGE, DEDUP = "Server", "Storage", "Duplicates"
+SIZE = dict(parse=parse_size, show=size_text, metavar="SIZE")  # 4096, 512KiB, 64MiB, 1GiB
+
+
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class StoreSettings:
     """Everything one storeserver process runs with."""
 
-    data: Path
-    host: str = "127.0.0.1"
+    data: Path = setting(REQUIRED, help="Directory of the store (created if missing); LMDB lives in DIR/store/",
+                         metavar="DIR")
+    host: str = "127.0.0.1"  # host and port: from --listen (cli.py)
     port: int = 7002
-    secret: bytes = b""
-    max_doc_len: int = limits.DEFAULT_MAX_DOC_SIZE * 2  # headers + body of a capped fetch
-    map_size: int = DEFAULT_MAP_SIZE
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED
-    handshake_timeout_s: float = DEFAULT_HANDSHAKE_TIMEOUT_S
-    commit_window_ms: float = DEFAULT_COMMIT_WINDOW_MS
-    max_backlog_bytes: int = MAX_BACKLOG_BYTES
-    zstd_level: int = DEFAULT_ZSTD_LEVEL
-    dict_train_docs: int = DICT_TRAIN_DOCS
-    dict_size: int = DICT_SIZE
-    dedup: bool = True  # hash page bodies and mark exact duplicates (about 13 CPU-us per 15 KB page)
-    near_dups: bool = False  # also simhash the text for near duplicates (the store's CPU per page about doubles)
-    near_dup_distance: int = 3  # simhash bits (of 64) within which a page is a near duplicate
-    plugins: tuple[str, ...] = ()  # NAME or NAME=ARG: plugins whose document hooks run here
+    secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
+    max_doc_len: int = setting(limits.DEFAULT_MAX_DOC_SIZE * 2, help="Largest document (headers + body) accepted",
+                               min=1, max=limits.MAX_DOC_LEN, why="the protocol's limit", group=STORAGE,
+                               **SIZE)  # headers + body of a capped fetch
+    map_size: int = setting(DEFAULT_MAP_SIZE, help="Initial LMDB map size; doubled whenever full", above=0,
+                            group=STORAGE, **SIZE)
+    max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
+                                   above=0, group=SERVER)
+    max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
+                                       above=0, group=SERVER)
+    handshake_timeout_s: float = setting(DEFAULT_HANDSHAKE_TIMEOUT_S, flag="--handshake-timeout", unit="s", above=0,
+                                         help="Time a connection has to complete its handshake", group=SERVER)
+    commit_window_ms: float = setting(DEFAULT_COMMIT_WINDOW_MS, help="How long a batch waits for more records "
+                                      "before its commit", unit="ms", min=0, group=STORAGE)
+    max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Records received but not committed, over all "
+                                     "connections; beyond it the server stops reading", above=0, group=STORAGE,
+                                     **SIZE)
+    zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level", min=1, max=MAX_ZSTD_LEVEL,
+                              why="zstd's levels", group=STORAGE)
+    dict_train_docs: int = setting(DICT_TRAIN_DOCS, help="Train the zstd dictionary from this many first documents "
+                                   "(0: never)", unit="documents", min=0, group=STORAGE)
+    dict_size: int = setting(DICT_SIZE, help="Size of the trained zstd dictionary", above=0, group=STORAGE, **SIZE)
+    dedup: bool = setting(True, help="Hash page bodies and mark exact duplicates (about 13 CPU-us per 15 KB page)",
+                          group=DEDUP)
+    near_dups: bool = setting(False, help="Also mark near duplicates (simhash of the page text; about doubles the "
+                              "store's CPU per page)", negatable=True, group=DEDUP)
+    near_dup_distance: int = setting(DEFAULT_DISTANCE, help="A page whose text simhash is this many bits (of 64) or "
+                                     "fewer from a stored page's is its near duplicate", unit="bits", min=0,
+                                     max=MAX_DISTANCE, why="what the banded index is sure to find", group=DEDUP)
+    plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG; its document hook "
+                                       "runs here (repeatable; docs/plugins.md)", repeatable=True,
+                                       metavar="NAME[=ARG]")
+
+    def __post_init__(self) -> None:
+        """Refuse impossible values; SettingsError names the flag to change."""
+        validate(self)
 
     def welcome(self) -> dict[str, str]:
         """The settings announced in the handshake (SET lines)."""

@@ -1,13 +1,23 @@
-# Every urlserver default in one place, with its unit. The command line
-# (cli.py) builds one frozen Settings and passes it down explicitly; nothing
-# reads options from globals or the environment after that.
-"""Settings: the urlserver's configuration, frozen."""
+# Every urlserver setting, declared once: its field below carries the flag,
+# help, default, unit and bounds (wreck/options.py), and the urlserver's and
+# wreck-crawl's command lines are generated from these fields. A Settings
+# checks itself when built (__post_init__), so values typed on a command line
+# and values built in code are refused alike, with the flag named. The
+# command line builds one frozen Settings and passes it down explicitly;
+# nothing reads options from globals or the environment after that.
+"""Settings: the urlserver's configuration, frozen and validated."""
 
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
+import re
 
+from wreck.options import REQUIRED, SettingsError, number_text, parse_size, setting, size_text, validate
 from wreck.protocol import limits
+from wreck.protocol.settings import is_media_range
+
+from .recrawl import parse_duration, policy_for
 
 DEFAULT_LISTEN = "127.0.0.1:7001"
 DEFAULT_HTTP = "127.0.0.1:7080"
@@ -24,80 +34,197 @@ DEFAULT_MAX_UNAUTHENTICATED = 64
 # A handshake is three short lines: seconds to finish it before the
 # connection is dropped (silent and slow-loris peers hold no slot longer).
 DEFAULT_HANDSHAKE_TIMEOUT = 5.0
+# RFC 9309 2.4: robots.txt rules SHOULD NOT be cached longer than 24 hours.
+ROBOTS_TTL_MAX = 24 * 3600.0
+# LMDB reserves address space, not disk (sparse on Linux): a frontier of
+# tens of millions of URLs fits.
+DEFAULT_MAP_SIZE = 64 * 1024**3
+SCOPES = ("host", "domain", "any")
+_PRODUCT_TOKEN = re.compile(r"[a-zA-Z_-]+")  # RFC 9309 2.2.1
+
+# --help panels
+SERVER, POLITENESS, SCOPE, RETRIES = "Server", "Politeness", "Scope and traps", "Transactions and retries"
+FEEDS, RECRAWL, DNS, PLUGINS = "Feeds and sitemaps", "Recrawl", "DNS and addresses", "Plugins"
+
+
+def _cidrs(values: tuple[str, ...]) -> str | None:
+    for cidr in values:
+        try:
+            ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            return f"{cidr!r} is not a CIDR (e.g. 127.0.0.0/8 or fd00::/8)"
+    return None
+
+
+def _media_types(text: str) -> tuple[str, ...]:
+    """One --accept-type value: comma-separated media types, lowercased."""
+    return tuple(t.strip().lower() for t in text.split(",") if t.strip())
+
+
+def _media_ranges(values: tuple[str, ...]) -> str | None:
+    for media in values:
+        if not is_media_range(media):
+            return f"{media!r} is not a media type such as text/html or image/*"
+    if len(",".join(values)) > limits.MAX_SETTING_VALUE_LEN:  # one SET line (docs/protocol.txt 5.1)
+        return f"must be at most {limits.MAX_SETTING_VALUE_LEN} characters in all (the handshake's limit)"
+    return None
+
+
+def _handshake_value(text: str) -> str | None:
+    if len(text) > limits.MAX_SETTING_VALUE_LEN:  # announced in a SET line (docs/protocol.txt 5.1)
+        return f"must be at most {limits.MAX_SETTING_VALUE_LEN} characters (the handshake's limit)"
+    return None
+
+
+def _product_token(text: str) -> str | None:
+    return None if _PRODUCT_TOKEN.fullmatch(text) else "must be letters, '_' and '-' only (RFC 9309 2.2.1)"
+
+
+def _http(text: str) -> str | None:
+    return None if text == "off" else text
+
+
+def _duration_text(seconds: float) -> str:
+    """Seconds in the largest unit that divides them: 86400 -> '1d', 90 -> '90s'."""
+    for unit, size in (("w", 604800), ("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds and seconds % size == 0:
+            return f"{number_text(seconds / size)}{unit}"
+    return f"{number_text(seconds)}s"
+
+
+# Every time setting is a duration: 30s, 6h, 7d or plain seconds (urlserver/recrawl.py).
+DURATION = dict(parse=parse_duration, show=_duration_text, unit="s", metavar="DURATION")
 
 
 @dataclasses.dataclass(frozen=True, kw_only=True)
 class Settings:
     """The urlserver's configuration. Times in seconds unless named _ms."""
 
-    data: str
-    store: tuple[str, ...] = ("127.0.0.1:7002",)
-    listen: str = DEFAULT_LISTEN
-    http: str | None = DEFAULT_HTTP
-    secret: bytes = b""
+    data: str = setting(REQUIRED, help="Directory of the crawl's LMDB state", metavar="DIR")
+    store: tuple[str, ...] = setting(("127.0.0.1:7002",), help="Store server HOST:PORT (repeatable)",
+                                     repeatable=True, metavar="HOST:PORT", group=SERVER)
+    listen: str = setting(DEFAULT_LISTEN, help="Spider listener HOST:PORT", metavar="HOST:PORT", group=SERVER)
+    http: str | None = setting(DEFAULT_HTTP, help="Status HTTP HOST:PORT ('off' to disable)", parse=_http,
+                               show=lambda v: v or "off", metavar="HOST:PORT", group=SERVER)
+    secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
+    max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
+                                   above=0, group=SERVER)
+    max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
+                                       above=0, group=SERVER)
+    handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, **DURATION,
+                                       help="Time a connection has to complete its handshake", above=0, group=SERVER)
+    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending (feeds' and recrawls' "
+                                                             "future fetches do not count)")
+    map_size: int = setting(DEFAULT_MAP_SIZE, help="LMDB map size (address space, not disk)", parse=parse_size,
+                            show=size_text, above=0, metavar="SIZE", group=SERVER)
+    sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", group=SERVER)
     # politeness
-    delay: float = 1.0  # between two handouts to one host (Crawl-delay may raise it)
-    ip_delay: float = 0.0  # between two handouts to one IP address
-    ip_concurrency: int = 4  # transactions in flight per IP address
-    host_concurrency: int = 1  # transactions in flight per host
-    user_agent: str = DEFAULT_USER_AGENT
-    robots_token: str = ROBOTS_TOKEN
-    robots_ttl: float = 24 * 3600.0  # RFC 9309 2.4: cache for at most 24 hours
-    robots_retry: float = 60.0  # first retry after a 5xx/unreachable robots.txt, doubling
-    robots_max_tries: int = 5  # then the host's URLs end as ERROR
+    delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", **DURATION,
+                           min=0, group=POLITENESS)
+    ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, group=POLITENESS)
+    ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, group=POLITENESS)
+    host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, group=POLITENESS)
+    user_agent: str = setting(DEFAULT_USER_AGENT, help="User-Agent, with a contact", check=_handshake_value,
+                              default_help="WRECK/0.1 with the project's URL and contact", group=POLITENESS)
+    robots_token: str = setting(ROBOTS_TOKEN, help="Product token matched against robots.txt User-agent lines",
+                                check=_product_token, group=POLITENESS)
+    robots_ttl: float = setting(ROBOTS_TTL_MAX, help="Time robots.txt rules are cached", **DURATION, above=0,
+                                max=ROBOTS_TTL_MAX, why="RFC 9309 2.4", group=POLITENESS)
+    robots_retry: float = setting(60.0, help="First retry of a 5xx or unreachable robots.txt (it doubles)", **DURATION,
+                                  above=0, group=POLITENESS)
+    robots_max_tries: int = setting(5, help="Tries of a robots.txt before the host's URLs end as ERROR", unit="tries",
+                                    above=0,
+                                    group=POLITENESS)
+    backoff_max: float = setting(600.0, help="Cap of a host's delay, which doubles on each 429/5xx answer", above=0,
+                                 group=POLITENESS, **DURATION)
     # scope and traps
-    scope: str = "host"  # host | domain | any
-    include: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    max_depth: int = 1000
-    max_url_len: int = 2048
-    max_path_repeats: int = 3  # a path segment seen more often than this is a trap
-    max_pages: int = 100_000  # per-host budget of URLs admitted to the frontier
-    max_redirects: int = 5  # hops of a redirect chain
+    scope: str = setting("host", help="Which links are followed: same host, same registered domain, any",
+                         choices=SCOPES, group=SCOPE)
+    include: tuple[str, ...] = setting((), help="Only URLs matching REGEX (repeatable)", repeatable=True,
+                                       metavar="REGEX", group=SCOPE)
+    exclude: tuple[str, ...] = setting((), help="No URL matching REGEX (repeatable)", repeatable=True,
+                                       metavar="REGEX", group=SCOPE)
+    max_depth: int = setting(1000, help="Link depth from the seeds", unit="links", min=0, group=SCOPE)
+    max_url_len: int = setting(2048, help="Longer URLs are FILTERED", unit="octets", min=1, max=limits.MAX_URL_LEN,
+                               why="the protocol's limit", group=SCOPE)
+    max_path_repeats: int = setting(3, help="A path segment seen more often is a trap", min=1, group=SCOPE)
+    max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, group=SCOPE)
+    max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, group=SCOPE)
     # transactions and retries
-    timeout_update: float = 30.0  # a claim expires without WORKING/DONE within this
-    timeout_req: float = 120.0  # announced whole-transfer bound
-    connect_timeout: float = 10.0
-    max_doc_size: int = limits.DEFAULT_MAX_DOC_SIZE
-    max_expiries: int = 3  # claims of one URL that may expire before it ends as ERROR
-    retry_delay: float = 3600.0  # first retry after FETCH_ERROR, doubling (seeds/000)
-    max_retries: int = 5  # tries of a URL that keeps failing transiently
-    # feeds (seeds/000) and sitemaps
-    feed_min_interval: float = 300.0  # next fetch after a fetch that found a new story
-    feed_max_interval: float = 7 * 24 * 3600.0  # a feed is fetched at least weekly
-    feed_backoff: float = 2.0  # interval multiplier after a fetch that found nothing new
-    sitemaps: bool = False  # admit robots.txt Sitemap: lines and /sitemap.xml
-    sitemap_max_urls: int = limits.MAX_OUTLINKS  # URLs taken from one sitemap (one DONE's outlinks)
-    sitemaps_per_host: int = 50  # sitemaps admitted per host
-    sitemap_depth: int = 2  # sitemap index nesting followed
-    backoff_max: float = 600.0  # cap of a host's delay after 429/5xx answers (it doubles)
+    timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", **DURATION,
+                                    above=0, group=RETRIES)
+    timeout_req: float = setting(120.0, help="Whole-transfer bound announced to spiders", **DURATION, above=0,
+                                 group=RETRIES)
+    connect_timeout: float = setting(10.0, help="TCP and TLS connect bound announced to spiders", **DURATION, above=0,
+                                     group=RETRIES)
+    max_doc_size: int = setting(limits.DEFAULT_MAX_DOC_SIZE, help="Body per document; larger transfers are aborted",
+                                parse=parse_size, show=size_text, metavar="SIZE", min=1, max=limits.MAX_DOC_LEN,
+                                why="what a store accepts", group=RETRIES)
+    max_expiries: int = setting(3, help="Claims of a URL that may expire before it ends as ERROR", unit="claims",
+                                above=0, group=RETRIES)
+    retry_delay: float = setting(3600.0, help="First retry after FETCH_ERROR (it doubles)", **DURATION, min=0,
+                                 group=RETRIES)
+    max_retries: int = setting(5, help="Tries of a URL that keeps failing transiently", unit="tries",
+                                 min=0, group=RETRIES)
+    # feeds and sitemaps (README.md, Feeds)
+    feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
+                                       **DURATION, above=0, group=FEEDS)
+    feed_max_interval: float = setting(7 * 24 * 3600.0, help="Longest wait between two fetches of a feed",
+                                       **DURATION, above=0, group=FEEDS)
+    feed_backoff: float = setting(2.0, help="Wait multiplier after a feed fetch that found nothing new", min=1,
+                                  why="a feed is never polled faster for finding nothing", group=FEEDS)
+    sitemaps: bool = setting(False, help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list", group=FEEDS)
+    sitemap_max_urls: int = setting(limits.MAX_OUTLINKS, help="URLs taken from one sitemap", unit="URLs", min=1,
+                                    max=limits.MAX_OUTLINKS, why="what one DONE carries", group=FEEDS)
+    sitemaps_per_host: int = setting(50, help="Sitemaps fetched per host", above=0, group=FEEDS)
+    sitemap_depth: int = setting(2, help="Sitemap index nesting followed", min=0, group=FEEDS)
     # recrawl (0: off): first interval after a fetch, adapted within [min, max]
-    recrawl: float = 0.0
-    recrawl_min: float = 0.0  # 0: the smaller of --recrawl and an hour
-    recrawl_max: float = 0.0  # 0: the larger of --recrawl and 30 days
-    recrawl_factor: float = 2.0  # unchanged: interval * factor; changed: / factor
+    recrawl: float = setting(0.0, help="Fetch pages again after DURATION (30s, 6h, 7d), conditionally; adapts to how "
+                                       "often each changes", min=0, default_help="off", group=RECRAWL, **DURATION)
+    recrawl_min: float = setting(0.0, help="Shortest recrawl interval", min=0, group=RECRAWL,
+                                 default_help="the smaller of --recrawl and 1h", **DURATION)
+    recrawl_max: float = setting(0.0, help="Longest recrawl interval", min=0, group=RECRAWL,
+                                 default_help="the larger of --recrawl and 30d", **DURATION)
+    recrawl_factor: float = setting(2.0, help="Interval * this when a page did not change, / this when it did",
+                                    min=1, group=RECRAWL)
     # bandwidth: media types a page may have (empty: any); HEAD first for URLs
     # whose extension names another type
-    accept_type: tuple[str, ...] = ()
+    accept_type: tuple[str, ...] = setting(
+        (), help="Only fetch pages of these media types (comma-separated or repeated, e.g. "
+                 "text/html,application/xhtml+xml); others are aborted at the headers, and URLs whose extension "
+                 "names one get HEAD first", parse=_media_types, check=_media_ranges, repeatable=True,
+        metavar="TYPES", group=SCOPE)
     # DNS
-    dns: str | None = None  # IP:PORT of the nameserver; None: system resolver
-    hosts_file: str | None = None
-    allow_net: tuple[str, ...] = ()
-    dns_timeout: float = 3.0
-    dns_tries: int = 3
-    dns_min_ttl: float = 60.0
-    dns_max_ttl: float = 3600.0
-    dns_negative_ttl: float = 300.0
+    dns: str | None = setting(None, help="Nameserver IP:PORT", default_help="the system resolver",
+                              metavar="IP:PORT", group=DNS)
+    hosts_file: str | None = setting(None, flag="--hosts", help="Static hosts file (wins over DNS)", metavar="FILE",
+                                     group=DNS)
+    allow_net: tuple[str, ...] = setting((), help="Admit this CIDR, e.g. 127.0.0.0/8 (repeatable)", check=_cidrs,
+                                         repeatable=True, metavar="CIDR", group=DNS)
+    dns_timeout: float = setting(3.0, help="Wait for one DNS answer", **DURATION, above=0, group=DNS)
+    dns_tries: int = setting(3, help="DNS queries of a name before it fails", unit="tries", above=0, group=DNS)
+    dns_min_ttl: float = setting(60.0, help="Shortest time a DNS answer is kept", **DURATION, min=0, group=DNS)
+    dns_max_ttl: float = setting(3600.0, help="Longest time a DNS answer is kept", **DURATION, min=0, group=DNS)
+    dns_negative_ttl: float = setting(300.0, help="Time a failed lookup is kept", **DURATION, min=0, group=DNS)
     # plugins (docs/plugins.md)
-    plugins: tuple[str, ...] = ()  # NAME or NAME=ARG of each enabled plugin
-    url_filter_cmd: str | None = None  # external filter: URL lines in, kept lines out
-    url_filter_timeout: float = 10.0  # a batch unanswered this long disables the command
-    stats_interval: float = 10.0  # between two calls of the stats hooks
-    # server
-    max_connections: int = DEFAULT_MAX_CONNECTIONS
-    max_unauthenticated: int = DEFAULT_MAX_UNAUTHENTICATED
-    handshake_timeout: float = DEFAULT_HANDSHAKE_TIMEOUT
-    exit_when_done: bool = False
-    map_size: int = 64 * 1024**3  # LMDB map (sparse on Linux)
-    sync: bool = True  # fsync every commit
+    plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG (repeatable; see "
+                                       "--list-plugins)", repeatable=True, metavar="NAME[=ARG]", group=PLUGINS)
+    url_filter_cmd: str | None = setting(None, help="Filter new URLs through CMD: URL lines in, kept lines out "
+                                         "(docs/plugins.md)", metavar="CMD", group=PLUGINS)
+    url_filter_timeout: float = setting(10.0, help="Time a batch may take in --url-filter-cmd before it is disabled",
+                                        **DURATION, above=0, group=PLUGINS)
+    stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", **DURATION,
+                                    above=0, group=PLUGINS)
 
+    def __post_init__(self) -> None:
+        """Refuse impossible values: every field's bounds, then the rules
+        between fields. SettingsError names the flag to change."""
+        validate(self)
+        if self.recrawl:
+            policy = policy_for(self.recrawl, self.recrawl_min, self.recrawl_max, self.recrawl_factor)
+            if not 0 < policy.least <= policy.first <= policy.most:
+                raise SettingsError("--recrawl-min", "--recrawl-min <= --recrawl <= --recrawl-max must hold")
+        if self.feed_max_interval < self.feed_min_interval:
+            raise SettingsError("--feed-max-interval", "--feed-max-interval must be at least --feed-min-interval")
+        if self.dns_max_ttl < self.dns_min_ttl:
+            raise SettingsError("--dns-max-ttl", "--dns-max-ttl must be at least --dns-min-ttl")

@@ -1,0 +1,120 @@
+"""wreck-crawl's command line: every urlserver setting is one of its options
+(generated from the same field), except the few it sets itself, and what is
+chosen reaches the urlserver child's Settings unchanged."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from typer.testing import CliRunner
+
+from wreck import options
+from wreck.local import cli
+from wreck.urlserver import cli as urlserver_cli
+from wreck.urlserver.settings import Settings
+
+WIDE = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
+
+# Values unlike the defaults for the fields a number rule cannot make up.
+SAMPLES = {
+    "user_agent": "test-bot/1 (+mailto:ops@example.test)", "robots_token": "test-bot", "scope": "any",
+    "include": ("/a/",), "exclude": ("/b/", "/c/"), "accept_type": ("text/html", "image/*"),
+    "dns": "127.0.0.1:5353", "hosts_file": "/tmp/hosts", "allow_net": ("127.0.0.0/8", "::1/128"),
+    "plugins": ("pattern=deny.txt",), "url_filter_cmd": "grep -v x", "recrawl": 7200.0, "recrawl_min": 60.0,
+    "recrawl_max": 5e6, "feed_max_interval": 86400.0, "dns_max_ttl": 7200.0, "map_size": 1 << 30,
+    "max_doc_size": 1 << 20, "robots_ttl": 600.0, "max_url_len": 4000, "sitemap_max_urls": 100,
+}
+
+
+def _unlike_default(d: options.Declared):
+    if d.name in SAMPLES:
+        return SAMPLES[d.name]
+    if d.is_bool:
+        return not d.default
+    return d.default + 1 if isinstance(d.default, int) else d.default + 0.5
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """Run wreck-crawl without starting children: what it would start."""
+    seen = {}
+
+    def fake_run(data, urls, urlserver_args, procs, concurrency, store_args=(), *, continuous=False):
+        seen.update(urls=urls, urlserver_args=urlserver_args, store_args=store_args, continuous=continuous)
+        return 0
+
+    monkeypatch.setattr(cli, "run", fake_run)
+    return seen
+
+
+def test_every_urlserver_setting_is_a_wreck_crawl_option_or_set_by_wreck_crawl_for_a_reason():
+    params = {p.name for p in cli.app.registered_commands[0].callback.__signature__.parameters.values()}
+    for field in dataclasses.fields(Settings):
+        assert field.name in params or cli.URLSERVER_OWN.get(field.name), field.name
+    assert not set(cli.URLSERVER_OWN) & {p for p in params if p not in ("data", "exit_when_done")}
+
+
+def test_help_shows_urlserver_settings_with_defaults_and_units():
+    result = CliRunner().invoke(cli.app, ["--help"], env=WIDE)
+    text = " ".join(result.output.replace("│", " ").split())
+    for words in ("--max-expiries", "[default: 3 claims]", "--robots-ttl", "[default: 1d]", "--dns-timeout",
+                  "[default: 3s]", "--max-redirects", "--max-url-len", "--procs", "--concurrency", "--no-dedup",
+                  "--near-dups", "--near-dup-distance"):
+        assert words in text, words
+
+
+def test_every_chosen_setting_reaches_the_urlserver_unchanged(tmp_path, started, monkeypatch):
+    chosen = {d.name: _unlike_default(d) for d in options.declared(Settings) if d.name not in cli.URLSERVER_OWN}
+    expected = Settings(data="x", **chosen)
+    argv = ["http://a.test/", "--data", str(tmp_path / "crawl"), *options.to_argv(Settings, chosen)]
+    result = CliRunner().invoke(cli.app, argv)
+    assert result.exit_code == 0, result.output
+    assert started["store_args"] == ["--plugin", "pattern=deny.txt"]
+    built = {}
+
+    async def fake_serve(settings, seeds_file, urls, feeds=None):
+        built["settings"] = settings
+
+    monkeypatch.setattr(urlserver_cli, "serve", fake_serve)
+    result = CliRunner().invoke(urlserver_cli.app, [*started["urlserver_args"], "--data", "x"])
+    assert result.exit_code == 0, result.output
+    assert built["settings"] == expected
+    for name in chosen:
+        assert getattr(built["settings"], name) != getattr(Settings(data="x"), name), name
+
+
+def test_settings_left_alone_are_not_passed_on(tmp_path, started):
+    seeds = tmp_path / "seeds.txt"
+    seeds.write_text("http://b.test/\n")
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--seeds", str(seeds),
+                                          "--max-expiries", "7", "--backoff-max", "2m"])
+    assert result.exit_code == 0, result.output
+    assert started["urlserver_args"] == ["--backoff-max", "2m", "--max-expiries", "7", "--seeds", str(seeds)]
+    assert not started["continuous"]
+
+
+def test_store_settings_reach_the_store(tmp_path, started):
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--no-dedup",
+                                          "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"])
+    assert result.exit_code == 0, result.output
+    assert started["store_args"] == ["--no-dedup", "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"]
+    assert started["urlserver_args"] == ["--plugin", "p=1"]
+
+
+def test_recrawl_makes_the_crawl_continuous(tmp_path, started):
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--recrawl", "6h"])
+    assert result.exit_code == 0 and started["continuous"]
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--robots-ttl", "100000"], "--robots-ttl must be above 0 and at most 86400 s (RFC 9309 2.4)"),
+    (["--max-expiries", "0"], "--max-expiries must be above 0"),
+    (["--dns-timeout", "0"], "--dns-timeout"),
+    (["--recrawl", "soon"], "not a duration"),
+    (["--near-dup-distance", "9"], "--near-dup-distance must be at least 0 and at most 3 bits"),
+])  # fmt: skip
+def test_impossible_values_are_refused_before_anything_starts(tmp_path, started, args, words):
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), *args])
+    assert result.exit_code == 2 and words in result.output and not started
+    assert not (tmp_path / "c").exists()
