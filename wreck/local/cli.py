@@ -81,18 +81,19 @@ def crawl(
     store_chosen: dict[str, Any],
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
+    layout = Layout(data)
     try:  # refused here, before any child starts, as the urlserver and the store would refuse them
-        Settings(data=str(data / "frontier"), **chosen)
-        StoreSettings(data=data, **store_chosen)
+        Settings(data=str(layout.frontier), **chosen)
+        StoreSettings(data=layout.store_data, **store_chosen)
     except options.SettingsError as exc:
         typer.echo(f"wreck-crawl: {exc}", err=True)
         raise typer.Exit(2) from None
-    if not urls and not seeds and not feeds and not Layout(data).started():
+    if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         private_dir(data)
-        copy = Layout(data).seeds_stdin
+        copy = layout.seeds_stdin
         with private_open(copy, "w") as fh:
             fh.write(sys.stdin.read())
         seeds = str(copy)
