@@ -13,7 +13,8 @@ DAEMONS = ("urlserver", "spider", "storeserver")
 # What wreck/local may import of a daemon: the public read API, the command
 # entry modules, and the urlserver's settings object (wreck-crawl's options
 # are generated from its fields: a setting is declared once).
-PUBLIC = {"wreck.storeserver.reader", "wreck.urlserver.settings",
+# The settings modules are public: wreck-crawl builds its options from them.
+PUBLIC = {"wreck.storeserver.reader", "wreck.urlserver.settings", "wreck.storeserver.settings",
           *(f"wreck.{daemon}.cli" for daemon in DAEMONS)}
 
 
