@@ -4,7 +4,7 @@
 # (an unknown name is handed to the server to resolve), then robots.txt (a
 # special transaction that asks for the body), then the head of its queue,
 # skipping what robots.txt disallows. done()/working()/expire()/spider_gone()
-# close or extend transactions and schedule what follows (scheduler.py);
+# close or extend transactions and schedule what follows (retry.py, urlstate.py);
 # feeds (feeds.py) and sitemaps (sitemaps.py) hook into the handout (kind=)
 # and the DONE of their URLs.
 # Every change is in the frontier's write transaction: commit() before the
@@ -25,7 +25,6 @@ from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
 from . import robots as r
-from .db import UrlState
 from .dns import Resolution
 from .bandwidth import Bandwidth
 from .feeds import Feeds
@@ -33,13 +32,14 @@ from .frontier import Frontier
 from .normal import normal
 from .politeness import Host, Politeness
 from .recrawl import Recrawl, policy_for
-from .scheduler import after_done, slows_host
+from .retry import after_done, slows_host
 from .scope import Scope, split_host
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 from .urlfilter import ExternalFilter, UrlFilter
+from .urlstate import UrlEvent, UrlState
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
@@ -119,7 +119,7 @@ class Crawl:
         for key, value in list(txn.cursor(db=self.db.claims)):
             host = fr.by_id[d.U32.unpack_from(value)[0]]
             entry = value[4:]
-            fr.set_state(entry[:8], UrlState.PENDING, "requeued after restart")
+            fr.move(entry[:8], UrlEvent.REQUEUED_AFTER_RESTART, "requeued after restart")
             fr.push(host, entry, front=True)
             txn.delete(key, db=self.db.claims)
             count += 1
@@ -142,8 +142,8 @@ class Crawl:
         self.feeds.add(fr.txn, fp, url, split_host(url)[1], marked=True)
         rec = fr.record(fp)
         if rec.state == UrlState.FETCHED:  # fetched before as a page: poll it from now on
-            rec.state, rec.reason, rec.doc_id = UrlState.PENDING, "marked as a feed", 0
-            fr.save(fp, rec, UrlState.FETCHED)
+            rec.doc_id = 0
+            fr.move(fp, UrlEvent.MARKED_AS_FEED, "marked as a feed", rec=rec)
             fr.push(fr.host_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
         return result
 
@@ -194,7 +194,7 @@ class Crawl:
             return self._claim_robots(host, RobotsJob(host.origin, host.origin + "/robots.txt"), spider, now)
         if not rules.usable:
             if host.robots_tries >= self.settings.robots_max_tries:
-                self.frontier.drain(host, UrlState.ERROR, f"robots.txt {rules.record.why}")
+                self.frontier.drain(host, f"robots.txt {rules.record.why}")
             else:
                 self.politeness.schedule(host, rules.record.expires)
                 host.waiting = "robots retry"
@@ -211,7 +211,7 @@ class Crawl:
                 return None
             if rules.allowed(url):
                 return self._claim_page(host, entry, fp, url, spider, now)
-            fr.set_state(fp, UrlState.DISALLOWED, "robots.txt")
+            fr.move(fp, UrlEvent.DISALLOWED, "robots.txt")
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
@@ -227,7 +227,7 @@ class Crawl:
         if res.ip is None:
             if res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries:
                 self._error_kind(res.error)
-                self.frontier.drain(host, UrlState.ERROR, res.error)
+                self.frontier.drain(host, res.error)
                 self._fail_robots_jobs(host, res.error)
             else:
                 self.politeness.schedule(host, res.expires)
@@ -279,8 +279,8 @@ class Crawl:
         rec = fr.record(fp)
         trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
         doc_id = rec.doc_id or doc_id
-        old, rec.state, rec.doc_id = rec.state, UrlState.IN_FLIGHT, doc_id
-        fr.save(fp, rec, old)
+        rec.doc_id = doc_id
+        fr.move(fp, UrlEvent.CLAIMED, None, rec=rec)  # keeps the reason of its last move
         fr.txn.put(d.U64.pack(trans_id), d.U32.pack(host.id) + entry, db=self.db.claims)
         self.claims.add(Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider,
                               now + self.settings.timeout_update, now, entry=entry))
@@ -356,28 +356,27 @@ class Crawl:
         self.suspects.cleared(fp, claim.spider)
         fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
         rec = fr.record(fp)
-        old = rec.state
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
-        if feed is None and "feed" in event.extra and step.state == UrlState.FETCHED:
+        fetched = step.event is UrlEvent.FETCHED
+        if feed is None and "feed" in event.extra and fetched:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
-        if feed is not None and step.state == UrlState.FETCHED:
-            self._feed_done(claim, event, rec, old, feed, now)
+        if feed is not None and fetched:
+            self._feed_done(claim, event, rec, feed, now)
             return
-        rec.state, rec.reason = step.state, step.reason
-        if step.state == UrlState.FETCHED and self.recrawl is not None:
+        if fetched and self.recrawl is not None:
             rec.tries = rec.doc_id = 0  # the next visit is a new document, with tries of its own
             fr.delay(claim.host, claim.entry, self.recrawl.fetched(fr.txn, fp, event, now))
-        if step.state == UrlState.FETCH_ERROR:
+        if step.event is UrlEvent.FETCH_FAILED:
             rec.doc_id = 0  # the retry is a new document
             fr.delay(claim.host, claim.entry, step.retry_at)
             log.info("event=fetch_error url=%s tries=%d reason=%r", claim.url, rec.tries, step.reason)
-        elif step.state == UrlState.ERROR:
+        elif step.event is UrlEvent.FAILED or step.event is UrlEvent.RETRIES_EXHAUSTED:
             self._error_kind(event.specific.name)
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
-        fr.save(fp, rec, old)
+        fr.move(fp, step.event, step.reason, rec=rec)
         if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
             self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
         elif step.follow:
@@ -385,20 +384,20 @@ class Crawl:
             target = normal(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed
                 self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
-        if step.state == UrlState.FETCHED and self.sitemaps.is_sitemap(fr.txn, fp):
+        if fetched and self.sitemaps.is_sitemap(fr.txn, fp):
             self.stats["sitemaps_fetched"] += 1
             self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec.depth)
             return
         fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
 
-    def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, old: int, feed, now: float) -> None:
+    def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
         """A feed was fetched: new stories are discovered, the feed goes back to
         PENDING until its next fetch (feeds.py decides when)."""
         fr, fp = self.frontier, claim.entry[:8]
         got = self.feeds.fetched(fr.txn, fp, feed, event, now)
-        rec.state, rec.reason, rec.tries, rec.doc_id = UrlState.PENDING, got.reason, 0, 0
-        fr.save(fp, rec, old)
+        rec.tries = rec.doc_id = 0
+        fr.move(fp, UrlEvent.FEED_FETCHED, got.reason, rec=rec)
         fr.delay(claim.host, claim.entry, got.due)
         self.stats["feed_fetches"] += 1
         self.stats["feed_redundant"] += got.redundant
@@ -484,15 +483,13 @@ class Crawl:
             fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
             fp = claim.entry[:8]
             rec = fr.record(fp)
-            old = rec.state
             rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
-                rec.state, rec.reason = UrlState.ERROR, f"claim expired {rec.expiries} times ({why})"
+                fr.move(fp, UrlEvent.EXPIRIES_EXHAUSTED, f"claim expired {rec.expiries} times ({why})", rec=rec)
                 self._error_kind("claim expired")
             else:
-                rec.state, rec.reason = UrlState.PENDING, f"claim expired ({why})"
+                fr.move(fp, UrlEvent.CLAIM_EXPIRED, f"claim expired ({why})", rec=rec)
                 fr.push(host, claim.entry, front=True)
-            fr.save(fp, rec, old)
         log.warning("event=claim_expired trans_id=%d url=%s reason=%s", claim.trans_id, claim.url, why)
         self._wake(host, now)
 
@@ -505,7 +502,7 @@ class Crawl:
         if claim.kind == PAGE:
             self.suspects.cleared(claim.entry[:8], claim.spider)
             self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
-            self.frontier.set_state(claim.entry[:8], UrlState.ERROR, f"cannot be sent: {why}")
+            self.frontier.move(claim.entry[:8], UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
         else:
             claim.host.robots_pending = False
             self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)

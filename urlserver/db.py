@@ -21,7 +21,6 @@
 
 from __future__ import annotations
 
-import enum
 import hashlib
 import os
 import struct
@@ -31,22 +30,8 @@ import msgspec
 
 from wreck.private import private_dir, private_files
 
+from .urlstate import UrlState
 
-class UrlState(enum.IntEnum):
-    """Where a known URL stands. Numbers are on disk; never reuse one."""
-
-    PENDING = 1  # in a host queue or waiting for a retry
-    IN_FLIGHT = 2  # claimed by a spider
-    FETCHED = 3
-    REDIRECTED = 4
-    FETCH_ERROR = 5  # failed transiently, a retry is scheduled
-    ERROR = 6  # terminal, with a reason
-    DISALLOWED = 7  # robots.txt forbids it
-    FILTERED = 8  # scope, include/exclude, depth, length or trap rules
-
-
-TERMINAL = frozenset((UrlState.FETCHED, UrlState.REDIRECTED, UrlState.ERROR,
-                      UrlState.DISALLOWED, UrlState.FILTERED))  # fmt: skip
 
 U32 = struct.Struct("!I")
 U64 = struct.Struct("!Q")
@@ -72,11 +57,13 @@ def unpack_entry(raw: bytes) -> tuple[bytes, int, int, str]:
 
 
 class UrlRecord:
-    """A URL's persisted state (a small mutable value object)."""
+    """A URL's persisted state (a small mutable value object). A new record
+    has the state None until urlstate.move() gives it its first one."""
 
     __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason")
 
-    def __init__(self, state: int, url: str, *, tries=0, hops=0, expiries=0, doc_id=0, depth=0, reason=""):
+    def __init__(self, url: str, *, state: int | None = None, tries=0, hops=0, expiries=0, doc_id=0, depth=0,
+                 reason=""):
         self.state, self.url, self.tries, self.hops = state, url, tries, hops
         self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
 
@@ -90,7 +77,7 @@ class UrlRecord:
     def unpack(cls, raw: bytes) -> UrlRecord:
         state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
         url, _, reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
-        return cls(state, url, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
+        return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
                    depth=depth, reason=reason)
 
     def as_dict(self) -> dict:

@@ -16,7 +16,7 @@
 # A feed's URL is never terminal while it works: after each fetch it goes
 # back to PENDING on the frontier's delayed queue (frontier.delay), the
 # mechanism FETCH_ERROR retries use; 503s and timeouts are retried by the
-# scheduler's FETCH_ERROR backoff like any URL. Per-feed state lives in its
+# FETCH_ERROR backoff of retry.py like any URL. Per-feed state lives in its
 # own LMDB databases, so URL records keep their layout:
 #
 #   feeds      fp(8)                       -> msgpack FeedState

@@ -18,11 +18,12 @@ import msgspec
 from wreck.urlnorm import normalize
 
 from . import db as d
-from .db import UrlRecord, UrlState
+from .db import UrlRecord
 from .normal import match_normal, normal
 from .politeness import Host
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
+from .urlstate import DISCOVERED_STATE, UrlEvent, UrlState, move
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
@@ -179,13 +180,16 @@ class Frontier:
             self.counts[UrlState(rec.state).name] += 1
         self.txn.put(fp, rec.pack(), db=self.db.urls)
 
-    def set_state(self, fp: bytes, state: UrlState, reason: str = "") -> UrlRecord | None:
-        rec = self.record(fp)
+    def move(self, fp: bytes, event: UrlEvent, reason: str | None = "", *,
+             rec: UrlRecord | None = None) -> UrlRecord | None:
+        """Move the URL `fp` (or its record `rec`, already read) by `event`
+        (urlstate.MOVES) and write it; None if the URL is unknown. A reason of
+        None keeps the record's reason."""
         if rec is None:
-            return None
-        old = rec.state
-        rec.state, rec.reason = state, reason
-        self.save(fp, rec, old)
+            rec = self.record(fp)
+            if rec is None:
+                return None
+        self.save(fp, rec, move(rec, event, reason))
         return rec
 
     def lookup(self, url: str) -> dict | None:
@@ -232,7 +236,7 @@ class Frontier:
         """
         txn, seen, hosts, scope = self.txn, self.seen, self.hosts, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
-        record_head = d.URLREC.pack(UrlState.PENDING, 0, 0, 0, 0, min(depth, 65535))
+        record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
         qkey = d.QKEY.pack
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
@@ -277,7 +281,7 @@ class Frontier:
         if entries:
             txn.cursor(db=urls_db).putmulti(records.items())
             txn.cursor(db=self.db.queue).putmulti(entries)
-            self.counts["PENDING"] += len(entries)
+            self.counts[DISCOVERED_STATE.name] += len(entries)
             self.queued_total += len(entries)
             self._dirty.update(touched)
             if self.on_new_work is not None:
@@ -292,12 +296,12 @@ class Frontier:
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
         if reason is not None:
-            self.save(fp, UrlRecord(UrlState.FILTERED, url, hops=hops, depth=depth, reason=reason), None)
+            self.move(fp, UrlEvent.FILTERED, reason, rec=UrlRecord(url, hops=hops, depth=depth))
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
             return "filtered"
         if host is None:
             host = self.host_for(origin, name)
-        self.save(fp, UrlRecord(UrlState.PENDING, url, hops=hops, depth=depth), None)
+        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth))
         self.push(host, d.pack_entry(fp, depth, hops, url))
         host.admitted += 1
         self._dirty.add(host)
@@ -327,15 +331,15 @@ class Frontier:
         self.queued_total -= 1
         return entry
 
-    def drain(self, host: Host, state: UrlState, reason: str) -> int:
-        """End every queued URL of `host` in `state` (DNS failure, forbidden address...)."""
+    def drain(self, host: Host, reason: str) -> int:
+        """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
         count = 0
         while (entry := self.pop(host)) is not None:
-            self.set_state(entry[:8], state, reason)
+            self.move(entry[:8], UrlEvent.DRAINED, reason)
             count += 1
         if count:
             log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
-                        host.origin, count, state.name, reason)
+                        host.origin, count, UrlState.ERROR.name, reason)
         return count
 
     # -- delayed retries -------------------------------------------------------------
@@ -364,7 +368,7 @@ class Frontier:
             self.delayed_total -= 1
             host = self.by_id[d.U32.unpack_from(value)[0]]
             entry = value[4:]
-            self.set_state(entry[:8], UrlState.PENDING, "retry")
+            self.move(entry[:8], UrlEvent.DUE, "retry")
             self.push(host, entry)
             moved += 1
         return moved

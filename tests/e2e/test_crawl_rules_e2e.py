@@ -16,7 +16,7 @@ from tests.web import (
     HOSTILE_IP, HOSTILE_NAME, RunningWeb, SiteSpec, compute_truth, gaps_by_ip, max_concurrency,
 )  # fmt: skip
 from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES, Trio, crawl_to_the_end, stored_urls, url_states
-from wreck.urlserver.db import UrlState
+from wreck.urlserver.urlstate import UrlState
 
 JITTER = 0.05  # arrival gaps can be this much shorter than handout gaps
 

@@ -1,5 +1,5 @@
 """Pure logic of the urlserver, without sockets: seen-set, politeness heap,
-scope, robots outcomes, scheduler, frontier queues, DNS admission, seeds."""
+scope, robots outcomes, the retry rule, frontier queues, DNS admission, seeds."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import pytest
 
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
-from wreck.urlserver.db import UrlState, fingerprint
+from wreck.urlserver.db import fingerprint
+from wreck.urlserver.urlstate import UrlEvent, UrlState, next_state
 from wreck.netpolicy import AddressPolicy
 from wreck.urlserver.dns import Resolution, parse_hosts
 from wreck.urlserver.politeness import Host, Politeness
-from wreck.urlserver.scheduler import after_done
+from wreck.urlserver.retry import after_done
 from wreck.urlserver.scope import Scope, registered_domain, split_host
 from wreck.urlserver.seen import SeenSet
 
@@ -107,17 +108,27 @@ def test_robots_redirect_limit_means_allow_all_and_unreachable_disallows():
     assert rules.crawl_delay() == 3.0 and parsed.expires == 86400
 
 
-def test_scheduler_steps():
+def _after(step) -> UrlState:
+    """The state a page's DONE leaves its URL in (it was IN_FLIGHT)."""
+    return next_state(UrlState.IN_FLIGHT, step.event)
+
+
+def test_retry_rule_steps():
     kw = dict(retry_delay=10.0, max_retries=3)
-    assert after_done(_done(Status.FETCHED, 200), 1, 0.0, **kw).state == UrlState.FETCHED
+    step = after_done(_done(Status.FETCHED, 200), 1, 0.0, **kw)
+    assert step.event is UrlEvent.FETCHED and _after(step) == UrlState.FETCHED
     step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR), 2, 100.0, **kw)
-    assert step.state == UrlState.FETCH_ERROR and step.retry_at == 120.0  # 10 s doubled
+    assert step.event is UrlEvent.FETCH_FAILED and _after(step) == UrlState.FETCH_ERROR
+    assert step.retry_at == 120.0  # 10 s doubled
     step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=60), 1, 0.0, **kw)
     assert step.retry_at == 60.0
-    assert after_done(_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), 3, 0.0, **kw).state == UrlState.ERROR
+    step = after_done(_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), 3, 0.0, **kw)
+    assert step.event is UrlEvent.RETRIES_EXHAUSTED and _after(step) == UrlState.ERROR
     step = after_done(_done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://a/b"), 1, 0.0, **kw)
-    assert step.state == UrlState.REDIRECTED and step.follow == "http://a/b"
-    assert "HTTP_ERROR (HTTP 404)" in after_done(_done(Status.ERROR, 404, Specific.HTTP_ERROR), 1, 0, **kw).reason
+    assert _after(step) == UrlState.REDIRECTED and step.follow == "http://a/b"
+    step = after_done(_done(Status.ERROR, 404, Specific.HTTP_ERROR), 1, 0, **kw)
+    assert step.event is UrlEvent.FAILED and _after(step) == UrlState.ERROR
+    assert "HTTP_ERROR (HTTP 404)" in step.reason
 
 
 def test_admission():
