@@ -28,6 +28,7 @@ from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.dns import Resolution
+from wreck.urlserver.robotsstate import RobotsEvent
 from wreck.urlserver.frontier import SEEN_FILE
 from wreck.urlserver.settings import Settings
 
@@ -83,7 +84,7 @@ def prepare_hosts(crawl: Crawl) -> None:
     record = r.RobotsRecord(kind=r.ALLOW_ALL, expires=1e12, why="bench")
     for n, host in enumerate(crawl.frontier.hosts.values()):
         host.addr_state = Resolution(f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}", "", 1e12)
-        host.robots = r.RobotsRules(record, "wreck")
+        host.robots.move(RobotsEvent.LOADED, r.RobotsRules(record, "wreck"))
 
 
 def handouts(crawl: Crawl, count: int) -> tuple[float, int]:

@@ -30,9 +30,10 @@ from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
 from .normal import normal
-from .politeness import Host, Politeness
+from .politeness import HELD, Host, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
 from .retry import after_done, slows_host
+from .robotsstate import RobotsEvent, RobotsPhase
 from .scope import Scope, split_host
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
@@ -152,7 +153,7 @@ class Crawl:
 
     def _wake(self, host: Host, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
-        if host.in_heap or host.waiting in ("dns", "ip", "host") or not (host.queued or host.robots_jobs):
+        if host.in_heap or host.waiting in HELD or not (host.queued or host.robots_jobs):
             return
         if host.inflight >= self.politeness.host_concurrency:
             self.politeness.park(host)  # its name is busy (maybe through another origin)
@@ -187,17 +188,17 @@ class Crawl:
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
         rules = self._rules(host, now)
         if rules is None:
-            if host.robots_pending:
-                host.waiting = "robots"
+            if host.robots.fetching:
+                host.waiting = Waiting.ROBOTS
                 return None
-            host.robots_pending = True
+            host.robots.move(RobotsEvent.FETCH_STARTED)
             return self._claim_robots(host, RobotsJob(host.origin, host.origin + "/robots.txt"), spider, now)
         if not rules.usable:
-            if host.robots_tries >= self.settings.robots_max_tries:
+            if host.robots.tries >= self.settings.robots_max_tries:
                 self.frontier.drain(host, f"robots.txt {rules.record.why}")
             else:
                 self.politeness.schedule(host, rules.record.expires)
-                host.waiting = "robots retry"
+                host.waiting = Waiting.ROBOTS_RETRY
             return None
         fr = self.frontier
         for _ in range(MAX_SKIPS):
@@ -222,7 +223,7 @@ class Crawl:
         if res is None or res.expires <= now:
             host.addr_state = res = None
             self.dns_wanted.add(host)
-            host.waiting = "dns"
+            host.waiting = Waiting.DNS
             return False
         if res.ip is None:
             if res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries:
@@ -247,7 +248,7 @@ class Crawl:
         self._now = now
         self.dns_running.discard(host)
         host.addr_state = res
-        host.waiting = ""
+        host.waiting = Waiting.NONE
         if res.ip is None:
             if not res.terminal:
                 self._dns_failures[host] = self._dns_failures.get(host, 0) + 1
@@ -257,16 +258,16 @@ class Crawl:
         self.politeness.schedule(host, now)
 
     def _rules(self, host: Host, now: float) -> r.RobotsRules | None:
-        rules = host.robots
-        if rules is None and not host.robots_pending:
+        state = host.robots
+        if state.phase is RobotsPhase.UNKNOWN:
             raw = self.frontier.txn.get(host.origin.encode(), db=self.db.robots)
             if raw is not None:
-                rec = r.unpack(raw)
-                host.robots_tries = rec.tries
-                rules = host.robots = r.RobotsRules(rec, self.settings.robots_token)
+                rules = r.RobotsRules(r.unpack(raw), self.settings.robots_token)
+                state.move(RobotsEvent.LOADED if rules.usable else RobotsEvent.LOADED_UNREACHABLE, rules)
                 host.delay = max(self.settings.delay, rules.crawl_delay())
+        rules = state.rules
         if rules is not None and rules.record.expires <= now:
-            host.robots = None
+            state.move(RobotsEvent.EXPIRED)
             return None
         return rules
 
@@ -347,7 +348,7 @@ class Crawl:
 
     def _release(self, claim: Claim, now: float) -> None:
         for parked in self.politeness.finished(claim.host, claim.ip, now):
-            parked.waiting = ""
+            parked.waiting = Waiting.NONE
             self._wake(parked, now)
 
     def _page_done(self, claim: Claim, event: Done, now: float) -> None:
@@ -428,18 +429,18 @@ class Crawl:
                 self._wake(host, now)
                 return
             result = r.Outcome(r.ALLOW_ALL, why="unusable redirect target")
-        tries = target.robots_tries + 1 if result.kind == r.UNREACHABLE else 0
+        unreachable = result.kind == r.UNREACHABLE
+        tries = target.robots.tries + 1 if unreachable else 0
         rec = r.record_for(result, now, ttl=s.robots_ttl, retry=s.robots_retry, tries=tries)
         fr.txn.put(origin.encode(), r.pack(rec), db=self.db.robots)
-        target.robots = rules = r.RobotsRules(rec, s.robots_token)
-        target.robots_tries = tries
-        target.robots_pending = False
+        rules = r.RobotsRules(rec, s.robots_token)
+        target.robots.move(RobotsEvent.FOUND_UNREACHABLE if unreachable else RobotsEvent.LEARNED, rules)
         target.delay = max(s.delay, rules.crawl_delay())
-        if result.kind != r.UNREACHABLE:
+        if not unreachable:
             self.sitemaps.from_robots(origin, rules.sitemaps())
         log.info("event=robots origin=%s outcome=%s why=%r delay=%.3g", origin, rec.kind, rec.why, target.delay)
-        if target.waiting == "robots":
-            target.waiting = ""
+        if target.waiting is Waiting.ROBOTS:
+            target.waiting = Waiting.NONE
         self._wake(target, now)
 
     def working(self, spider, trans_ids, now: float) -> None:
@@ -478,7 +479,7 @@ class Crawl:
             if job.hops or job.origin != host.origin:
                 host.robots_jobs.insert(0, job)
             else:
-                host.robots_pending = False
+                host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
             fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
             fp = claim.entry[:8]
@@ -503,8 +504,7 @@ class Crawl:
             self.suspects.cleared(claim.entry[:8], claim.spider)
             self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
             self.frontier.move(claim.entry[:8], UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
-        else:
-            claim.host.robots_pending = False
+        else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
             self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
         log.warning("event=unsendable url=%s reason=%r", claim.url, why)
         self._wake(claim.host, now)

@@ -19,6 +19,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from wreck.protocol.settings import split_host_port
 
+from .politeness import Waiting
+
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192
 READ_TIMEOUT = 5.0
@@ -30,8 +32,8 @@ def status(server) -> dict:
     fr = crawl.frontier
     waiting: dict[str, int] = {}
     for host in fr.hosts.values():
-        if host.waiting:
-            waiting[host.waiting] = waiting.get(host.waiting, 0) + 1
+        if host.waiting is not Waiting.NONE:
+            waiting[host.waiting.value] = waiting.get(host.waiting.value, 0) + 1
     rates = {}
     if len(server.samples) >= 2:
         (t0, h0, d0, l0), (t1, h1, d1, l1) = server.samples[0], server.samples[-1]
@@ -53,7 +55,7 @@ def status(server) -> dict:
         "filtered_by": dict(fr.filtered_by),
         "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
-        "robots_cache": sum(1 for h in fr.hosts.values() if h.robots is not None),
+        "robots_cache": sum(1 for h in fr.hosts.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
     }

@@ -16,12 +16,29 @@
 
 from __future__ import annotations
 
+import enum
 import heapq
 import itertools
+
+from .robotsstate import RobotsState
 
 # The first slow-down of a host whose delay is (near) zero: a 429/5xx storm
 # from a fast host must still space its requests at once.
 SLOWDOWN_FLOOR = 0.25
+
+
+class Waiting(enum.Enum):
+    """Why a host is out of the politeness heap; /status counts hosts by value."""
+
+    NONE = ""  # it is not held: in the heap, or without work
+    DNS = "dns"  # its name is being resolved
+    ROBOTS = "robots"  # its robots.txt is being fetched
+    ROBOTS_RETRY = "robots retry"  # its robots.txt was unreachable; waits for the retry
+    HOST = "host"  # its name's slot is full (--host-concurrency)
+    IP = "ip"  # its address's slot is full (--ip-concurrency)
+
+
+HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP))  # woken by an answer or a slot, not by new work
 
 
 class Slot:
@@ -41,8 +58,7 @@ class Host:
     """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
-                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs",
-                 "robots_pending", "robots_tries", "waiting")
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "waiting")
 
     def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
         self.origin, self.name, self.id = origin, name, host_id
@@ -54,11 +70,9 @@ class Host:
         self.in_heap = False
         self.ip: str | None = None
         self.addr_state = None  # dns.Resolution or None while unknown
-        self.robots = None  # robots.RobotsRules or None while unknown
+        self.robots = RobotsState(origin)  # this origin's robots.txt: phase, rules, tries
         self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
-        self.robots_pending = False  # a robots.txt transaction for this origin is out
-        self.robots_tries = 0  # consecutive unreachable robots.txt outcomes
-        self.waiting = ""  # why the host is out of the heap: "dns", "robots", "ip", ...
+        self.waiting = Waiting.NONE  # why the host is out of the heap
 
     @property
     def inflight(self) -> int:
@@ -105,7 +119,7 @@ class Politeness:
         """Put `host` in the heap at `when` (replacing any earlier entry)."""
         host.version += 1
         host.in_heap = True
-        host.waiting = ""
+        host.waiting = Waiting.NONE
         heapq.heappush(self._heap, (when, next(self._tie), host.version, host))
 
     def unschedule(self, host: Host) -> None:
@@ -147,7 +161,7 @@ class Politeness:
     def park(self, host: Host) -> None:
         """Hold `host` until one of its name's transactions ends (finished() returns it)."""
         self.name_slot(host).parked.append(host)
-        host.waiting = "host"
+        host.waiting = Waiting.HOST
 
     def blocked_until(self, host: Host, now: float) -> float | None:
         """None if `host` may be served now; else when to look again
@@ -161,7 +175,7 @@ class Politeness:
         slot = self.ip_slot(host.ip)
         if slot.inflight >= self.ip_concurrency:
             slot.parked.append(host)
-            host.waiting = "ip"
+            host.waiting = Waiting.IP
             return float("inf")
         if slot.next_ok > now:
             return slot.next_ok

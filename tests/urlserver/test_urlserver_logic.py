@@ -12,7 +12,7 @@ from wreck.urlserver.db import fingerprint
 from wreck.urlserver.urlstate import UrlEvent, UrlState, next_state
 from wreck.netpolicy import AddressPolicy
 from wreck.urlserver.dns import Resolution, parse_hosts
-from wreck.urlserver.politeness import Host, Politeness
+from wreck.urlserver.politeness import Host, Politeness, Waiting
 from wreck.urlserver.retry import after_done
 from wreck.urlserver.scope import Scope, registered_domain, split_host
 from wreck.urlserver.seen import SeenSet
@@ -55,7 +55,7 @@ def test_host_delay_and_ip_cap():
     assert pol.blocked_until(a, 0.0) is None
     pol.started(a, 0.0)
     assert pol.blocked_until(a, 0.1) == float("inf")  # one in flight per host
-    assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting == "ip"  # IP at its cap
+    assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting is Waiting.IP  # IP at its cap
     assert pol.finished(a, "1.2.3.4", 0.1) == [a, b]  # parked on the host name and on the IP
     assert pol.blocked_until(b, 0.2) == 0.6  # the IP delay, from the end of a's transaction
     assert pol.blocked_until(a, 1.0) == 2.1  # the host delay, likewise
@@ -240,7 +240,7 @@ def test_origins_of_one_host_name_share_its_politeness():
     plain, tls = _host("a"), Host("https://a", "a", 2, 0, 1, 0)
     tls.ip = plain.ip
     pol.started(plain, 0.0)
-    assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting == "host"
+    assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting is Waiting.HOST
     assert pol.finished(plain, plain.ip, 1.0) == [tls]
     assert pol.blocked_until(tls, 1.5) == 3.0  # the name's delay, from the end of plain's transaction
     other = _host("b")
