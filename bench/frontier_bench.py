@@ -113,7 +113,7 @@ def measure_open(data: str) -> None:
     """Child process: open a crawl of this size and print its anonymous RSS growth."""
     before = rss()
     t0 = time.perf_counter()
-    crawl = Crawl(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
     open_s = time.perf_counter() - t0
     prepare_hosts(crawl)
     after = rss()
@@ -141,7 +141,7 @@ def main() -> None:
     try:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
                             max_pages=10**9, sync=args.sync, http=None)
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
         ingest_s = ingest(crawl, hosts, urls)
         dup_s = duplicates(crawl, hosts, urls, 100_000)
         crawl.close()
@@ -154,7 +154,7 @@ def main() -> None:
         child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
                                capture_output=True, text=True, check=True)
         rebuilt_open_s = json.loads(child.stdout)["open_s"]
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         hand_s, handed = handouts(crawl, min(args.handouts, urls))
         crawl.close()

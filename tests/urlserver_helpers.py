@@ -125,7 +125,7 @@ def settings_for(tmp_path, **kw) -> Settings:
 
 @contextlib.asynccontextmanager
 async def running(settings: Settings, seeds=()):
-    crawl = Crawl(settings)
+    crawl = Crawl.open(settings)
     for url in seeds:
         crawl.add_seed(url)
     crawl.commit()
@@ -167,7 +167,7 @@ def crawl_engine(tmp_path, **kw):
     base = dict(data=str(tmp_path / "d"), delay=0.0, allow_net=("127.0.0.0/8",), sync=False,
                 retry_delay=10.0, max_retries=2)
     base.update(kw)
-    return Crawl(Settings(**base), clock=lambda: 0.0)
+    return Crawl.open(Settings(**base), clock=lambda: 0.0)
 
 
 def serve_robots(c, host_origin, now=0.0):

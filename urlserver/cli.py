@@ -134,14 +134,15 @@ def run(
     if problem:
         typer.echo(f"urlserver: {problem}", err=True)
         raise typer.Exit(2)
-    import lmdb
     import uvloop
+
+    from .db import StateError
 
     try:
         code = uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         code = 0
-    except lmdb.Error as exc:  # at start: the state under --data cannot be opened or written
+    except StateError as exc:  # at start: the state under --data cannot be opened or written
         typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
         code = 1
     raise typer.Exit(code)
@@ -201,7 +202,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     from .server import UrlServer
 
     try:
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
     except PluginError as exc:
         print(f"urlserver: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None

@@ -8,7 +8,10 @@
 # feeds (feeds.py) and sitemaps (sitemaps.py) hook into the handout (kind=)
 # and the DONE of their URLs.
 # Every change is in the frontier's write transaction: commit() before the
-# assignments it made are written to a socket.
+# assignments it made are written to a socket. The engine is given an open
+# db.Db (Crawl.open() opens one from the settings); its public methods
+# raise db.StateError, never lmdb's own errors, when the state cannot be
+# written.
 """Crawl: the urlserver's engine, without I/O."""
 
 from __future__ import annotations
@@ -17,13 +20,12 @@ import logging
 import time
 from urllib.parse import unquote
 
-import lmdb
-
 from wreck.protocol import Assignment, Done
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
+from .db import StateError, translate_errors
 from . import robots as r
 from .dns import Resolution
 from .bandwidth import Bandwidth
@@ -45,16 +47,26 @@ from .urlstate import UrlEvent, UrlState
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
-ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
 
 
 class Crawl:
     """The urlserver's state machine over LMDB."""
 
-    def __init__(self, settings: Settings, *, clock=time.time) -> None:
+    @classmethod
+    def open(cls, settings: Settings, *, clock=time.time) -> Crawl:
+        """Open the crawl state under settings.data and the engine over it (StateError if it cannot be)."""
+        database = d.Db(settings.data, map_size=settings.map_size, sync=settings.sync)
+        try:
+            return cls(settings, database, clock=clock)
+        except BaseException:
+            database.close()
+            raise
+
+    @translate_errors
+    def __init__(self, settings: Settings, database: d.Db, *, clock=time.time) -> None:
         self.settings = s = settings
         self.clock = clock
-        self.db = d.Db(s.data, map_size=s.map_size, sync=s.sync)
+        self.db = database
         scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
                       max_path_repeats=s.max_path_repeats)
@@ -69,7 +81,7 @@ class Crawl:
         self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
-        self.claims = ClaimTable()
+        self.claims = ClaimTable(self.db)
         self.suspects = Suspects()
         self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
                            backoff=s.feed_backoff)
@@ -94,9 +106,11 @@ class Crawl:
 
     # -- lifecycle ------------------------------------------------------------------
 
+    @translate_errors
     def commit(self) -> None:
         self.frontier.commit()
 
+    @translate_errors
     def close(self) -> None:
         self.commit()
         self.frontier.save_seen()
@@ -109,30 +123,28 @@ class Crawl:
         """Close without committing (the state could not be written)."""
         try:
             self.frontier.abort()
-        except lmdb.Error:
+        except StateError:
             pass  # the environment is closed below either way, which aborts it
         self.db.close()
 
     def _requeue_claims(self) -> None:
         """After a restart every claim in LMDB died with its spider: requeue it."""
-        fr, txn = self.frontier, self.frontier.txn
-        count = 0
-        for key, value in list(txn.cursor(db=self.db.claims)):
-            host = fr.by_id[d.U32.unpack_from(value)[0]]
-            entry = value[4:]
-            fr.move(entry[:8], UrlEvent.REQUEUED_AFTER_RESTART, "requeued after restart")
-            fr.push(host, entry, front=True)
-            txn.delete(key, db=self.db.claims)
-            count += 1
-        if count:
-            log.warning("event=claims_requeued count=%d reason=restart", count)
+        fr = self.frontier
+        saved = self.claims.take_saved(fr.txn)
+        for host_id, entry in saved:
+            fr.move(d.entry_fp(entry), UrlEvent.REQUEUED_AFTER_RESTART, "requeued after restart")
+            fr.push(fr.by_id[host_id], entry, front=True)
+        if saved:
+            log.warning("event=claims_requeued count=%d reason=restart", len(saved))
 
     # -- input ----------------------------------------------------------------------
 
+    @translate_errors
     def add_seed(self, url: str) -> str:
         """'queued', 'known' or 'bad' (see Frontier.discover)."""
         return self.frontier.discover(url, depth=0, seed=True)
 
+    @translate_errors
     def add_feed(self, raw_url: str) -> str:
         """A seed the operator marked as a feed: 'queued', 'known' or 'bad'."""
         result = self.frontier.discover(raw_url, depth=0, seed=True)
@@ -162,6 +174,7 @@ class Crawl:
 
     # -- handing out ------------------------------------------------------------------
 
+    @translate_errors
     def take(self, spider, now: float) -> Assignment | None:
         """The next assignment for `spider` whose time has come, claimed; or None."""
         self._now = now
@@ -260,7 +273,7 @@ class Crawl:
     def _rules(self, host: Host, now: float) -> r.RobotsRules | None:
         state = host.robots
         if state.phase is RobotsPhase.UNKNOWN:
-            raw = self.frontier.txn.get(host.origin.encode(), db=self.db.robots)
+            raw = self.db.robots_record(self.frontier.txn, host.origin)
             if raw is not None:
                 rules = r.RobotsRules(r.unpack(raw), self.settings.robots_token)
                 state.move(RobotsEvent.LOADED if rules.usable else RobotsEvent.LOADED_UNREACHABLE, rules)
@@ -282,9 +295,10 @@ class Crawl:
         doc_id = rec.doc_id or doc_id
         rec.doc_id = doc_id
         fr.move(fp, UrlEvent.CLAIMED, None, rec=rec)  # keeps the reason of its last move
-        fr.txn.put(d.U64.pack(trans_id), d.U32.pack(host.id) + entry, db=self.db.claims)
-        self.claims.add(Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider,
-                              now + self.settings.timeout_update, now, entry=entry))
+        claim = Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider, now + self.settings.timeout_update, now,
+                      entry=entry)
+        self.claims.persist(fr.txn, claim)
+        self.claims.add(claim)
         self.politeness.started(host, now)
         self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
@@ -303,12 +317,10 @@ class Crawl:
         claim (expired, or lost with a killed urlserver) was given, so the
         store spots a duplicate; else a new one, persisted until the DONE."""
         db, txn = self.db, self.frontier.txn
-        key = ROBOTS_DOC_PREFIX + url.encode("ascii")
-        raw = txn.get(key, db=db.meta)
-        if raw is not None:
-            return d.U64.unpack(raw)[0]
-        doc_id = self.frontier.next_id("next_doc_id")
-        txn.put(key, d.U64.pack(doc_id), db=db.meta)
+        doc_id = db.robots_doc_id(txn, url)
+        if doc_id is None:
+            doc_id = self.frontier.next_id("next_doc_id")
+            db.set_robots_doc_id(txn, url, doc_id)
         return doc_id
 
     def _claim_robots(self, host: Host, job: RobotsJob, spider, now: float) -> Assignment:
@@ -329,6 +341,7 @@ class Crawl:
 
     # -- results ------------------------------------------------------------------------
 
+    @translate_errors
     def done(self, spider, event: Done, now: float) -> None:
         self._now = now
         claim = self.claims.get(event.trans_id)
@@ -340,7 +353,7 @@ class Crawl:
         self.stats["done"] += 1
         self._release(claim, now)
         if claim.kind == ROBOTS:
-            self.frontier.txn.delete(ROBOTS_DOC_PREFIX + claim.url.encode("ascii"), db=self.db.meta)  # consumed
+            self.db.forget_robots_doc_id(self.frontier.txn, claim.url)  # consumed
             self._robots_outcome(claim.job, r.outcome(event, claim.job.hops, self.settings.max_redirects), now)
         else:
             self._page_done(claim, event, now)
@@ -353,9 +366,9 @@ class Crawl:
 
     def _page_done(self, claim: Claim, event: Done, now: float) -> None:
         fr, s = self.frontier, self.settings
-        fp = claim.entry[:8]
+        fp = claim.fp
         self.suspects.cleared(fp, claim.spider)
-        fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
+        self.claims.forget(fr.txn, claim.trans_id)
         rec = fr.record(fp)
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
@@ -395,7 +408,7 @@ class Crawl:
     def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
         """A feed was fetched: new stories are discovered, the feed goes back to
         PENDING until its next fetch (feeds.py decides when)."""
-        fr, fp = self.frontier, claim.entry[:8]
+        fr, fp = self.frontier, claim.fp
         got = self.feeds.fetched(fr.txn, fp, feed, event, now)
         rec.tries = rec.doc_id = 0
         fr.move(fp, UrlEvent.FEED_FETCHED, got.reason, rec=rec)
@@ -432,7 +445,7 @@ class Crawl:
         unreachable = result.kind == r.UNREACHABLE
         tries = target.robots.tries + 1 if unreachable else 0
         rec = r.record_for(result, now, ttl=s.robots_ttl, retry=s.robots_retry, tries=tries)
-        fr.txn.put(origin.encode(), r.pack(rec), db=self.db.robots)
+        self.db.put_robots_record(fr.txn, origin, r.pack(rec))
         rules = r.RobotsRules(rec, s.robots_token)
         target.robots.move(RobotsEvent.FOUND_UNREACHABLE if unreachable else RobotsEvent.LEARNED, rules)
         target.delay = max(s.delay, rules.crawl_delay())
@@ -449,24 +462,26 @@ class Crawl:
             if claim is not None and claim.spider is spider:
                 self.claims.extend(claim, now + self.settings.timeout_update)
 
+    @translate_errors
     def expire(self, now: float) -> list[Claim]:
         """Claims past their deadline, requeued; the server cancels them."""
         self._now = now
         claims = self.claims.expired(now)
         for claim in claims:
             if claim.kind == PAGE:
-                self.suspects.released(claim.entry[:8], claim.spider)
+                self.suspects.released(claim.fp, claim.spider)
             self._give_back(claim, now, "timeout")  # its spider lives and is stuck on it: charge it
         return claims
 
+    @translate_errors
     def spider_gone(self, spider, now: float) -> None:
         """A spider's connection closed: its claims go back to their queues."""
         self._now = now
         claims = list(self.claims.of_spider(spider))
-        charged = self.suspects.died(spider, [c.entry[:8] for c in claims if c.kind == PAGE])
+        charged = self.suspects.died(spider, [c.fp for c in claims if c.kind == PAGE])
         for claim in claims:
             self.claims.remove(claim.trans_id)
-            self._give_back(claim, now, "spider gone", charge=claim.entry[:8] in charged)
+            self._give_back(claim, now, "spider gone", charge=claim.kind == PAGE and claim.fp in charged)
 
     def _give_back(self, claim: Claim, now: float, why: str, *, charge: bool = True) -> None:
         """Requeue a claim that ended without DONE; `charge` counts it
@@ -481,8 +496,8 @@ class Crawl:
             else:
                 host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
-            fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
-            fp = claim.entry[:8]
+            self.claims.forget(fr.txn, claim.trans_id)
+            fp = claim.fp
             rec = fr.record(fp)
             rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
@@ -494,6 +509,7 @@ class Crawl:
         log.warning("event=claim_expired trans_id=%d url=%s reason=%s", claim.trans_id, claim.url, why)
         self._wake(host, now)
 
+    @translate_errors
     def unsendable(self, trans_id: int, why: str, now: float) -> None:
         """An assignment the protocol refused to encode: end its URL as ERROR."""
         claim = self.claims.remove(trans_id)
@@ -501,9 +517,9 @@ class Crawl:
             return
         self._release(claim, now)
         if claim.kind == PAGE:
-            self.suspects.cleared(claim.entry[:8], claim.spider)
-            self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
-            self.frontier.move(claim.entry[:8], UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
+            self.suspects.cleared(claim.fp, claim.spider)
+            self.claims.forget(self.frontier.txn, trans_id)
+            self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
         else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
             self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
         log.warning("event=unsendable url=%s reason=%r", claim.url, why)
@@ -514,6 +530,7 @@ class Crawl:
 
     # -- timing and status -------------------------------------------------------------
 
+    @translate_errors
     def lookup(self, url: str) -> dict | None:
         """A URL's state for operators; with --recrawl, its revisit record too."""
         found = self.frontier.lookup(url)
@@ -525,6 +542,7 @@ class Crawl:
                                     "last_modified": unquote(rev.last_modified) or None}
         return found
 
+    @translate_errors
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
@@ -533,6 +551,7 @@ class Crawl:
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
+    @translate_errors
     def finished(self) -> bool:
         """Nothing pending, delayed, resolving or in flight, but future fetches
         (feeds', recrawls'): those wait in LMDB for a continuous crawl (or the next start)."""

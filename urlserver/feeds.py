@@ -30,7 +30,6 @@ import re
 from hashlib import blake2b
 from typing import NamedTuple
 
-import lmdb
 import msgspec
 
 from wreck.protocol import Done, Specific
@@ -76,7 +75,7 @@ class Feeds:
     def __init__(self, database: d.Db, *, min_interval: float, max_interval: float, backoff: float) -> None:
         self.db = database
         self.min_interval, self.max_interval, self.backoff = min_interval, max_interval, backoff
-        with database.env.begin() as txn:
+        with database.begin() as txn:
             self.count = txn.stat(database.feeds)["entries"]
 
     def state(self, txn, fp: bytes) -> FeedState | None:
@@ -150,22 +149,11 @@ class Feeds:
         if not self.count:
             return False
         for key in txn.cursor(db=self.db.delayed).iternext(values=False):
-            if txn.get(key[8:16], db=self.db.feeds) is None:
+            if txn.get(d.delayed_fp(key), db=self.db.feeds) is None:
                 return False
         return True
 
 
 def saved_feeds(path: str) -> list[FeedState]:
     """Every feed's state as last committed (for summaries and tests); [] if unreadable."""
-    try:
-        env = lmdb.open(path, readonly=True, max_dbs=len(d.Db.NAMES), lock=True, create=False)
-    except lmdb.Error:
-        return []
-    try:
-        with env.begin() as txn:
-            feeds = env.open_db(b"feeds", txn=txn, create=False)
-            return [_decode(raw) for _, raw in txn.cursor(db=feeds)]
-    except lmdb.Error:
-        return []
-    finally:
-        env.close()
+    return [_decode(raw) for _, raw in d.saved_items(path, "feeds")]

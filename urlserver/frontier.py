@@ -59,7 +59,7 @@ class Frontier:
     @property
     def txn(self):
         if self._txn is None:
-            self._txn = self.db.env.begin(write=True)
+            self._txn = self.db.begin(write=True)
         return self._txn
 
     def commit(self) -> None:
@@ -73,7 +73,7 @@ class Frontier:
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
-        txn.commit()
+        self.db.commit(txn)
         self._txn = None
         self.recent.committed()
         if self.seen.full:
@@ -83,8 +83,8 @@ class Frontier:
         """Drop every change since the last commit. The in-memory state (queue
         bounds, counts, Bloom filter) still holds them: reopen the crawl."""
         if self._txn is not None:
-            self._txn.abort()
-            self._txn = None
+            txn, self._txn = self._txn, None
+            self.db.abort(txn)
         self._ids.clear()
         self.recent.aborted()
 
@@ -92,7 +92,7 @@ class Frontier:
 
     def _load(self) -> None:
         database = self.db
-        with database.env.begin() as txn:
+        with database.begin() as txn:
             raw = txn.get(b"counts", db=database.meta)
             if raw:
                 self.counts.update(msgspec.msgpack.decode(raw))
@@ -107,9 +107,10 @@ class Frontier:
                 host_id, admitted = d.HOSTREC.unpack(value)
                 origin = key.decode()
                 head = tail = SEQ_START
-                if qcur.set_range(d.U32.pack(host_id)) and qcur.key()[:4] == d.U32.pack(host_id):
+                prefix = d.queue_prefix(host_id)
+                if qcur.set_range(prefix) and qcur.key().startswith(prefix):
                     head = d.QKEY.unpack(qcur.key())[1]
-                    if qcur.set_range(d.U32.pack(host_id + 1)):
+                    if qcur.set_range(d.queue_prefix(host_id + 1)):
                         qcur.prev()
                     else:
                         qcur.last()
@@ -127,7 +128,7 @@ class Frontier:
         return os.path.join(self.db.path, SEEN_FILE)
 
     def _stamp(self) -> int:
-        return self.db.env.info()["last_txnid"]
+        return self.db.last_txnid()
 
     def save_seen(self) -> None:
         """After the last commit: save the Bloom filter for a fast next start."""
@@ -135,7 +136,7 @@ class Frontier:
         self.seen.save(self._seen_path, self._stamp())
 
     def _rebuild_seen(self) -> None:
-        with self.db.env.begin() as txn:
+        with self.db.begin() as txn:
             total = txn.stat(self.db.urls)["entries"]
             keys = txn.cursor(db=self.db.urls).iternext(values=False)
             self.seen.rebuild(keys, capacity=max(2 * total, 1 << 20))
@@ -335,7 +336,7 @@ class Frontier:
         """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
         count = 0
         while (entry := self.pop(host)) is not None:
-            self.move(entry[:8], UrlEvent.DRAINED, reason)
+            self.move(d.entry_fp(entry), UrlEvent.DRAINED, reason)
             count += 1
         if count:
             log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
@@ -345,15 +346,14 @@ class Frontier:
     # -- delayed retries -------------------------------------------------------------
 
     def delay(self, host: Host, entry: bytes, due: float) -> None:
-        key = d.DKEY.pack(int(due * 1000), entry[:8])
-        self.txn.put(key, d.U32.pack(host.id) + entry, db=self.db.delayed)
+        self.txn.put(d.delayed_key(due, d.entry_fp(entry)), d.pack_held(host.id, entry), db=self.db.delayed)
         self.delayed_total += 1
 
     def next_delayed(self) -> float | None:
         cur = self.txn.cursor(db=self.db.delayed)
         if not cur.first():
             return None
-        return d.DKEY.unpack(cur.key())[0] / 1000.0
+        return d.delayed_due(cur.key())
 
     def release_due(self, now: float) -> int:
         """Move retries that are due back to the tail of their host's queue."""
@@ -361,14 +361,12 @@ class Frontier:
             return 0
         cur = self.txn.cursor(db=self.db.delayed)
         moved = 0
-        limit = int(now * 1000)
-        while cur.first() and d.DKEY.unpack(cur.key())[0] <= limit:
-            value = cur.value()
+        last = d.delayed_key(now, d.LAST_FP)  # keys sort by due time: every key <= it is due
+        while cur.first() and cur.key() <= last:
+            host_id, entry = d.unpack_held(cur.value())
             cur.delete()
             self.delayed_total -= 1
-            host = self.by_id[d.U32.unpack_from(value)[0]]
-            entry = value[4:]
-            self.move(entry[:8], UrlEvent.DUE, "retry")
-            self.push(host, entry)
+            self.move(d.entry_fp(entry), UrlEvent.DUE, "retry")
+            self.push(self.by_id[host_id], entry)
             moved += 1
         return moved

@@ -15,8 +15,6 @@ import os
 import socket
 import time
 
-import lmdb
-
 from wreck.protocol import (
     Auth, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Error, ErrorCode, Get,
     Idle, LocalProtocolError, NEED_DATA, RemoteProtocolError, Role, Working,
@@ -24,6 +22,7 @@ from wreck.protocol import (
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
+from .db import StateError
 from .dns import Resolver, parse_hosts
 from .settings import Settings
 
@@ -118,7 +117,7 @@ class SpiderConnection(asyncio.Protocol):
                         event, self.name, self.peer, exc.code.name, str(exc))
             self.fail(exc.code, str(exc))
             return
-        except lmdb.Error as exc:
+        except StateError as exc:
             server.state_unwritable(exc)
             return
         server.request_pump()
@@ -157,7 +156,7 @@ class SpiderConnection(asyncio.Protocol):
             return
         try:
             server.crawl.spider_gone(self, time.time())
-        except lmdb.Error as exc:
+        except StateError as exc:
             server.state_unwritable(exc)
             return
         server.request_pump()
@@ -197,7 +196,7 @@ class UrlServer:
         self._rr = 0
         self._tasks: set[asyncio.Task] = set()
         # Set when the crawl state could not be written (see state_unwritable).
-        self.broken: lmdb.Error | None = None
+        self.broken: StateError | None = None
 
     def announce(self, spider: SpiderConnection) -> dict[str, str]:
         s = self.settings
@@ -235,7 +234,7 @@ class UrlServer:
         if self.broken is None:
             self.crawl.commit()
 
-    def state_unwritable(self, exc: lmdb.Error) -> None:
+    def state_unwritable(self, exc: StateError) -> None:
         """LMDB refused a write (disk full, map full): stop for good.
 
         The open transaction is lost, never committed in part, and the
@@ -277,7 +276,7 @@ class UrlServer:
             return
         try:
             self._pump()
-        except lmdb.Error as exc:
+        except StateError as exc:
             self.state_unwritable(exc)
 
     def _pump(self) -> None:

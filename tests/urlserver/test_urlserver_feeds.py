@@ -23,7 +23,7 @@ def _crawl(tmp_path, **kw):
                 retry_delay=100.0, max_retries=3, feed_min_interval=10.0, feed_max_interval=80.0,
                 feed_backoff=2.0)
     base.update(kw)
-    return Crawl(Settings(**base), clock=lambda: 0.0)
+    return Crawl.open(Settings(**base), clock=lambda: 0.0)
 
 
 def _take(c, now):

@@ -36,7 +36,7 @@ def _respond(a):
 
 
 async def _serve(settings, seeds=()) -> tuple[UrlServer, FakeSpider]:
-    crawl = Crawl(settings)
+    crawl = Crawl.open(settings)
     for url in seeds:
         crawl.add_seed(url)
     crawl.commit()

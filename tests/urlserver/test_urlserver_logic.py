@@ -227,7 +227,7 @@ def test_a_robots_fetch_keeps_its_doc_id_across_expiry_and_restart(tmp_path):
     third = c.take("s", 0.0)
     assert third.url == first.url and third.doc_id == first.doc_id
     c.done("s", Done(third.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), 0.0)
-    assert c.frontier.txn.get(b"robotsdoc:" + first.url.encode(), db=c.db.meta) is None  # consumed
+    assert c.db.robots_doc_id(c.frontier.txn, first.url) is None  # consumed
     page = c.take("s", 0.0)
     assert page.url == "http://a.test/" and page.doc_id != first.doc_id
     c.close()
