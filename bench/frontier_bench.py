@@ -82,7 +82,7 @@ def duplicates(crawl: Crawl, hosts: int, urls: int, count: int) -> float:
 def prepare_hosts(crawl: Crawl) -> None:
     """Every host resolved and its robots.txt known (allow all), as mid-crawl."""
     record = r.RobotsRecord(kind=r.ALLOW_ALL, expires=1e12, why="bench")
-    for n, host in enumerate(crawl.frontier.hosts.values()):
+    for n, host in enumerate(crawl.frontier.origins.values()):
         host.addr_state = Resolution(f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}", "", 1e12)
         host.robots.move(RobotsEvent.LOADED, r.RobotsRules(record, "wreck"))
 
@@ -120,7 +120,7 @@ def measure_open(data: str) -> None:
     print(json.dumps({"open_s": round(open_s, 2),
                       "anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
                       "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
-                      "hosts": len(crawl.frontier.hosts)}))
+                      "hosts": len(crawl.frontier.origins)}))
     crawl.close()
 
 

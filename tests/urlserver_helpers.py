@@ -171,7 +171,7 @@ def crawl_engine(tmp_path, **kw):
 
 
 def serve_robots(c, host_origin, now=0.0):
-    host = c.frontier.hosts[host_origin]
+    host = c.frontier.origins[host_origin]
     c.take("s", now)
     for h in c.dns_requests():
         c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)

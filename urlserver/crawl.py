@@ -32,7 +32,7 @@ from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
 from .normal import normal
-from .politeness import HELD, Host, Politeness, Waiting
+from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
 from .retry import after_done, slows_host
 from .robotsstate import RobotsEvent, RobotsPhase
@@ -87,9 +87,9 @@ class Crawl:
                            backoff=s.feed_backoff)
         self.sitemaps = Sitemaps(self.frontier, enabled=s.sitemaps, max_urls=s.sitemap_max_urls,
                                  per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
-        self.dns_wanted: set[Host] = set()  # hosts whose name the server should resolve
-        self.dns_running: set[Host] = set()  # ... and is resolving now
-        self._dns_failures: dict[Host, int] = {}
+        self.dns_wanted: set[Origin] = set()  # hosts whose name the server should resolve
+        self.dns_running: set[Origin] = set()  # ... and is resolving now
+        self._dns_failures: dict[Origin, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
@@ -99,7 +99,7 @@ class Crawl:
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
         self._requeue_claims()
-        for host in self.frontier.hosts.values():
+        for host in self.frontier.origins.values():
             if host.queued:
                 self.politeness.schedule(host, self._now)
         self.commit()
@@ -157,13 +157,13 @@ class Crawl:
         if rec.state == UrlState.FETCHED:  # fetched before as a page: poll it from now on
             rec.doc_id = 0
             fr.move(fp, UrlEvent.MARKED_AS_FEED, "marked as a feed", rec=rec)
-            fr.push(fr.host_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
+            fr.push(fr.origin_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
         return result
 
-    def _on_new_work(self, host: Host) -> None:
+    def _on_new_work(self, host: Origin) -> None:
         self._wake(host, self._now)
 
-    def _wake(self, host: Host, now: float) -> None:
+    def _wake(self, host: Origin, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
         if host.in_heap or host.waiting in HELD or not (host.queued or host.robots_jobs):
             return
@@ -189,7 +189,7 @@ class Crawl:
                 return assignment
         return None
 
-    def _serve(self, host: Host, spider, now: float) -> Assignment | None:
+    def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
@@ -230,7 +230,7 @@ class Crawl:
         self.politeness.schedule(host, now)
         return None
 
-    def _address(self, host: Host, now: float) -> bool:
+    def _address(self, host: Origin, now: float) -> bool:
         """True when `host` has an admitted address; else it waits or is drained."""
         res = host.addr_state
         if res is None or res.expires <= now:
@@ -249,14 +249,14 @@ class Crawl:
         host.ip = res.ip
         return True
 
-    def dns_requests(self) -> list[Host]:
+    def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
         hosts = list(self.dns_wanted - self.dns_running)
         self.dns_running.update(hosts)
         self.dns_wanted.clear()
         return hosts
 
-    def dns_result(self, host: Host, res: Resolution, now: float) -> None:
+    def dns_result(self, host: Origin, res: Resolution, now: float) -> None:
         """The server resolved `host.name` (see dns_requests)."""
         self._now = now
         self.dns_running.discard(host)
@@ -270,7 +270,7 @@ class Crawl:
             self._dns_failures.pop(host, None)
         self.politeness.schedule(host, now)
 
-    def _rules(self, host: Host, now: float) -> r.RobotsRules | None:
+    def _rules(self, host: Origin, now: float) -> r.RobotsRules | None:
         state = host.robots
         if state.phase is RobotsPhase.UNKNOWN:
             raw = self.db.robots_record(self.frontier.txn, host.origin)
@@ -288,7 +288,7 @@ class Crawl:
         next_id = self.frontier.next_id
         return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
 
-    def _claim_page(self, host: Host, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
+    def _claim_page(self, host: Origin, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
         fr = self.frontier
         rec = fr.record(fp)
         trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
@@ -323,7 +323,7 @@ class Crawl:
             db.set_robots_doc_id(txn, url, doc_id)
         return doc_id
 
-    def _claim_robots(self, host: Host, job: RobotsJob, spider, now: float) -> Assignment:
+    def _claim_robots(self, host: Origin, job: RobotsJob, spider, now: float) -> Assignment:
         trans_id, _ = self._next_ids(doc=False)
         doc_id = self._robots_doc_id(job.url)
         self.claims.add(Claim(trans_id, doc_id, ROBOTS, host, host.ip, job.url, spider,
@@ -333,11 +333,11 @@ class Crawl:
         log.info("event=robots_fetch origin=%s url=%s hops=%d", job.origin, job.url, job.hops)
         return Assignment(trans_id, doc_id, host.ip, host.name, job.url, dict(ROBOTS_BODY))
 
-    def _fail_robots_jobs(self, host: Host, why: str) -> None:
+    def _fail_robots_jobs(self, host: Origin, why: str) -> None:
         """Robots fetches routed to an unusable host: their origins count as unreachable."""
         jobs, host.robots_jobs = host.robots_jobs, []
         for job in jobs:
-            self._robots_outcome(job, r.Outcome(r.UNREACHABLE, why=why), self._now)
+            self._robots_outcome(job, r.RobotsOutcome(r.UNREACHABLE, why=why), self._now)
 
     # -- results ------------------------------------------------------------------------
 
@@ -419,7 +419,7 @@ class Crawl:
         fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(got.discover)
 
-    def _host_answered(self, host: Host, event: Done, now: float) -> None:
+    def _host_answered(self, host: Origin, event: Done, now: float) -> None:
         """Politeness and HEAD knowledge from one page answer of `host`."""
         if slows_host(event):
             self.politeness.slow_down(host, now, event.retry_after)
@@ -430,18 +430,18 @@ class Crawl:
             self.bandwidth.head_unusable(host.id)
             log.info("event=head_unusable origin=%s reason=%r", host.origin, event.reason)
 
-    def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
+    def _robots_outcome(self, job: RobotsJob, result: r.RobotsOutcome, now: float) -> None:
         fr, s = self.frontier, self.settings
         origin, name = split_host(job.origin + "/")
-        target = fr.host_for(origin, name)
+        target = fr.origin_for(origin, name)
         if result.kind == r.FOLLOW:
             url = normalize(result.url, job.url)
             if url is not None:
-                host = fr.host_for(*split_host(url))
+                host = fr.origin_for(*split_host(url))
                 host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
                 self._wake(host, now)
                 return
-            result = r.Outcome(r.ALLOW_ALL, why="unusable redirect target")
+            result = r.RobotsOutcome(r.ALLOW_ALL, why="unusable redirect target")
         unreachable = result.kind == r.UNREACHABLE
         tries = target.robots.tries + 1 if unreachable else 0
         rec = r.record_for(result, now, ttl=s.robots_ttl, retry=s.robots_retry, tries=tries)
@@ -521,7 +521,7 @@ class Crawl:
             self.claims.forget(self.frontier.txn, trans_id)
             self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
         else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
-            self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
+            self._robots_outcome(claim.job, r.RobotsOutcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
         log.warning("event=unsendable url=%s reason=%r", claim.url, why)
         self._wake(claim.host, now)
 
@@ -558,7 +558,7 @@ class Crawl:
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.hosts.values())
+                and not any(h.robots_jobs for h in fr.origins.values())
                 and (not fr.delayed_total or self._only_future_fetches_delayed()))
 
     def _only_future_fetches_delayed(self) -> bool:

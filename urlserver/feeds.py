@@ -59,7 +59,7 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(FeedState).decode
 
 
-class Outcome(NamedTuple):
+class FeedFetch(NamedTuple):
     """What one fetch of a feed leads to."""
 
     due: float  # wall time of the next fetch
@@ -101,7 +101,7 @@ class Feeds:
         txn.put(fp, _encode(state), db=self.db.feeds)
         return state
 
-    def fetched(self, txn, fp: bytes, state: FeedState, done: Done, now: float) -> Outcome:
+    def fetched(self, txn, fp: bytes, state: FeedState, done: Done, now: float) -> FeedFetch:
         """A FETCHED DONE of a feed: record it, find new stories, schedule the next fetch."""
         state.fetches += 1
         checksum = done.extra.get("feedsum", "")
@@ -126,7 +126,7 @@ class Feeds:
                                  self.max_interval)
         txn.put(fp, _encode(state), db=self.db.feeds)
         log.info("event=feed_fetched url=%s result=%s next_in=%.3g", state.url, what, state.interval)
-        return Outcome(now + state.interval, discover, f"feed: {what}; next fetch in {state.interval:.6g} s",
+        return FeedFetch(now + state.interval, discover, f"feed: {what}; next fetch in {state.interval:.6g} s",
                        what == "redundant", len(discover) if found else 0)
 
     def _new_stories(self, txn, state: FeedState, done: Done) -> tuple[str, ...]:

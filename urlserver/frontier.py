@@ -1,7 +1,7 @@
 # The frontier on disk: one FIFO queue per origin in LMDB (key host_id+seq,
 # so a queue is a contiguous key range and its head is one get), URL records
 # keyed by fingerprint, and delayed retries keyed by due time. In memory
-# there are only Host objects (queue bounds, politeness), the Bloom filter
+# there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
 # batch durable (the server commits before writing assignments).
@@ -20,7 +20,7 @@ from wreck.urlnorm import normalize
 from . import db as d
 from .db import UrlRecord
 from .normal import match_normal, normal
-from .politeness import Host
+from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
 from .urlstate import DISCOVERED_STATE, UrlEvent, UrlState, move
@@ -39,8 +39,8 @@ class Frontier:
         self.scope = scope
         self.max_pages = max_pages
         self.max_redirects = max_redirects
-        self.hosts: dict[str, Host] = {}
-        self.by_id: dict[int, Host] = {}
+        self.origins: dict[str, Origin] = {}
+        self.by_id: dict[int, Origin] = {}
         self.seen = SeenSet()
         self.recent = RecentLinks()
         self.counts: dict[str, int] = {s.name: 0 for s in UrlState}
@@ -48,7 +48,7 @@ class Frontier:
         self.delayed_total = 0
         self.filtered_by: dict[str, int] = {}
         self._txn = None
-        self._dirty: set[Host] = set()
+        self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
@@ -115,8 +115,8 @@ class Frontier:
                     else:
                         qcur.last()
                     tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Host(origin, split_host(origin)[1], host_id, head, tail, admitted)
-                self.hosts[origin] = host
+                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted)
+                self.origins[origin] = host
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
@@ -152,12 +152,12 @@ class Frontier:
         self._ids[name] = value + 1
         return value
 
-    def host_for(self, origin: str, name: str) -> Host:
-        host = self.hosts.get(origin)
+    def origin_for(self, origin: str, name: str) -> Origin:
+        host = self.origins.get(origin)
         if host is None:
             host_id = self.next_id("next_host_id")
-            host = Host(origin, name, host_id, SEQ_START, SEQ_START, 0)
-            self.hosts[origin] = host
+            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0)
+            self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)
         return host
@@ -235,14 +235,14 @@ class Frontier:
         becomes two LMDB items written with one putmulti per database, with
         no record object; each host is woken once.
         """
-        txn, seen, hosts, scope = self.txn, self.seen, self.hosts, self.scope
+        txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
         record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
         qkey = d.QKEY.pack
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
-        touched: set[Host] = set()
+        touched: set[Origin] = set()
         queued = 0
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
@@ -293,7 +293,7 @@ class Frontier:
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
                reason: str | None) -> str:
         """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
-        host = self.hosts.get(origin)
+        host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
         if reason is not None:
@@ -301,7 +301,7 @@ class Frontier:
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
             return "filtered"
         if host is None:
-            host = self.host_for(origin, name)
+            host = self.origin_for(origin, name)
         self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth))
         self.push(host, d.pack_entry(fp, depth, hops, url))
         host.admitted += 1
@@ -310,7 +310,7 @@ class Frontier:
 
     # -- queues ---------------------------------------------------------------------
 
-    def push(self, host: Host, entry: bytes, *, front: bool = False) -> None:
+    def push(self, host: Origin, entry: bytes, *, front: bool = False) -> None:
         if front:
             host.head -= 1
             seq = host.head
@@ -322,7 +322,7 @@ class Frontier:
         if self.on_new_work is not None:
             self.on_new_work(host)
 
-    def pop(self, host: Host) -> bytes | None:
+    def pop(self, host: Origin) -> bytes | None:
         """The raw entry at the head of `host`'s queue, removed."""
         if host.head >= host.tail:
             return None
@@ -332,7 +332,7 @@ class Frontier:
         self.queued_total -= 1
         return entry
 
-    def drain(self, host: Host, reason: str) -> int:
+    def drain(self, host: Origin, reason: str) -> int:
         """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
         count = 0
         while (entry := self.pop(host)) is not None:
@@ -345,7 +345,7 @@ class Frontier:
 
     # -- delayed retries -------------------------------------------------------------
 
-    def delay(self, host: Host, entry: bytes, due: float) -> None:
+    def delay(self, host: Origin, entry: bytes, due: float) -> None:
         self.txn.put(d.delayed_key(due, d.entry_fp(entry)), d.pack_held(host.id, entry), db=self.db.delayed)
         self.delayed_total += 1
 

@@ -31,7 +31,7 @@ def status(server) -> dict:
     crawl = server.crawl
     fr = crawl.frontier
     waiting: dict[str, int] = {}
-    for host in fr.hosts.values():
+    for host in fr.origins.values():
         if host.waiting is not Waiting.NONE:
             waiting[host.waiting.value] = waiting.get(host.waiting.value, 0) + 1
     rates = {}
@@ -48,14 +48,14 @@ def status(server) -> dict:
         "in_flight": len(crawl.claims),
         "in_flight_by_spider": crawl.claims.per_spider(),
         "spiders": [s.name for s in server.spiders if s.conn.opened],  # not peers still in their handshake
-        "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
+        "hosts": {"known": len(fr.origins), "ready": len(crawl.politeness), "waiting": waiting},
         "rates": rates,
         "counters": {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})},
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
         "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
-        "robots_cache": sum(1 for h in fr.hosts.values() if h.robots.rules is not None),
+        "robots_cache": sum(1 for h in fr.origins.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
     }

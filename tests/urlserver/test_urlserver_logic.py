@@ -12,7 +12,7 @@ from wreck.urlserver.db import fingerprint
 from wreck.urlserver.urlstate import UrlEvent, UrlState, next_state
 from wreck.netpolicy import AddressPolicy
 from wreck.urlserver.dns import Resolution, parse_hosts
-from wreck.urlserver.politeness import Host, Politeness, Waiting
+from wreck.urlserver.politeness import Origin, Politeness, Waiting
 from wreck.urlserver.retry import after_done
 from wreck.urlserver.scope import Scope, registered_domain, split_host
 from wreck.urlserver.seen import SeenSet
@@ -33,7 +33,7 @@ def test_seen_set_has_no_false_negatives_and_few_false_positives():
 
 
 def _host(name, ip="1.2.3.4"):
-    h = Host(f"http://{name}", name, 1, 0, 1, 0)
+    h = Origin(f"http://{name}", name, 1, 0, 1, 0)
     h.ip = ip
     return h
 
@@ -97,11 +97,11 @@ def test_robots_outcomes(done, kind):
 def test_robots_redirect_limit_means_allow_all_and_unreachable_disallows():
     redirect = _done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://b.test/robots.txt")
     assert r.outcome(redirect, hops=5).kind == r.ALLOW_ALL
-    rec = r.record_for(r.Outcome(r.UNREACHABLE, retry_after=500), 0.0, ttl=86400, retry=60, tries=2)
+    rec = r.record_for(r.RobotsOutcome(r.UNREACHABLE, retry_after=500), 0.0, ttl=86400, retry=60, tries=2)
     assert rec.expires == 500.0  # Retry-After beats the 120 s backoff
     rules = r.RobotsRules(rec, "wreck")
     assert not rules.usable and not rules.allowed("http://a.test/")
-    parsed = r.record_for(r.Outcome(r.PARSE, body="User-agent: wreck\nDisallow: /x\nCrawl-delay: 3\n"),
+    parsed = r.record_for(r.RobotsOutcome(r.PARSE, body="User-agent: wreck\nDisallow: /x\nCrawl-delay: 3\n"),
                           0.0, ttl=86400, retry=60, tries=0)
     rules = r.RobotsRules(parsed, "wreck")
     assert not rules.allowed("http://a.test/x/1") and rules.allowed("http://a.test/y")
@@ -158,7 +158,7 @@ def test_frontier_fifo_persists_and_retries_with_backoff(tmp_path):
     c.close()
     c = crawl_engine(tmp_path)  # reopen: the claim of /1 was in flight and is requeued first
     assert c.frontier.lookup("http://a.test/0")["state"] == "FETCH_ERROR"
-    c.frontier.hosts["http://a.test"].addr_state = Resolution("127.0.0.2", "", 1e12)
+    c.frontier.origins["http://a.test"].addr_state = Resolution("127.0.0.2", "", 1e12)
     order = []
     while (a := c.take("s", 1.0)) is not None:
         order.append(a.url)
@@ -237,7 +237,7 @@ def test_origins_of_one_host_name_share_its_politeness():
     """http:// and https:// of one name are one server: one transaction at a
     time and the delay between them, whichever scheme a link used."""
     pol = Politeness(delay=2.0, host_concurrency=1, ip_concurrency=10, ip_delay=0.0)
-    plain, tls = _host("a"), Host("https://a", "a", 2, 0, 1, 0)
+    plain, tls = _host("a"), Origin("https://a", "a", 2, 0, 1, 0)
     tls.ip = plain.ip
     pol.started(plain, 0.0)
     assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting is Waiting.HOST
