@@ -8,6 +8,7 @@ import contextlib
 import os
 import socket
 import time
+from pathlib import Path
 
 from wreck.protocol import (
     NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Get, Idle,
@@ -179,3 +180,11 @@ def serve_robots(c, host_origin, now=0.0):
     assert a.url.endswith("/robots.txt")
     c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), now)
     return host
+
+
+def markdown_table(path, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the markdown table under `## heading` in the file `path`."""
+    text = Path(path).read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]  # after header and rule

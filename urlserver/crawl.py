@@ -28,6 +28,7 @@ from . import db as d
 from .db import StateError, translate_errors
 from . import robots as r
 from .dns import Resolution
+from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
@@ -94,7 +95,7 @@ class Crawl:
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
                                       "sitemaps_fetched": 0}
-        self.errors_by_kind: dict[str, int] = {}
+        self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
@@ -208,7 +209,7 @@ class Crawl:
             return self._claim_robots(host, RobotsJob(host.origin, host.origin + "/robots.txt"), spider, now)
         if not rules.usable:
             if host.robots.tries >= self.settings.robots_max_tries:
-                self.frontier.drain(host, f"robots.txt {rules.record.why}")
+                self._error(ErrorKind.ROBOTS_UNREACHABLE, self.frontier.drain(host, f"robots.txt {rules.record.why}"))
             else:
                 self.politeness.schedule(host, rules.record.expires)
                 host.waiting = Waiting.ROBOTS_RETRY
@@ -240,8 +241,7 @@ class Crawl:
             return False
         if res.ip is None:
             if res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries:
-                self._error_kind(res.error)
-                self.frontier.drain(host, res.error)
+                self._error(res.kind, self.frontier.drain(host, res.error))  # the text stays in the records
                 self._fail_robots_jobs(host, res.error)
             else:
                 self.politeness.schedule(host, res.expires)
@@ -388,7 +388,7 @@ class Crawl:
             fr.delay(claim.host, claim.entry, step.retry_at)
             log.info("event=fetch_error url=%s tries=%d reason=%r", claim.url, rec.tries, step.reason)
         elif step.event is UrlEvent.FAILED or step.event is UrlEvent.RETRIES_EXHAUSTED:
-            self._error_kind(event.specific.name)
+            self._error(fetch_kind(event.specific))
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
         fr.move(fp, step.event, step.reason, rec=rec)
         if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
@@ -502,7 +502,7 @@ class Crawl:
             rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
                 fr.move(fp, UrlEvent.EXPIRIES_EXHAUSTED, f"claim expired {rec.expiries} times ({why})", rec=rec)
-                self._error_kind("claim expired")
+                self._error(ErrorKind.CLAIM_EXPIRED)
             else:
                 fr.move(fp, UrlEvent.CLAIM_EXPIRED, f"claim expired ({why})", rec=rec)
                 fr.push(host, claim.entry, front=True)
@@ -520,13 +520,16 @@ class Crawl:
             self.suspects.cleared(claim.fp, claim.spider)
             self.claims.forget(self.frontier.txn, trans_id)
             self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
+            self._error(ErrorKind.UNSENDABLE)
         else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
             self._robots_outcome(claim.job, r.RobotsOutcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
         log.warning("event=unsendable url=%s reason=%r", claim.url, why)
         self._wake(claim.host, now)
 
-    def _error_kind(self, kind: str) -> None:
-        self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + 1
+    def _error(self, kind: ErrorKind, urls: int = 1) -> None:
+        """Count `urls` URLs ended in ERROR for `kind` (its name only: a bounded label set)."""
+        if urls:
+            self.errors_by_kind[kind.name] = self.errors_by_kind.get(kind.name, 0) + urls
 
     # -- timing and status -------------------------------------------------------------
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.urlserver_helpers import markdown_table
+
 from wreck.urlserver.db import UrlRecord
 from wreck.urlserver.urlstate import MOVES, TERMINAL, IllegalMove, UrlEvent, UrlState, move, next_state
 
@@ -19,11 +21,7 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "url-states.md"
 
 
 def _table(heading: str) -> list[list[str]]:
-    """The rows (cells stripped) of the markdown table under `## heading`."""
-    text = DOC.read_text()
-    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
-    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]  # after header and rule
+    return markdown_table(DOC, heading)
 
 
 def _state(name: str) -> UrlState | None:
