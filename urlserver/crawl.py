@@ -43,7 +43,7 @@ from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 from .urlfilter import ExternalFilter, UrlFilter
-from .urlstate import UrlEvent, UrlState
+from .urlstate import UrlEvent, UrlState, can
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
@@ -224,9 +224,13 @@ class Crawl:
                 fr.push(host, entry, front=True)
                 self.politeness.schedule(host, now + SUSPECT_WAIT_S)
                 return None
+            rec = fr.record(fp)
+            if not can(rec.state, UrlEvent.CLAIMED):  # a stale second entry (urlstate.can)
+                log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
+                continue
             if rules.allowed(url):
-                return self._claim_page(host, entry, fp, url, spider, now)
-            fr.move(fp, UrlEvent.DISALLOWED, "robots.txt")
+                return self._claim_page(host, entry, rec, fp, url, spider, now)
+            fr.move(fp, UrlEvent.DISALLOWED, "robots.txt", rec=rec)
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
@@ -288,9 +292,9 @@ class Crawl:
         next_id = self.frontier.next_id
         return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
 
-    def _claim_page(self, host: Origin, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
+    def _claim_page(self, host: Origin, entry: bytes, rec: d.UrlRecord, fp: bytes, url: str, spider,
+                    now: float) -> Assignment:
         fr = self.frontier
-        rec = fr.record(fp)
         trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
         doc_id = rec.doc_id or doc_id
         rec.doc_id = doc_id

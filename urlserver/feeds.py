@@ -1,4 +1,4 @@
-# Feeds (seeds/000): URLs fetched again and again, whose items are stories
+# Feeds (RSS, Atom, JSON Feed): URLs fetched again and again, whose items are stories
 # fetched once. The spider parses the feed (spider/feeds.py) and its DONE
 # carries the items' links as outlinks plus feed=, feedsum= and guids=
 # (docs/protocol.txt 5.5); this module decides with them, without a body:

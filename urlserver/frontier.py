@@ -23,7 +23,7 @@ from .normal import match_normal, normal
 from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
-from .urlstate import DISCOVERED_STATE, UrlEvent, UrlState, move
+from .urlstate import DISCOVERED_STATE, UrlEvent, UrlState, can, move
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
@@ -336,8 +336,11 @@ class Frontier:
         """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
         count = 0
         while (entry := self.pop(host)) is not None:
-            self.move(d.entry_fp(entry), UrlEvent.DRAINED, reason)
-            count += 1
+            fp = d.entry_fp(entry)
+            rec = self.record(fp)
+            if rec is not None and can(rec.state, UrlEvent.DRAINED):  # else a stale second entry (urlstate.can)
+                self.move(fp, UrlEvent.DRAINED, reason, rec=rec)
+                count += 1
         if count:
             log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
                         host.origin, count, UrlState.ERROR.name, reason)
@@ -366,7 +369,12 @@ class Frontier:
             host_id, entry = d.unpack_held(cur.value())
             cur.delete()
             self.delayed_total -= 1
-            self.move(d.entry_fp(entry), UrlEvent.DUE, "retry")
+            fp = d.entry_fp(entry)
+            rec = self.record(fp)
+            if rec is None or not can(rec.state, UrlEvent.DUE):  # a stale second entry (urlstate.can)
+                log.warning("event=stale_entry fp=%s state=%s", fp.hex(), rec and UrlState(rec.state).name)
+                continue
+            self.move(fp, UrlEvent.DUE, "retry", rec=rec)
             self.push(self.by_id[host_id], entry)
             moved += 1
         return moved

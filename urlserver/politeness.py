@@ -37,6 +37,8 @@ class Waiting(enum.Enum):
     HOST = "host"  # its name's slot is full (--host-concurrency)
     IP = "ip"  # its address's slot is full (--ip-concurrency)
 
+    __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
+
 
 HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP))  # woken by an answer or a slot, not by new work
 

@@ -27,7 +27,7 @@ class RobotsJob:
 class Claim:
     """One transaction in flight: a page (entry: its queue entry) or a robots.txt fetch (job)."""
 
-    __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "job", "spider",
+    __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "fp", "job", "spider",
                  "deadline", "started")
 
     def __init__(self, trans_id: int, doc_id: int, kind: str, host, ip: str, url: str, spider,
@@ -35,11 +35,7 @@ class Claim:
         self.trans_id, self.doc_id, self.kind, self.host, self.ip = trans_id, doc_id, kind, host, ip
         self.url, self.spider, self.deadline, self.started = url, spider, deadline, started
         self.entry, self.job = entry, job
-
-    @property
-    def fp(self) -> bytes:
-        """The fingerprint of a page claim's URL."""
-        return d.entry_fp(self.entry)
+        self.fp = d.entry_fp(entry)  # a page claim's URL fingerprint (b"" for robots.txt)
 
 
 class ClaimTable:

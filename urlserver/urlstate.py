@@ -51,6 +51,10 @@ class UrlEvent(enum.Enum):
     REQUEUED_AFTER_RESTART = "it was in flight when the urlserver stopped"
     MARKED_AS_FEED = "the operator added it as a feed after it was fetched as a page"
 
+    # Members are singletons: hash by identity, in C. Enum's own __hash__ is
+    # Python code, and a (state, event) lookup is on every handout and DONE.
+    __hash__ = object.__hash__
+
 
 S, E = UrlState, UrlEvent
 
@@ -90,8 +94,16 @@ class IllegalMove(Exception):
     def __init__(self, state: int | None, event: UrlEvent, url: str = "") -> None:
         self.state = None if state is None else UrlState(state)
         self.event = event
-        name = "new" if state is None else self.state.name
-        super().__init__(f"a {name} URL cannot take the event {event.name}" + (f": {url}" if url else ""))
+        name = "(new)" if state is None else self.state.name
+        super().__init__(f"a URL in state {name} cannot take the event {event.name}" + (f": {url}" if url else ""))
+
+
+def can(state: int | None, event: UrlEvent) -> bool:
+    """Whether the table moves a URL in `state` by `event`. For the entries
+    that may be stale: a URL can be queued or delayed twice (a page marked as
+    a feed while its recrawl waits), and the second entry, met while the URL
+    is in hand already, is dropped rather than moved."""
+    return (state, event) in MOVES
 
 
 def next_state(state: int | None, event: UrlEvent) -> UrlState:
