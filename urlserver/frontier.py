@@ -23,7 +23,7 @@ from .normal import match_normal, normal
 from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
-from .urlstate import DISCOVERED_STATE, UrlEvent, UrlState, can, move
+from .urlstate import DISCOVERED_STATE, STATE_NAME, UrlEvent, UrlState, can, move
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
@@ -177,8 +177,8 @@ class Frontier:
         """Write `rec`, keeping the per-state counts right."""
         if old_state != rec.state:
             if old_state is not None:
-                self.counts[UrlState(old_state).name] -= 1
-            self.counts[UrlState(rec.state).name] += 1
+                self.counts[STATE_NAME[old_state]] -= 1
+            self.counts[STATE_NAME[rec.state]] += 1
         self.txn.put(fp, rec.pack(), db=self.db.urls)
 
     def move(self, fp: bytes, event: UrlEvent, reason: str | None = "", *,
