@@ -4,7 +4,8 @@
 # there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
-# batch durable (the server commits before writing assignments).
+# batch durable (the server commits before writing assignments). A URL
+# record's state changes only through move(), by the table of urlstate.py.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
 from __future__ import annotations
