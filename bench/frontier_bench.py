@@ -28,6 +28,7 @@ from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.dns import Resolution
+from wreck.urlserver.robotsstate import RobotsEvent
 from wreck.urlserver.frontier import SEEN_FILE
 from wreck.urlserver.settings import Settings
 
@@ -81,9 +82,9 @@ def duplicates(crawl: Crawl, hosts: int, urls: int, count: int) -> float:
 def prepare_hosts(crawl: Crawl) -> None:
     """Every host resolved and its robots.txt known (allow all), as mid-crawl."""
     record = r.RobotsRecord(kind=r.ALLOW_ALL, expires=1e12, why="bench")
-    for n, host in enumerate(crawl.frontier.hosts.values()):
+    for n, host in enumerate(crawl.frontier.origins.values()):
         host.addr_state = Resolution(f"10.{n >> 16 & 255}.{n >> 8 & 255}.{n & 255}", "", 1e12)
-        host.robots = r.RobotsRules(record, "wreck")
+        host.robots.move(RobotsEvent.LOADED, r.RobotsRules(record, "wreck"))
 
 
 def handouts(crawl: Crawl, count: int) -> tuple[float, int]:
@@ -112,14 +113,14 @@ def measure_open(data: str) -> None:
     """Child process: open a crawl of this size and print its anonymous RSS growth."""
     before = rss()
     t0 = time.perf_counter()
-    crawl = Crawl(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
     open_s = time.perf_counter() - t0
     prepare_hosts(crawl)
     after = rss()
     print(json.dumps({"open_s": round(open_s, 2),
                       "anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
                       "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
-                      "hosts": len(crawl.frontier.hosts)}))
+                      "hosts": len(crawl.frontier.origins)}))
     crawl.close()
 
 
@@ -140,7 +141,7 @@ def main() -> None:
     try:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
                             max_pages=10**9, sync=args.sync, http=None)
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
         ingest_s = ingest(crawl, hosts, urls)
         dup_s = duplicates(crawl, hosts, urls, 100_000)
         crawl.close()
@@ -153,7 +154,7 @@ def main() -> None:
         child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
                                capture_output=True, text=True, check=True)
         rebuilt_open_s = json.loads(child.stdout)["open_s"]
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         hand_s, handed = handouts(crawl, min(args.handouts, urls))
         crawl.close()

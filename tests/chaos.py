@@ -43,7 +43,8 @@ from wreck.storeserver.store import ReadStore, StoreError
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from tests.web.truth import normalize
 from wreck.local.children import Child
-from wreck.urlserver.db import Db, UrlRecord, UrlState
+from wreck.urlserver.db import Db, UrlRecord
+from wreck.urlserver.urlstate import UrlState
 
 RESULTS = Path(__file__).resolve().parents[1] / "bench" / "results"
 VICTIMS = ("urlserver", "store", "worker", "spider")

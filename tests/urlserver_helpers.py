@@ -8,6 +8,7 @@ import contextlib
 import os
 import socket
 import time
+from pathlib import Path
 
 from wreck.protocol import (
     NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Get, Idle,
@@ -125,7 +126,7 @@ def settings_for(tmp_path, **kw) -> Settings:
 
 @contextlib.asynccontextmanager
 async def running(settings: Settings, seeds=()):
-    crawl = Crawl(settings)
+    crawl = Crawl.open(settings)
     for url in seeds:
         crawl.add_seed(url)
     crawl.commit()
@@ -167,11 +168,11 @@ def crawl_engine(tmp_path, **kw):
     base = dict(data=str(tmp_path / "d"), delay=0.0, allow_net=("127.0.0.0/8",), sync=False,
                 retry_delay=10.0, max_retries=2)
     base.update(kw)
-    return Crawl(Settings(**base), clock=lambda: 0.0)
+    return Crawl.open(Settings(**base), clock=lambda: 0.0)
 
 
 def serve_robots(c, host_origin, now=0.0):
-    host = c.frontier.hosts[host_origin]
+    host = c.frontier.origins[host_origin]
     c.take("s", now)
     for h in c.dns_requests():
         c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
@@ -179,3 +180,11 @@ def serve_robots(c, host_origin, now=0.0):
     assert a.url.endswith("/robots.txt")
     c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), now)
     return host
+
+
+def markdown_table(path, heading: str) -> list[list[str]]:
+    """The rows (cells stripped) of the markdown table under `## heading` in the file `path`."""
+    text = Path(path).read_text()
+    section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]  # after header and rule

@@ -57,14 +57,15 @@ def run(
     except (OSError, deploy.DeployError, options.SettingsError) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
-    import lmdb
     import uvloop
+
+    from .db import StateError
 
     try:
         code = uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         code = 0
-    except lmdb.Error as exc:  # at start: the state under --data cannot be opened or written
+    except StateError as exc:  # at start: the state under --data cannot be opened or written
         typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
         code = 1
     raise typer.Exit(code)
@@ -77,7 +78,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     from .server import UrlServer
 
     try:
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
     except PluginError as exc:
         print(f"urlserver: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None

@@ -4,11 +4,14 @@
 # (an unknown name is handed to the server to resolve), then robots.txt (a
 # special transaction that asks for the body), then the head of its queue,
 # skipping what robots.txt disallows. done()/working()/expire()/spider_gone()
-# close or extend transactions and schedule what follows (scheduler.py);
+# close or extend transactions and schedule what follows (retry.py, urlstate.py);
 # feeds (feeds.py) and sitemaps (sitemaps.py) hook into the handout (kind=)
 # and the DONE of their URLs.
 # Every change is in the frontier's write transaction: commit() before the
-# assignments it made are written to a socket.
+# assignments it made are written to a socket. The engine is given an open
+# db.Db (Crawl.open() opens one from the settings); its public methods
+# raise db.StateError, never lmdb's own errors, when the state cannot be
+# written.
 """Crawl: the urlserver's engine, without I/O."""
 
 from __future__ import annotations
@@ -17,43 +20,54 @@ import logging
 import time
 from urllib.parse import unquote
 
-import lmdb
-
 from wreck.protocol import Assignment, Done
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
+from .db import StateError, translate_errors
 from . import robots as r
-from .db import UrlState
 from .dns import Resolution
+from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
 from .normal import normal
-from .politeness import Host, Politeness
+from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
-from .scheduler import after_done, slows_host
+from .retry import after_done, slows_host
+from .robotsstate import RobotsEvent, RobotsPhase
 from .scope import Scope, split_host
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
 from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
 from .urlfilter import UrlFilter
+from .urlstate import UrlEvent, UrlState, can
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
-ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
 
 
 class Crawl:
     """The urlserver's state machine over LMDB."""
 
-    def __init__(self, settings: Settings, *, clock=time.time) -> None:
+    @classmethod
+    def open(cls, settings: Settings, *, clock=time.time) -> Crawl:
+        """Open the crawl state under settings.data and the engine over it (StateError if it cannot be)."""
+        database = d.Db(settings.data, map_size=settings.map_size, sync=settings.sync)
+        try:
+            return cls(settings, database, clock=clock)
+        except BaseException:
+            database.close()
+            raise
+
+    @translate_errors
+    def __init__(self, settings: Settings, database: d.Db, *, clock=time.time) -> None:
         self.settings = s = settings
         self.clock = clock
-        self.db = d.Db(s.data, map_size=s.map_size, sync=s.sync)
+        self.db = database
         scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
                       max_path_repeats=s.max_path_repeats)
@@ -67,34 +81,36 @@ class Crawl:
         self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
-        self.claims = ClaimTable()
+        self.claims = ClaimTable(self.db)
         self.suspects = Suspects()
         self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
                            backoff=s.feed_backoff)
         self.sitemaps = Sitemaps(self.frontier, enabled=s.sitemaps, max_urls=s.sitemap_max_urls,
                                  per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
-        self.dns_wanted: set[Host] = set()  # hosts whose name the server should resolve
-        self.dns_running: set[Host] = set()  # ... and is resolving now
-        self._dns_failures: dict[Host, int] = {}
+        self.dns_wanted: set[Origin] = set()  # hosts whose name the server should resolve
+        self.dns_running: set[Origin] = set()  # ... and is resolving now
+        self._dns_failures: dict[Origin, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
                                       "sitemaps_fetched": 0}
-        self.errors_by_kind: dict[str, int] = {}
+        self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
         self._requeue_claims()
-        for host in self.frontier.hosts.values():
+        for host in self.frontier.origins.values():
             if host.queued:
                 self.politeness.schedule(host, self._now)
         self.commit()
 
     # -- lifecycle ------------------------------------------------------------------
 
+    @translate_errors
     def commit(self) -> None:
         self.frontier.commit()
 
+    @translate_errors
     def close(self) -> None:
         self.commit()
         self.frontier.save_seen()
@@ -107,30 +123,28 @@ class Crawl:
         """Close without committing (the state could not be written)."""
         try:
             self.frontier.abort()
-        except lmdb.Error:
+        except StateError:
             pass  # the environment is closed below either way, which aborts it
         self.db.close()
 
     def _requeue_claims(self) -> None:
         """After a restart every claim in LMDB died with its spider: requeue it."""
-        fr, txn = self.frontier, self.frontier.txn
-        count = 0
-        for key, value in list(txn.cursor(db=self.db.claims)):
-            host = fr.by_id[d.U32.unpack_from(value)[0]]
-            entry = value[4:]
-            fr.set_state(entry[:8], UrlState.PENDING, "requeued after restart")
-            fr.push(host, entry, front=True)
-            txn.delete(key, db=self.db.claims)
-            count += 1
-        if count:
-            log.warning("event=claims_requeued count=%d reason=restart", count)
+        fr = self.frontier
+        saved = self.claims.take_saved(fr.txn)
+        for host_id, entry in saved:
+            fr.move(d.entry_fp(entry), UrlEvent.REQUEUED_AFTER_RESTART, "requeued after restart")
+            fr.push(fr.by_id[host_id], entry, front=True)
+        if saved:
+            log.warning("event=claims_requeued count=%d reason=restart", len(saved))
 
     # -- input ----------------------------------------------------------------------
 
+    @translate_errors
     def add_seed(self, url: str) -> str:
         """'queued', 'known' or 'bad' (see Frontier.discover)."""
         return self.frontier.discover(url, depth=0, seed=True)
 
+    @translate_errors
     def add_feed(self, raw_url: str) -> str:
         """A seed the operator marked as a feed: 'queued', 'known' or 'bad'."""
         result = self.frontier.discover(raw_url, depth=0, seed=True)
@@ -141,17 +155,17 @@ class Crawl:
         self.feeds.add(fr.txn, fp, url, split_host(url)[1], marked=True)
         rec = fr.record(fp)
         if rec.state == UrlState.FETCHED:  # fetched before as a page: poll it from now on
-            rec.state, rec.reason, rec.doc_id = UrlState.PENDING, "marked as a feed", 0
-            fr.save(fp, rec, UrlState.FETCHED)
-            fr.push(fr.host_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
+            rec.doc_id = 0
+            fr.move(fp, UrlEvent.MARKED_AS_FEED, "marked as a feed", rec=rec)
+            fr.push(fr.origin_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
         return result
 
-    def _on_new_work(self, host: Host) -> None:
+    def _on_new_work(self, host: Origin) -> None:
         self._wake(host, self._now)
 
-    def _wake(self, host: Host, now: float) -> None:
+    def _wake(self, host: Origin, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
-        if host.in_heap or host.waiting in ("dns", "ip", "host") or not (host.queued or host.robots_jobs):
+        if host.in_heap or host.waiting in HELD or not (host.queued or host.robots_jobs):
             return
         if host.inflight >= self.politeness.host_concurrency:
             self.politeness.park(host)  # its name is busy (maybe through another origin)
@@ -160,6 +174,7 @@ class Crawl:
 
     # -- handing out ------------------------------------------------------------------
 
+    @translate_errors
     def take(self, spider, now: float) -> Assignment | None:
         """The next assignment for `spider` whose time has come, claimed; or None."""
         self._now = now
@@ -174,7 +189,7 @@ class Crawl:
                 return assignment
         return None
 
-    def _serve(self, host: Host, spider, now: float) -> Assignment | None:
+    def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
@@ -186,17 +201,17 @@ class Crawl:
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
         rules = self._rules(host, now)
         if rules is None:
-            if host.robots_pending:
-                host.waiting = "robots"
+            if host.robots.fetching:
+                host.waiting = Waiting.ROBOTS
                 return None
-            host.robots_pending = True
+            host.robots.move(RobotsEvent.FETCH_STARTED)
             return self._claim_robots(host, RobotsJob(host.origin, host.origin + "/robots.txt"), spider, now)
         if not rules.usable:
-            if host.robots_tries >= self.settings.robots_max_tries:
-                self.frontier.drain(host, UrlState.ERROR, f"robots.txt {rules.record.why}")
+            if host.robots.tries >= self.settings.robots_max_tries:
+                self._error(ErrorKind.ROBOTS_UNREACHABLE, self.frontier.drain(host, f"robots.txt {rules.record.why}"))
             else:
                 self.politeness.schedule(host, rules.record.expires)
-                host.waiting = "robots retry"
+                host.waiting = Waiting.ROBOTS_RETRY
             return None
         fr = self.frontier
         for _ in range(MAX_SKIPS):
@@ -208,25 +223,28 @@ class Crawl:
                 fr.push(host, entry, front=True)
                 self.politeness.schedule(host, now + SUSPECT_WAIT_S)
                 return None
+            rec = fr.record(fp)
+            if not can(rec.state, UrlEvent.CLAIMED):  # a stale second entry (urlstate.can)
+                log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
+                continue
             if rules.allowed(url):
-                return self._claim_page(host, entry, fp, url, spider, now)
-            fr.set_state(fp, UrlState.DISALLOWED, "robots.txt")
+                return self._claim_page(host, entry, rec, fp, url, spider, now)
+            fr.move(fp, UrlEvent.DISALLOWED, "robots.txt", rec=rec)
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
 
-    def _address(self, host: Host, now: float) -> bool:
+    def _address(self, host: Origin, now: float) -> bool:
         """True when `host` has an admitted address; else it waits or is drained."""
         res = host.addr_state
         if res is None or res.expires <= now:
             host.addr_state = res = None
             self.dns_wanted.add(host)
-            host.waiting = "dns"
+            host.waiting = Waiting.DNS
             return False
         if res.ip is None:
             if res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries:
-                self._error_kind(res.error)
-                self.frontier.drain(host, UrlState.ERROR, res.error)
+                self._error(res.kind, self.frontier.drain(host, res.error))  # the text stays in the records
                 self._fail_robots_jobs(host, res.error)
             else:
                 self.politeness.schedule(host, res.expires)
@@ -234,19 +252,19 @@ class Crawl:
         host.ip = res.ip
         return True
 
-    def dns_requests(self) -> list[Host]:
+    def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
         hosts = list(self.dns_wanted - self.dns_running)
         self.dns_running.update(hosts)
         self.dns_wanted.clear()
         return hosts
 
-    def dns_result(self, host: Host, res: Resolution, now: float) -> None:
+    def dns_result(self, host: Origin, res: Resolution, now: float) -> None:
         """The server resolved `host.name` (see dns_requests)."""
         self._now = now
         self.dns_running.discard(host)
         host.addr_state = res
-        host.waiting = ""
+        host.waiting = Waiting.NONE
         if res.ip is None:
             if not res.terminal:
                 self._dns_failures[host] = self._dns_failures.get(host, 0) + 1
@@ -255,17 +273,17 @@ class Crawl:
             self._dns_failures.pop(host, None)
         self.politeness.schedule(host, now)
 
-    def _rules(self, host: Host, now: float) -> r.RobotsRules | None:
-        rules = host.robots
-        if rules is None and not host.robots_pending:
-            raw = self.frontier.txn.get(host.origin.encode(), db=self.db.robots)
+    def _rules(self, host: Origin, now: float) -> r.RobotsRules | None:
+        state = host.robots
+        if state.phase is RobotsPhase.UNKNOWN:
+            raw = self.db.robots_record(self.frontier.txn, host.origin)
             if raw is not None:
-                rec = r.unpack(raw)
-                host.robots_tries = rec.tries
-                rules = host.robots = r.RobotsRules(rec, self.settings.robots_token)
+                rules = r.RobotsRules(r.unpack(raw), self.settings.robots_token)
+                state.move(RobotsEvent.LOADED if rules.usable else RobotsEvent.LOADED_UNREACHABLE, rules)
                 host.delay = max(self.settings.delay, rules.crawl_delay())
+        rules = state.rules
         if rules is not None and rules.record.expires <= now:
-            host.robots = None
+            state.move(RobotsEvent.EXPIRED)
             return None
         return rules
 
@@ -273,16 +291,17 @@ class Crawl:
         next_id = self.frontier.next_id
         return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
 
-    def _claim_page(self, host: Host, entry: bytes, fp: bytes, url: str, spider, now: float) -> Assignment:
+    def _claim_page(self, host: Origin, entry: bytes, rec: d.UrlRecord, fp: bytes, url: str, spider,
+                    now: float) -> Assignment:
         fr = self.frontier
-        rec = fr.record(fp)
         trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
         doc_id = rec.doc_id or doc_id
-        old, rec.state, rec.doc_id = rec.state, UrlState.IN_FLIGHT, doc_id
-        fr.save(fp, rec, old)
-        fr.txn.put(d.U64.pack(trans_id), d.U32.pack(host.id) + entry, db=self.db.claims)
-        self.claims.add(Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider,
-                              now + self.settings.timeout_update, now, entry=entry))
+        rec.doc_id = doc_id
+        fr.move(fp, UrlEvent.CLAIMED, None, rec=rec)  # keeps the reason of its last move
+        claim = Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider, now + self.settings.timeout_update, now,
+                      entry=entry)
+        self.claims.persist(fr.txn, claim)
+        self.claims.add(claim)
         self.politeness.started(host, now)
         self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
@@ -301,15 +320,13 @@ class Crawl:
         claim (expired, or lost with a killed urlserver) was given, so the
         store spots a duplicate; else a new one, persisted until the DONE."""
         db, txn = self.db, self.frontier.txn
-        key = ROBOTS_DOC_PREFIX + url.encode("ascii")
-        raw = txn.get(key, db=db.meta)
-        if raw is not None:
-            return d.U64.unpack(raw)[0]
-        doc_id = self.frontier.next_id("next_doc_id")
-        txn.put(key, d.U64.pack(doc_id), db=db.meta)
+        doc_id = db.robots_doc_id(txn, url)
+        if doc_id is None:
+            doc_id = self.frontier.next_id("next_doc_id")
+            db.set_robots_doc_id(txn, url, doc_id)
         return doc_id
 
-    def _claim_robots(self, host: Host, job: RobotsJob, spider, now: float) -> Assignment:
+    def _claim_robots(self, host: Origin, job: RobotsJob, spider, now: float) -> Assignment:
         trans_id, _ = self._next_ids(doc=False)
         doc_id = self._robots_doc_id(job.url)
         self.claims.add(Claim(trans_id, doc_id, ROBOTS, host, host.ip, job.url, spider,
@@ -319,14 +336,15 @@ class Crawl:
         log.info("event=robots_fetch origin=%s url=%s hops=%d", job.origin, job.url, job.hops)
         return Assignment(trans_id, doc_id, host.ip, host.name, job.url, dict(ROBOTS_BODY))
 
-    def _fail_robots_jobs(self, host: Host, why: str) -> None:
+    def _fail_robots_jobs(self, host: Origin, why: str) -> None:
         """Robots fetches routed to an unusable host: their origins count as unreachable."""
         jobs, host.robots_jobs = host.robots_jobs, []
         for job in jobs:
-            self._robots_outcome(job, r.Outcome(r.UNREACHABLE, why=why), self._now)
+            self._robots_outcome(job, r.RobotsOutcome(r.UNREACHABLE, why=why), self._now)
 
     # -- results ------------------------------------------------------------------------
 
+    @translate_errors
     def done(self, spider, event: Done, now: float) -> None:
         self._now = now
         claim = self.claims.get(event.trans_id)
@@ -338,7 +356,7 @@ class Crawl:
         self.stats["done"] += 1
         self._release(claim, now)
         if claim.kind == ROBOTS:
-            self.frontier.txn.delete(ROBOTS_DOC_PREFIX + claim.url.encode("ascii"), db=self.db.meta)  # consumed
+            self.db.forget_robots_doc_id(self.frontier.txn, claim.url)  # consumed
             self._robots_outcome(claim.job, r.outcome(event, claim.job.hops, self.settings.max_redirects), now)
         else:
             self._page_done(claim, event, now)
@@ -346,37 +364,36 @@ class Crawl:
 
     def _release(self, claim: Claim, now: float) -> None:
         for parked in self.politeness.finished(claim.host, claim.ip, now):
-            parked.waiting = ""
+            parked.waiting = Waiting.NONE
             self._wake(parked, now)
 
     def _page_done(self, claim: Claim, event: Done, now: float) -> None:
         fr, s = self.frontier, self.settings
-        fp = claim.entry[:8]
+        fp = claim.fp
         self.suspects.cleared(fp, claim.spider)
-        fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
+        self.claims.forget(fr.txn, claim.trans_id)
         rec = fr.record(fp)
-        old = rec.state
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
-        if feed is None and "feed" in event.extra and step.state == UrlState.FETCHED:
+        fetched = step.event is UrlEvent.FETCHED
+        if feed is None and "feed" in event.extra and fetched:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
-        if feed is not None and step.state == UrlState.FETCHED:
-            self._feed_done(claim, event, rec, old, feed, now)
+        if feed is not None and fetched:
+            self._feed_done(claim, event, rec, feed, now)
             return
-        rec.state, rec.reason = step.state, step.reason
-        if step.state == UrlState.FETCHED and self.recrawl is not None:
+        if fetched and self.recrawl is not None:
             rec.tries = rec.doc_id = 0  # the next visit is a new document, with tries of its own
             fr.delay(claim.host, claim.entry, self.recrawl.fetched(fr.txn, fp, event, now))
-        if step.state == UrlState.FETCH_ERROR:
+        if step.event is UrlEvent.FETCH_FAILED:
             rec.doc_id = 0  # the retry is a new document
             fr.delay(claim.host, claim.entry, step.retry_at)
             log.info("event=fetch_error url=%s tries=%d reason=%r", claim.url, rec.tries, step.reason)
-        elif step.state == UrlState.ERROR:
-            self._error_kind(event.specific.name)
+        elif step.event is UrlEvent.FAILED or step.event is UrlEvent.RETRIES_EXHAUSTED:
+            self._error(fetch_kind(event.specific))
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
-        fr.save(fp, rec, old)
+        fr.move(fp, step.event, step.reason, rec=rec)
         if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
             self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
         elif step.follow:
@@ -384,20 +401,20 @@ class Crawl:
             target = normal(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed
                 self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
-        if step.state == UrlState.FETCHED and self.sitemaps.is_sitemap(fr.txn, fp):
+        if fetched and self.sitemaps.is_sitemap(fr.txn, fp):
             self.stats["sitemaps_fetched"] += 1
             self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec.depth)
             return
         fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(event.outlinks)
 
-    def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, old: int, feed, now: float) -> None:
+    def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
         """A feed was fetched: new stories are discovered, the feed goes back to
         PENDING until its next fetch (feeds.py decides when)."""
-        fr, fp = self.frontier, claim.entry[:8]
+        fr, fp = self.frontier, claim.fp
         got = self.feeds.fetched(fr.txn, fp, feed, event, now)
-        rec.state, rec.reason, rec.tries, rec.doc_id = UrlState.PENDING, got.reason, 0, 0
-        fr.save(fp, rec, old)
+        rec.tries = rec.doc_id = 0
+        fr.move(fp, UrlEvent.FEED_FETCHED, got.reason, rec=rec)
         fr.delay(claim.host, claim.entry, got.due)
         self.stats["feed_fetches"] += 1
         self.stats["feed_redundant"] += got.redundant
@@ -405,7 +422,7 @@ class Crawl:
         fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(got.discover)
 
-    def _host_answered(self, host: Host, event: Done, now: float) -> None:
+    def _host_answered(self, host: Origin, event: Done, now: float) -> None:
         """Politeness and HEAD knowledge from one page answer of `host`."""
         if slows_host(event):
             self.politeness.slow_down(host, now, event.retry_after)
@@ -416,30 +433,30 @@ class Crawl:
             self.bandwidth.head_unusable(host.id)
             log.info("event=head_unusable origin=%s reason=%r", host.origin, event.reason)
 
-    def _robots_outcome(self, job: RobotsJob, result: r.Outcome, now: float) -> None:
+    def _robots_outcome(self, job: RobotsJob, result: r.RobotsOutcome, now: float) -> None:
         fr, s = self.frontier, self.settings
         origin, name = split_host(job.origin + "/")
-        target = fr.host_for(origin, name)
+        target = fr.origin_for(origin, name)
         if result.kind == r.FOLLOW:
             url = normalize(result.url, job.url)
             if url is not None:
-                host = fr.host_for(*split_host(url))
+                host = fr.origin_for(*split_host(url))
                 host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
                 self._wake(host, now)
                 return
-            result = r.Outcome(r.ALLOW_ALL, why="unusable redirect target")
-        tries = target.robots_tries + 1 if result.kind == r.UNREACHABLE else 0
+            result = r.RobotsOutcome(r.ALLOW_ALL, why="unusable redirect target")
+        unreachable = result.kind == r.UNREACHABLE
+        tries = target.robots.tries + 1 if unreachable else 0
         rec = r.record_for(result, now, ttl=s.robots_ttl, retry=s.robots_retry, tries=tries)
-        fr.txn.put(origin.encode(), r.pack(rec), db=self.db.robots)
-        target.robots = rules = r.RobotsRules(rec, s.robots_token)
-        target.robots_tries = tries
-        target.robots_pending = False
+        self.db.put_robots_record(fr.txn, origin, r.pack(rec))
+        rules = r.RobotsRules(rec, s.robots_token)
+        target.robots.move(RobotsEvent.FOUND_UNREACHABLE if unreachable else RobotsEvent.LEARNED, rules)
         target.delay = max(s.delay, rules.crawl_delay())
-        if result.kind != r.UNREACHABLE:
+        if not unreachable:
             self.sitemaps.from_robots(origin, rules.sitemaps())
         log.info("event=robots origin=%s outcome=%s why=%r delay=%.3g", origin, rec.kind, rec.why, target.delay)
-        if target.waiting == "robots":
-            target.waiting = ""
+        if target.waiting is Waiting.ROBOTS:
+            target.waiting = Waiting.NONE
         self._wake(target, now)
 
     def working(self, spider, trans_ids, now: float) -> None:
@@ -448,24 +465,26 @@ class Crawl:
             if claim is not None and claim.spider is spider:
                 self.claims.extend(claim, now + self.settings.timeout_update)
 
+    @translate_errors
     def expire(self, now: float) -> list[Claim]:
         """Claims past their deadline, requeued; the server cancels them."""
         self._now = now
         claims = self.claims.expired(now)
         for claim in claims:
             if claim.kind == PAGE:
-                self.suspects.released(claim.entry[:8], claim.spider)
+                self.suspects.released(claim.fp, claim.spider)
             self._give_back(claim, now, "timeout")  # its spider lives and is stuck on it: charge it
         return claims
 
+    @translate_errors
     def spider_gone(self, spider, now: float) -> None:
         """A spider's connection closed: its claims go back to their queues."""
         self._now = now
         claims = list(self.claims.of_spider(spider))
-        charged = self.suspects.died(spider, [c.entry[:8] for c in claims if c.kind == PAGE])
+        charged = self.suspects.died(spider, [c.fp for c in claims if c.kind == PAGE])
         for claim in claims:
             self.claims.remove(claim.trans_id)
-            self._give_back(claim, now, "spider gone", charge=claim.entry[:8] in charged)
+            self._give_back(claim, now, "spider gone", charge=claim.kind == PAGE and claim.fp in charged)
 
     def _give_back(self, claim: Claim, now: float, why: str, *, charge: bool = True) -> None:
         """Requeue a claim that ended without DONE; `charge` counts it
@@ -478,23 +497,22 @@ class Crawl:
             if job.hops or job.origin != host.origin:
                 host.robots_jobs.insert(0, job)
             else:
-                host.robots_pending = False
+                host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
-            fr.txn.delete(d.U64.pack(claim.trans_id), db=self.db.claims)
-            fp = claim.entry[:8]
+            self.claims.forget(fr.txn, claim.trans_id)
+            fp = claim.fp
             rec = fr.record(fp)
-            old = rec.state
             rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
-                rec.state, rec.reason = UrlState.ERROR, f"claim expired {rec.expiries} times ({why})"
-                self._error_kind("claim expired")
+                fr.move(fp, UrlEvent.EXPIRIES_EXHAUSTED, f"claim expired {rec.expiries} times ({why})", rec=rec)
+                self._error(ErrorKind.CLAIM_EXPIRED)
             else:
-                rec.state, rec.reason = UrlState.PENDING, f"claim expired ({why})"
+                fr.move(fp, UrlEvent.CLAIM_EXPIRED, f"claim expired ({why})", rec=rec)
                 fr.push(host, claim.entry, front=True)
-            fr.save(fp, rec, old)
         log.warning("event=claim_expired trans_id=%d url=%s reason=%s", claim.trans_id, claim.url, why)
         self._wake(host, now)
 
+    @translate_errors
     def unsendable(self, trans_id: int, why: str, now: float) -> None:
         """An assignment the protocol refused to encode: end its URL as ERROR."""
         claim = self.claims.remove(trans_id)
@@ -502,20 +520,23 @@ class Crawl:
             return
         self._release(claim, now)
         if claim.kind == PAGE:
-            self.suspects.cleared(claim.entry[:8], claim.spider)
-            self.frontier.txn.delete(d.U64.pack(trans_id), db=self.db.claims)
-            self.frontier.set_state(claim.entry[:8], UrlState.ERROR, f"cannot be sent: {why}")
-        else:
-            claim.host.robots_pending = False
-            self._robots_outcome(claim.job, r.Outcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
+            self.suspects.cleared(claim.fp, claim.spider)
+            self.claims.forget(self.frontier.txn, trans_id)
+            self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
+            self._error(ErrorKind.UNSENDABLE)
+        else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
+            self._robots_outcome(claim.job, r.RobotsOutcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)
         log.warning("event=unsendable url=%s reason=%r", claim.url, why)
         self._wake(claim.host, now)
 
-    def _error_kind(self, kind: str) -> None:
-        self.errors_by_kind[kind] = self.errors_by_kind.get(kind, 0) + 1
+    def _error(self, kind: ErrorKind, urls: int = 1) -> None:
+        """Count `urls` URLs ended in ERROR for `kind` (its name only: a bounded label set)."""
+        if urls:
+            self.errors_by_kind[kind.name] = self.errors_by_kind.get(kind.name, 0) + urls
 
     # -- timing and status -------------------------------------------------------------
 
+    @translate_errors
     def lookup(self, url: str) -> dict | None:
         """A URL's state for operators; with --recrawl, its revisit record too."""
         found = self.frontier.lookup(url)
@@ -527,6 +548,7 @@ class Crawl:
                                     "last_modified": unquote(rev.last_modified) or None}
         return found
 
+    @translate_errors
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
@@ -535,13 +557,14 @@ class Crawl:
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
+    @translate_errors
     def finished(self) -> bool:
         """Nothing pending, delayed, resolving or in flight, but future fetches
         (feeds', recrawls'): those wait in LMDB for a continuous crawl (or the next start)."""
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.hosts.values())
+                and not any(h.robots_jobs for h in fr.origins.values())
                 and (not fr.delayed_total or self._only_future_fetches_delayed()))
 
     def _only_future_fetches_delayed(self) -> bool:

@@ -9,6 +9,7 @@
 #   robots   origin                -> msgspec-encoded RobotsRecord
 #   meta     name                  -> u64 counters, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
+#                                     ("robotsdoc:" + robots.txt URL)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
@@ -17,12 +18,19 @@
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
 # LMDB's byte order is numeric order.
-"""LMDB environment, databases and record codecs."""
+# This module is the LMDB boundary: the rest of the urlserver packs no key
+# by hand and never sees lmdb.Error. Errors of the environment and of a
+# transaction's commit are translated here into StateError; the engine's
+# entry points (Crawl's public methods) are wrapped by translate_errors, so
+# a get or put that fails mid-way (map or disk full) arrives as StateError
+# too, without a wrapper on every get of the hot paths.
+"""LMDB environment, databases, record codecs and the StateError boundary."""
 
 from __future__ import annotations
 
-import enum
+import functools
 import hashlib
+import operator
 import os
 import struct
 
@@ -31,22 +39,8 @@ import msgspec
 
 from wreck.private import private_dir, private_files
 
+from .urlstate import UrlState
 
-class UrlState(enum.IntEnum):
-    """Where a known URL stands. Numbers are on disk; never reuse one."""
-
-    PENDING = 1  # in a host queue or waiting for a retry
-    IN_FLIGHT = 2  # claimed by a spider
-    FETCHED = 3
-    REDIRECTED = 4
-    FETCH_ERROR = 5  # failed transiently, a retry is scheduled
-    ERROR = 6  # terminal, with a reason
-    DISALLOWED = 7  # robots.txt forbids it
-    FILTERED = 8  # scope, include/exclude, depth, length or trap rules
-
-
-TERMINAL = frozenset((UrlState.FETCHED, UrlState.REDIRECTED, UrlState.ERROR,
-                      UrlState.DISALLOWED, UrlState.FILTERED))  # fmt: skip
 
 U32 = struct.Struct("!I")
 U64 = struct.Struct("!Q")
@@ -55,6 +49,24 @@ ENTRY = struct.Struct("!8sHB")  # fp, depth, hops; url follows
 URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
 HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
 DKEY = struct.Struct("!Q8s")  # due_ms, fp
+
+
+class StateError(Exception):
+    """The crawl state under --data cannot be opened, read or written (disk
+    or map full, a damaged or foreign file); the lmdb error is its cause."""
+
+
+def translate_errors(method):
+    """Decorate an engine entry point: lmdb.Error raised inside becomes StateError."""
+
+    @functools.wraps(method)
+    def translated(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except lmdb.Error as exc:
+            raise StateError(f"{type(exc).__name__}: {exc}") from exc
+
+    return translated
 
 
 def fingerprint(url: str) -> bytes:
@@ -71,12 +83,55 @@ def unpack_entry(raw: bytes) -> tuple[bytes, int, int, str]:
     return fp, depth, hops, raw[ENTRY.size:].decode("utf-8", "surrogateescape")
 
 
+# entry_fp(entry): the fingerprint of a queue entry's URL (its first field);
+# claim_key(trans_id): a claims key. C callables: both run on every handout.
+entry_fp = operator.itemgetter(slice(0, 8))
+claim_key = U64.pack
+
+
+def pack_held(host_id: int, entry: bytes) -> bytes:
+    """A claims or delayed value: the queue entry with the id of its host."""
+    return U32.pack(host_id) + entry
+
+
+def unpack_held(value: bytes) -> tuple[int, bytes]:
+    """(host_id, queue entry) of a claims or delayed value."""
+    return U32.unpack_from(value)[0], value[4:]
+
+
+LAST_FP = b"\xff" * 8  # the greatest fingerprint: delayed_key(t, LAST_FP) bounds every key due by t
+
+
+def delayed_key(due: float, fp: bytes) -> bytes:
+    return DKEY.pack(int(due * 1000), fp)
+
+
+def delayed_fp(key: bytes) -> bytes:
+    """The fingerprint in a delayed key."""
+    return key[8:16]
+
+
+def delayed_due(key: bytes) -> float:
+    """The due time (s) of a delayed key."""
+    return DKEY.unpack(key)[0] / 1000.0
+
+
+def queue_prefix(host_id: int) -> bytes:
+    """The key prefix of one host's queue: its entries are a contiguous range."""
+    return U32.pack(host_id)
+
+
+ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
+
+
 class UrlRecord:
-    """A URL's persisted state (a small mutable value object)."""
+    """A URL's persisted state (a small mutable value object). A new record
+    has the state None until urlstate.move() gives it its first one."""
 
     __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason")
 
-    def __init__(self, state: int, url: str, *, tries=0, hops=0, expiries=0, doc_id=0, depth=0, reason=""):
+    def __init__(self, url: str, *, state: int | None = None, tries=0, hops=0, expiries=0, doc_id=0, depth=0,
+                 reason=""):
         self.state, self.url, self.tries, self.hops = state, url, tries, hops
         self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
 
@@ -90,7 +145,7 @@ class UrlRecord:
     def unpack(cls, raw: bytes) -> UrlRecord:
         state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
         url, _, reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
-        return cls(state, url, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
+        return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
                    depth=depth, reason=reason)
 
     def as_dict(self) -> dict:
@@ -105,6 +160,7 @@ class Db:
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
              "revisits")
 
+    @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
         private_dir(path)  # 0700, and its files 0600: the frontier lists every URL
         fresh = not os.path.exists(os.path.join(path, "data.mdb"))
@@ -116,6 +172,28 @@ class Db:
         for name in self.NAMES:
             setattr(self, name, self.env.open_db(name.encode()))
 
+    # -- transactions ---------------------------------------------------------------
+
+    @translate_errors
+    def begin(self, *, write: bool = False):
+        """A new transaction (lmdb.Transaction: its gets and puts are the hot paths)."""
+        return self.env.begin(write=write)
+
+    @translate_errors
+    def commit(self, txn) -> None:
+        txn.commit()
+
+    @translate_errors
+    def abort(self, txn) -> None:
+        txn.abort()
+
+    @translate_errors
+    def last_txnid(self) -> int:
+        """The id of the last committed transaction (stamps the Bloom filter file)."""
+        return self.env.info()["last_txnid"]
+
+    # -- small records in meta and robots ------------------------------------------------
+
     def counter(self, txn, name: str, default: int = 1) -> int:
         raw = txn.get(name.encode(), db=self.meta)
         return U64.unpack(raw)[0] if raw else default
@@ -123,8 +201,42 @@ class Db:
     def set_counter(self, txn, name: str, value: int) -> None:
         txn.put(name.encode(), U64.pack(value), db=self.meta)
 
+    def robots_doc_id(self, txn, url: str) -> int | None:
+        """The doc id given to the robots.txt fetch of `url` still in flight, if any."""
+        raw = txn.get(ROBOTS_DOC_PREFIX + url.encode("ascii"), db=self.meta)
+        return U64.unpack(raw)[0] if raw is not None else None
+
+    def set_robots_doc_id(self, txn, url: str, doc_id: int) -> None:
+        txn.put(ROBOTS_DOC_PREFIX + url.encode("ascii"), U64.pack(doc_id), db=self.meta)
+
+    def forget_robots_doc_id(self, txn, url: str) -> None:
+        txn.delete(ROBOTS_DOC_PREFIX + url.encode("ascii"), db=self.meta)
+
+    def robots_record(self, txn, origin: str) -> bytes | None:
+        """The packed robots.RobotsRecord cached for `origin`, if any."""
+        return txn.get(origin.encode(), db=self.robots)
+
+    def put_robots_record(self, txn, origin: str, raw: bytes) -> None:
+        txn.put(origin.encode(), raw, db=self.robots)
+
     def close(self) -> None:
         self.env.close()
+
+
+def saved_items(path: str, name: str) -> list[tuple[bytes, bytes]]:
+    """Every item of the database `name` as last committed, read-only (for
+    summaries and tests, beside a running urlserver); [] if unreadable."""
+    try:
+        env = lmdb.open(path, readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
+    except lmdb.Error:
+        return []
+    try:
+        with env.begin() as txn:
+            return list(txn.cursor(db=env.open_db(name.encode(), txn=txn, create=False)))
+    except lmdb.Error:
+        return []
+    finally:
+        env.close()
 
 
 def saved_counts(path: str) -> dict[str, int]:

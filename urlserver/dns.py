@@ -19,14 +19,19 @@ import dns.resolver
 
 from wreck.netpolicy import AddressPolicy
 
+from .errorkind import ErrorKind
+
 
 class Resolution:
-    """A cached answer: an address, or the reason there is none."""
+    """A cached answer: an address, or the reason there is none (`error`,
+    free text for the log and the URL records; `kind`, its ErrorKind)."""
 
-    __slots__ = ("ip", "error", "expires", "terminal")
+    __slots__ = ("ip", "error", "expires", "terminal", "kind")
 
-    def __init__(self, ip: str | None, error: str, expires: float, terminal: bool = False) -> None:
+    def __init__(self, ip: str | None, error: str, expires: float, terminal: bool = False, *,
+                 kind: ErrorKind = ErrorKind.DNS_FAILED) -> None:
         self.ip, self.error, self.expires, self.terminal = ip, error, expires, terminal
+        self.kind = kind
 
     def __repr__(self) -> str:
         return f"Resolution({self.ip or self.error!r})"
@@ -91,7 +96,7 @@ class Resolver:
                 # the protocol carries the IPv4 address itself, never its mapped form
                 return Resolution(str(mapped) if mapped else ip, "", expires)
             refusals.append(why)
-        return Resolution(None, refusals[0], expires, terminal=True)
+        return Resolution(None, refusals[0], expires, terminal=True, kind=ErrorKind.FORBIDDEN_ADDRESS)
 
     async def resolve(self, name: str) -> Resolution:
         """The cached or fresh answer for `name` (never raises)."""
@@ -124,14 +129,16 @@ class Resolver:
                 answer = await self._resolver.resolve(name, rdtypes[0], lifetime=self.timeout)
             except dns.resolver.NXDOMAIN:
                 self.failures += 1
-                return Resolution(None, "dns: NXDOMAIN", self.clock() + self.negative_ttl, terminal=True)
+                return Resolution(None, "dns: NXDOMAIN", self.clock() + self.negative_ttl, terminal=True,
+                                  kind=ErrorKind.DNS_NXDOMAIN)
             except dns.resolver.NoAnswer:
                 if len(rdtypes) > 1:
                     rdtypes.pop(0)
                     attempts -= 1  # an answer, not a failure: the next type gets every try
                     continue
                 self.failures += 1
-                return Resolution(None, "dns: no address", self.clock() + self.negative_ttl, terminal=True)
+                return Resolution(None, "dns: no address", self.clock() + self.negative_ttl, terminal=True,
+                                  kind=ErrorKind.DNS_NO_ADDRESS)
             except dns.exception.Timeout:
                 error = "dns: timeout"
                 continue

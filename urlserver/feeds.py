@@ -1,4 +1,4 @@
-# Feeds (seeds/000): URLs fetched again and again, whose items are stories
+# Feeds (RSS, Atom, JSON Feed): URLs fetched again and again, whose items are stories
 # fetched once. The spider parses the feed (spider/feeds.py) and its DONE
 # carries the items' links as outlinks plus feed=, feedsum= and guids=
 # (docs/protocol.txt 5.5); this module decides with them, without a body:
@@ -16,7 +16,7 @@
 # A feed's URL is never terminal while it works: after each fetch it goes
 # back to PENDING on the frontier's delayed queue (frontier.delay), the
 # mechanism FETCH_ERROR retries use; 503s and timeouts are retried by the
-# scheduler's FETCH_ERROR backoff like any URL. Per-feed state lives in its
+# FETCH_ERROR backoff of retry.py like any URL. Per-feed state lives in its
 # own LMDB databases, so URL records keep their layout:
 #
 #   feeds      fp(8)                       -> msgpack FeedState
@@ -30,7 +30,6 @@ import re
 from hashlib import blake2b
 from typing import NamedTuple
 
-import lmdb
 import msgspec
 
 from wreck.protocol import Done, Specific
@@ -60,7 +59,7 @@ _encode = msgspec.msgpack.Encoder().encode
 _decode = msgspec.msgpack.Decoder(FeedState).decode
 
 
-class Outcome(NamedTuple):
+class FeedFetch(NamedTuple):
     """What one fetch of a feed leads to."""
 
     due: float  # wall time of the next fetch
@@ -76,7 +75,7 @@ class Feeds:
     def __init__(self, database: d.Db, *, min_interval: float, max_interval: float, backoff: float) -> None:
         self.db = database
         self.min_interval, self.max_interval, self.backoff = min_interval, max_interval, backoff
-        with database.env.begin() as txn:
+        with database.begin() as txn:
             self.count = txn.stat(database.feeds)["entries"]
 
     def state(self, txn, fp: bytes) -> FeedState | None:
@@ -102,7 +101,7 @@ class Feeds:
         txn.put(fp, _encode(state), db=self.db.feeds)
         return state
 
-    def fetched(self, txn, fp: bytes, state: FeedState, done: Done, now: float) -> Outcome:
+    def fetched(self, txn, fp: bytes, state: FeedState, done: Done, now: float) -> FeedFetch:
         """A FETCHED DONE of a feed: record it, find new stories, schedule the next fetch."""
         state.fetches += 1
         checksum = done.extra.get("feedsum", "")
@@ -127,7 +126,7 @@ class Feeds:
                                  self.max_interval)
         txn.put(fp, _encode(state), db=self.db.feeds)
         log.info("event=feed_fetched url=%s result=%s next_in=%.3g", state.url, what, state.interval)
-        return Outcome(now + state.interval, discover, f"feed: {what}; next fetch in {state.interval:.6g} s",
+        return FeedFetch(now + state.interval, discover, f"feed: {what}; next fetch in {state.interval:.6g} s",
                        what == "redundant", len(discover) if found else 0)
 
     def _new_stories(self, txn, state: FeedState, done: Done) -> tuple[str, ...]:
@@ -150,22 +149,11 @@ class Feeds:
         if not self.count:
             return False
         for key in txn.cursor(db=self.db.delayed).iternext(values=False):
-            if txn.get(key[8:16], db=self.db.feeds) is None:
+            if txn.get(d.delayed_fp(key), db=self.db.feeds) is None:
                 return False
         return True
 
 
 def saved_feeds(path: str) -> list[FeedState]:
     """Every feed's state as last committed (for summaries and tests); [] if unreadable."""
-    try:
-        env = lmdb.open(path, readonly=True, max_dbs=len(d.Db.NAMES), lock=True, create=False)
-    except lmdb.Error:
-        return []
-    try:
-        with env.begin() as txn:
-            feeds = env.open_db(b"feeds", txn=txn, create=False)
-            return [_decode(raw) for _, raw in txn.cursor(db=feeds)]
-    except lmdb.Error:
-        return []
-    finally:
-        env.close()
+    return [_decode(raw) for _, raw in d.saved_items(path, "feeds")]

@@ -1,10 +1,11 @@
 # The frontier on disk: one FIFO queue per origin in LMDB (key host_id+seq,
 # so a queue is a contiguous key range and its head is one get), URL records
 # keyed by fingerprint, and delayed retries keyed by due time. In memory
-# there are only Host objects (queue bounds, politeness), the Bloom filter
+# there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
-# batch durable (the server commits before writing assignments).
+# batch durable (the server commits before writing assignments). A URL
+# record's state changes only through move(), by the table of urlstate.py.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
 from __future__ import annotations
@@ -18,11 +19,12 @@ import msgspec
 from wreck.urlnorm import normalize
 
 from . import db as d
-from .db import UrlRecord, UrlState
+from .db import UrlRecord
 from .normal import match_normal, normal
-from .politeness import Host
+from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
+from .urlstate import DISCOVERED_STATE, STATE_NAME, UrlEvent, UrlState, can, move
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
@@ -38,8 +40,8 @@ class Frontier:
         self.scope = scope
         self.max_pages = max_pages
         self.max_redirects = max_redirects
-        self.hosts: dict[str, Host] = {}
-        self.by_id: dict[int, Host] = {}
+        self.origins: dict[str, Origin] = {}
+        self.by_id: dict[int, Origin] = {}
         self.seen = SeenSet()
         self.recent = RecentLinks()
         self.counts: dict[str, int] = {s.name: 0 for s in UrlState}
@@ -47,7 +49,7 @@ class Frontier:
         self.delayed_total = 0
         self.filtered_by: dict[str, int] = {}
         self._txn = None
-        self._dirty: set[Host] = set()
+        self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
@@ -58,7 +60,7 @@ class Frontier:
     @property
     def txn(self):
         if self._txn is None:
-            self._txn = self.db.env.begin(write=True)
+            self._txn = self.db.begin(write=True)
         return self._txn
 
     def commit(self) -> None:
@@ -72,7 +74,7 @@ class Frontier:
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
-        txn.commit()
+        self.db.commit(txn)
         self._txn = None
         self.recent.committed()
         if self.seen.full:
@@ -82,8 +84,8 @@ class Frontier:
         """Drop every change since the last commit. The in-memory state (queue
         bounds, counts, Bloom filter) still holds them: reopen the crawl."""
         if self._txn is not None:
-            self._txn.abort()
-            self._txn = None
+            txn, self._txn = self._txn, None
+            self.db.abort(txn)
         self._ids.clear()
         self.recent.aborted()
 
@@ -91,7 +93,7 @@ class Frontier:
 
     def _load(self) -> None:
         database = self.db
-        with database.env.begin() as txn:
+        with database.begin() as txn:
             raw = txn.get(b"counts", db=database.meta)
             if raw:
                 self.counts.update(msgspec.msgpack.decode(raw))
@@ -106,15 +108,16 @@ class Frontier:
                 host_id, admitted = d.HOSTREC.unpack(value)
                 origin = key.decode()
                 head = tail = SEQ_START
-                if qcur.set_range(d.U32.pack(host_id)) and qcur.key()[:4] == d.U32.pack(host_id):
+                prefix = d.queue_prefix(host_id)
+                if qcur.set_range(prefix) and qcur.key().startswith(prefix):
                     head = d.QKEY.unpack(qcur.key())[1]
-                    if qcur.set_range(d.U32.pack(host_id + 1)):
+                    if qcur.set_range(d.queue_prefix(host_id + 1)):
                         qcur.prev()
                     else:
                         qcur.last()
                     tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Host(origin, split_host(origin)[1], host_id, head, tail, admitted)
-                self.hosts[origin] = host
+                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted)
+                self.origins[origin] = host
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
@@ -126,7 +129,7 @@ class Frontier:
         return os.path.join(self.db.path, SEEN_FILE)
 
     def _stamp(self) -> int:
-        return self.db.env.info()["last_txnid"]
+        return self.db.last_txnid()
 
     def save_seen(self) -> None:
         """After the last commit: save the Bloom filter for a fast next start."""
@@ -134,7 +137,7 @@ class Frontier:
         self.seen.save(self._seen_path, self._stamp())
 
     def _rebuild_seen(self) -> None:
-        with self.db.env.begin() as txn:
+        with self.db.begin() as txn:
             total = txn.stat(self.db.urls)["entries"]
             keys = txn.cursor(db=self.db.urls).iternext(values=False)
             self.seen.rebuild(keys, capacity=max(2 * total, 1 << 20))
@@ -150,12 +153,12 @@ class Frontier:
         self._ids[name] = value + 1
         return value
 
-    def host_for(self, origin: str, name: str) -> Host:
-        host = self.hosts.get(origin)
+    def origin_for(self, origin: str, name: str) -> Origin:
+        host = self.origins.get(origin)
         if host is None:
             host_id = self.next_id("next_host_id")
-            host = Host(origin, name, host_id, SEQ_START, SEQ_START, 0)
-            self.hosts[origin] = host
+            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0)
+            self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)
         return host
@@ -175,17 +178,20 @@ class Frontier:
         """Write `rec`, keeping the per-state counts right."""
         if old_state != rec.state:
             if old_state is not None:
-                self.counts[UrlState(old_state).name] -= 1
-            self.counts[UrlState(rec.state).name] += 1
+                self.counts[STATE_NAME[old_state]] -= 1
+            self.counts[STATE_NAME[rec.state]] += 1
         self.txn.put(fp, rec.pack(), db=self.db.urls)
 
-    def set_state(self, fp: bytes, state: UrlState, reason: str = "") -> UrlRecord | None:
-        rec = self.record(fp)
+    def move(self, fp: bytes, event: UrlEvent, reason: str | None = "", *,
+             rec: UrlRecord | None = None) -> UrlRecord | None:
+        """Move the URL `fp` (or its record `rec`, already read) by `event`
+        (urlstate.MOVES) and write it; None if the URL is unknown. A reason of
+        None keeps the record's reason."""
         if rec is None:
-            return None
-        old = rec.state
-        rec.state, rec.reason = state, reason
-        self.save(fp, rec, old)
+            rec = self.record(fp)
+            if rec is None:
+                return None
+        self.save(fp, rec, move(rec, event, reason))
         return rec
 
     def lookup(self, url: str) -> dict | None:
@@ -230,14 +236,14 @@ class Frontier:
         becomes two LMDB items written with one putmulti per database, with
         no record object; each host is woken once.
         """
-        txn, seen, hosts, scope = self.txn, self.seen, self.hosts, self.scope
+        txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
-        record_head = d.URLREC.pack(UrlState.PENDING, 0, 0, 0, 0, min(depth, 65535))
+        record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
         qkey = d.QKEY.pack
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
-        touched: set[Host] = set()
+        touched: set[Origin] = set()
         queued = 0
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
@@ -277,7 +283,7 @@ class Frontier:
         if entries:
             txn.cursor(db=urls_db).putmulti(records.items())
             txn.cursor(db=self.db.queue).putmulti(entries)
-            self.counts["PENDING"] += len(entries)
+            self.counts[DISCOVERED_STATE.name] += len(entries)
             self.queued_total += len(entries)
             self._dirty.update(touched)
             if self.on_new_work is not None:
@@ -288,16 +294,16 @@ class Frontier:
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
                reason: str | None) -> str:
         """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
-        host = self.hosts.get(origin)
+        host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
         if reason is not None:
-            self.save(fp, UrlRecord(UrlState.FILTERED, url, hops=hops, depth=depth, reason=reason), None)
+            self.move(fp, UrlEvent.FILTERED, reason, rec=UrlRecord(url, hops=hops, depth=depth))
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
             return "filtered"
         if host is None:
-            host = self.host_for(origin, name)
-        self.save(fp, UrlRecord(UrlState.PENDING, url, hops=hops, depth=depth), None)
+            host = self.origin_for(origin, name)
+        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth))
         self.push(host, d.pack_entry(fp, depth, hops, url))
         host.admitted += 1
         self._dirty.add(host)
@@ -305,7 +311,7 @@ class Frontier:
 
     # -- queues ---------------------------------------------------------------------
 
-    def push(self, host: Host, entry: bytes, *, front: bool = False) -> None:
+    def push(self, host: Origin, entry: bytes, *, front: bool = False) -> None:
         if front:
             host.head -= 1
             seq = host.head
@@ -317,7 +323,7 @@ class Frontier:
         if self.on_new_work is not None:
             self.on_new_work(host)
 
-    def pop(self, host: Host) -> bytes | None:
+    def pop(self, host: Origin) -> bytes | None:
         """The raw entry at the head of `host`'s queue, removed."""
         if host.head >= host.tail:
             return None
@@ -327,29 +333,31 @@ class Frontier:
         self.queued_total -= 1
         return entry
 
-    def drain(self, host: Host, state: UrlState, reason: str) -> int:
-        """End every queued URL of `host` in `state` (DNS failure, forbidden address...)."""
+    def drain(self, host: Origin, reason: str) -> int:
+        """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
         count = 0
         while (entry := self.pop(host)) is not None:
-            self.set_state(entry[:8], state, reason)
-            count += 1
+            fp = d.entry_fp(entry)
+            rec = self.record(fp)
+            if rec is not None and can(rec.state, UrlEvent.DRAINED):  # else a stale second entry (urlstate.can)
+                self.move(fp, UrlEvent.DRAINED, reason, rec=rec)
+                count += 1
         if count:
             log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
-                        host.origin, count, state.name, reason)
+                        host.origin, count, UrlState.ERROR.name, reason)
         return count
 
     # -- delayed retries -------------------------------------------------------------
 
-    def delay(self, host: Host, entry: bytes, due: float) -> None:
-        key = d.DKEY.pack(int(due * 1000), entry[:8])
-        self.txn.put(key, d.U32.pack(host.id) + entry, db=self.db.delayed)
+    def delay(self, host: Origin, entry: bytes, due: float) -> None:
+        self.txn.put(d.delayed_key(due, d.entry_fp(entry)), d.pack_held(host.id, entry), db=self.db.delayed)
         self.delayed_total += 1
 
     def next_delayed(self) -> float | None:
         cur = self.txn.cursor(db=self.db.delayed)
         if not cur.first():
             return None
-        return d.DKEY.unpack(cur.key())[0] / 1000.0
+        return d.delayed_due(cur.key())
 
     def release_due(self, now: float) -> int:
         """Move retries that are due back to the tail of their host's queue."""
@@ -357,14 +365,17 @@ class Frontier:
             return 0
         cur = self.txn.cursor(db=self.db.delayed)
         moved = 0
-        limit = int(now * 1000)
-        while cur.first() and d.DKEY.unpack(cur.key())[0] <= limit:
-            value = cur.value()
+        last = d.delayed_key(now, d.LAST_FP)  # keys sort by due time: every key <= it is due
+        while cur.first() and cur.key() <= last:
+            host_id, entry = d.unpack_held(cur.value())
             cur.delete()
             self.delayed_total -= 1
-            host = self.by_id[d.U32.unpack_from(value)[0]]
-            entry = value[4:]
-            self.set_state(entry[:8], UrlState.PENDING, "retry")
-            self.push(host, entry)
+            fp = d.entry_fp(entry)
+            rec = self.record(fp)
+            if rec is None or not can(rec.state, UrlEvent.DUE):  # a stale second entry (urlstate.can)
+                log.warning("event=stale_entry fp=%s state=%s", fp.hex(), rec and UrlState(rec.state).name)
+                continue
+            self.move(fp, UrlEvent.DUE, "retry", rec=rec)
+            self.push(self.by_id[host_id], entry)
             moved += 1
         return moved

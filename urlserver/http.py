@@ -19,6 +19,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from wreck.protocol.settings import split_host_port
 
+from .politeness import Waiting
+
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192
 READ_TIMEOUT = 5.0
@@ -29,9 +31,9 @@ def status(server) -> dict:
     crawl = server.crawl
     fr = crawl.frontier
     waiting: dict[str, int] = {}
-    for host in fr.hosts.values():
-        if host.waiting:
-            waiting[host.waiting] = waiting.get(host.waiting, 0) + 1
+    for host in fr.origins.values():
+        if host.waiting is not Waiting.NONE:
+            waiting[host.waiting.value] = waiting.get(host.waiting.value, 0) + 1
     rates = {}
     if len(server.samples) >= 2:
         (t0, h0, d0, l0), (t1, h1, d1, l1) = server.samples[0], server.samples[-1]
@@ -46,14 +48,14 @@ def status(server) -> dict:
         "in_flight": len(crawl.claims),
         "in_flight_by_spider": crawl.claims.per_spider(),
         "spiders": [s.name for s in server.spiders if s.conn.opened],  # not peers still in their handshake
-        "hosts": {"known": len(fr.hosts), "ready": len(crawl.politeness), "waiting": waiting},
+        "hosts": {"known": len(fr.origins), "ready": len(crawl.politeness), "waiting": waiting},
         "rates": rates,
         "counters": {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})},
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
         "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
-        "robots_cache": sum(1 for h in fr.hosts.values() if h.robots is not None),
+        "robots_cache": sum(1 for h in fr.origins.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
     }

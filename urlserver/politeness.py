@@ -1,4 +1,4 @@
-# Who may be served next, in O(log n): hosts waiting for their turn sit in a
+# Who may be served next, in O(log n): origins waiting for their turn sit in a
 # heap ordered by the time they may next be served (lazy deletion: an entry
 # whose version is stale is skipped). Queues are per origin (robots.txt is),
 # but politeness is per host name: the origins of one name (http and https,
@@ -7,25 +7,45 @@
 # transactions (counted from the handout and again from the end of the
 # previous one), so a server never sees twice the rate because a site links
 # both schemes. Per IP address another slot does the same for every host on
-# that address. A host held by a full slot parks on it and goes back to the
-# heap when one of that slot's transactions ends.
+# that address. An origin held by a full slot parks on it and goes back to
+# the heap when one of that slot's transactions ends.
 # A host name that answers 429 or 5xx is slowed down as a whole: its slot's
 # delay (Slot.slow) doubles with each such answer up to a cap, a
 # Retry-After holds the name that long, and each other answer halves it.
-"""Host and IP slots, and the next-allowed-time heap."""
+"""Origins, their host-name and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
 
+import enum
 import heapq
 import itertools
+
+from .robotsstate import RobotsState
 
 # The first slow-down of a host whose delay is (near) zero: a 429/5xx storm
 # from a fast host must still space its requests at once.
 SLOWDOWN_FLOOR = 0.25
 
 
+class Waiting(enum.Enum):
+    """Why an origin is out of the politeness heap; /status counts origins by value."""
+
+    NONE = ""  # it is not held: in the heap, or without work
+    DNS = "dns"  # its name is being resolved
+    ROBOTS = "robots"  # its robots.txt is being fetched
+    ROBOTS_RETRY = "robots retry"  # its robots.txt was unreachable; waits for the retry
+    HOST = "host"  # its name's slot is full (--host-concurrency)
+    IP = "ip"  # its address's slot is full (--ip-concurrency)
+
+    __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
+
+
+HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP))  # woken by an answer or a slot, not by new work
+
+
 class Slot:
-    """Politeness state of one host name, or of one IP address."""
+    """Politeness of one host name (shared by its origins: http, https, other
+    ports), or of one IP address (shared by every name on it)."""
 
     __slots__ = ("key", "inflight", "next_ok", "parked", "slow")
 
@@ -37,28 +57,25 @@ class Slot:
         self.parked: list = []  # hosts waiting for one of this slot's transactions to end
 
 
-class Host:
+class Origin:
     """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
-                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs",
-                 "robots_pending", "robots_tries", "waiting")
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "waiting")
 
     def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
         self.origin, self.name, self.id = origin, name, host_id
         self.head, self.tail = head, tail  # queue seqs: [head, tail)
-        self.admitted = admitted  # URLs admitted to this host's queue, for the budget
+        self.admitted = admitted  # URLs admitted to this origin's queue, for the budget
         self.slot: Slot | None = None  # shared by the origins of this name, set by Politeness
         self.delay = 0.0  # max(--delay, Crawl-delay), set once robots.txt is known
         self.version = 0
         self.in_heap = False
         self.ip: str | None = None
         self.addr_state = None  # dns.Resolution or None while unknown
-        self.robots = None  # robots.RobotsRules or None while unknown
+        self.robots = RobotsState(origin)  # this origin's robots.txt: phase, rules, tries
         self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
-        self.robots_pending = False  # a robots.txt transaction for this origin is out
-        self.robots_tries = 0  # consecutive unreachable robots.txt outcomes
-        self.waiting = ""  # why the host is out of the heap: "dns", "robots", "ip", ...
+        self.waiting = Waiting.NONE  # why the origin is out of the heap
 
     @property
     def inflight(self) -> int:
@@ -80,20 +97,20 @@ class Host:
         return self.tail - self.head
 
     def __repr__(self) -> str:
-        return f"<Host {self.origin} queued={self.queued} inflight={self.inflight}>"
+        return f"<Origin {self.origin} queued={self.queued} inflight={self.inflight}>"
 
 
 class Politeness:
-    """The heap of hosts by next-allowed time, and the IP slots."""
+    """The heap of origins by next-allowed time, and the host-name and IP slots."""
 
     def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float,
                  backoff_max: float = 600.0) -> None:
-        self.delay = delay  # per host, raised by Crawl-delay (Host.delay)
+        self.delay = delay  # per host name, raised by an origin's Crawl-delay (Origin.delay)
         self.backoff_max = backoff_max  # cap of a slowed-down host's delay
         self.host_concurrency = host_concurrency
         self.ip_concurrency = ip_concurrency
         self.ip_delay = ip_delay
-        self._heap: list[tuple[float, int, int, Host]] = []
+        self._heap: list[tuple[float, int, int, Origin]] = []
         self._tie = itertools.count()
         self.ips: dict[str, Slot] = {}
         self.names: dict[str, Slot] = {}
@@ -101,25 +118,25 @@ class Politeness:
     def __len__(self) -> int:
         return len(self._heap)
 
-    def schedule(self, host: Host, when: float) -> None:
-        """Put `host` in the heap at `when` (replacing any earlier entry)."""
-        host.version += 1
-        host.in_heap = True
-        host.waiting = ""
-        heapq.heappush(self._heap, (when, next(self._tie), host.version, host))
+    def schedule(self, origin: Origin, when: float) -> None:
+        """Put `origin` in the heap at `when` (replacing any earlier entry)."""
+        origin.version += 1
+        origin.in_heap = True
+        origin.waiting = Waiting.NONE
+        heapq.heappush(self._heap, (when, next(self._tie), origin.version, origin))
 
-    def unschedule(self, host: Host) -> None:
-        host.version += 1
-        host.in_heap = False
+    def unschedule(self, origin: Origin) -> None:
+        origin.version += 1
+        origin.in_heap = False
 
-    def pop_due(self, now: float) -> Host | None:
-        """The host whose time has come first, or None."""
+    def pop_due(self, now: float) -> Origin | None:
+        """The origin whose time has come first, or None."""
         heap = self._heap
         while heap and heap[0][0] <= now:
-            _, _, version, host = heapq.heappop(heap)
-            if version == host.version and host.in_heap:
-                host.in_heap = False
-                return host
+            _, _, version, origin = heapq.heappop(heap)
+            if version == origin.version and origin.in_heap:
+                origin.in_heap = False
+                return origin
         return None
 
     def next_time(self) -> float | None:
@@ -135,57 +152,57 @@ class Politeness:
             slot = self.ips[ip] = Slot(ip)
         return slot
 
-    def name_slot(self, host: Host) -> Slot:
-        slot = host.slot
+    def name_slot(self, origin: Origin) -> Slot:
+        slot = origin.slot
         if slot is None:
-            slot = self.names.get(host.name)
+            slot = self.names.get(origin.name)
             if slot is None:
-                slot = self.names[host.name] = Slot(host.name)
-            host.slot = slot
+                slot = self.names[origin.name] = Slot(origin.name)
+            origin.slot = slot
         return slot
 
-    def park(self, host: Host) -> None:
-        """Hold `host` until one of its name's transactions ends (finished() returns it)."""
-        self.name_slot(host).parked.append(host)
-        host.waiting = "host"
+    def park(self, origin: Origin) -> None:
+        """Hold `origin` until one of its name's transactions ends (finished() returns it)."""
+        self.name_slot(origin).parked.append(origin)
+        origin.waiting = Waiting.HOST
 
-    def blocked_until(self, host: Host, now: float) -> float | None:
-        """None if `host` may be served now; else when to look again
+    def blocked_until(self, origin: Origin, now: float) -> float | None:
+        """None if `origin` may be served now; else when to look again
         (float('inf') means parked until a transaction ends)."""
-        slot = self.name_slot(host)
+        slot = self.name_slot(origin)
         if slot.inflight >= self.host_concurrency:
-            self.park(host)
+            self.park(origin)
             return float("inf")
         if slot.next_ok > now:
             return slot.next_ok
-        slot = self.ip_slot(host.ip)
+        slot = self.ip_slot(origin.ip)
         if slot.inflight >= self.ip_concurrency:
-            slot.parked.append(host)
-            host.waiting = "ip"
+            slot.parked.append(origin)
+            origin.waiting = Waiting.IP
             return float("inf")
         if slot.next_ok > now:
             return slot.next_ok
         return None
 
-    def started(self, host: Host, now: float) -> None:
-        """A transaction for `host` was handed out at `now`."""
-        slot = self.name_slot(host)
+    def started(self, origin: Origin, now: float) -> None:
+        """A transaction for `origin` was handed out at `now`."""
+        slot = self.name_slot(origin)
         slot.inflight += 1
-        slot.next_ok = now + max(host.delay, self.delay, slot.slow)
-        slot = self.ip_slot(host.ip)
+        slot.next_ok = now + max(origin.delay, self.delay, slot.slow)
+        slot = self.ip_slot(origin.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
 
-    def finished(self, host: Host, ip: str, now: float) -> list[Host]:
+    def finished(self, origin: Origin, ip: str, now: float) -> list[Origin]:
         """A transaction ended at `now`; the hosts parked on its name or IP, to reschedule.
 
         The delays count again from the end of the transaction (as Heritrix
         does): a slow response, or a request that reached the server late,
         never shortens the gap a server sees between two requests.
         """
-        name = self.name_slot(host)
+        name = self.name_slot(origin)
         name.inflight -= 1
-        name.next_ok = max(name.next_ok, now + max(host.delay, self.delay, name.slow))
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
         parked, name.parked = name.parked, []
         slot = self.ips.get(ip)
         if slot is None:
@@ -196,18 +213,18 @@ class Politeness:
         slot.parked = []
         return parked
 
-    def slow_down(self, host: Host, now: float, retry_after: float | None) -> None:
-        """`host` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
-        slot = self.name_slot(host)
-        base = max(host.delay, self.delay, slot.slow, SLOWDOWN_FLOOR / 2)
+    def slow_down(self, origin: Origin, now: float, retry_after: float | None) -> None:
+        """`origin` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
+        slot = self.name_slot(origin)
+        base = max(origin.delay, self.delay, slot.slow, SLOWDOWN_FLOOR / 2)
         slot.slow = min(self.backoff_max, 2 * base)
         hold = slot.slow if retry_after is None else max(slot.slow, min(retry_after, self.backoff_max))
         slot.next_ok = max(slot.next_ok, now + hold)
 
-    def recover(self, host: Host) -> None:
-        """`host` answered normally: halve its name's slow-down, until it is gone."""
-        slot = self.name_slot(host)
+    def recover(self, origin: Origin) -> None:
+        """`origin` answered normally: halve its name's slow-down, until it is gone."""
+        slot = self.name_slot(origin)
         if slot.slow:
             slot.slow /= 2
-            if slot.slow <= max(host.delay, self.delay):
+            if slot.slow <= max(origin.delay, self.delay):
                 slot.slow = 0.0

@@ -21,7 +21,7 @@ BODY_REQUEST = 512_000  # what the assignment asks for (<= protocol.limits.MAX_D
 PARSE, ALLOW_ALL, UNREACHABLE, FOLLOW = "parse", "allow", "unreachable", "follow"
 
 
-class Outcome(msgspec.Struct, frozen=True):
+class RobotsOutcome(msgspec.Struct, frozen=True):
     kind: str  # PARSE | ALLOW_ALL | UNREACHABLE | FOLLOW
     body: str = ""
     url: str = ""  # redirect target for FOLLOW
@@ -29,20 +29,20 @@ class Outcome(msgspec.Struct, frozen=True):
     why: str = ""
 
 
-def outcome(done: Done, hops: int, max_hops: int = 5) -> Outcome:
+def outcome(done: Done, hops: int, max_hops: int = 5) -> RobotsOutcome:
     """What a robots.txt transaction's DONE means (RFC 9309 2.3.1)."""
     code = done.http_code
     if done.status is Status.FETCHED or (200 <= code < 300 and done.body is not None):
         body = (done.body or b"")[:MAX_PARSED].decode("utf-8", "replace")
-        return Outcome(PARSE, body=body, why=f"HTTP {code}")
+        return RobotsOutcome(PARSE, body=body, why=f"HTTP {code}")
     if done.status is Status.REDIRECTION and done.new_url:
         if hops >= max_hops:
-            return Outcome(ALLOW_ALL, why=f"more than {max_hops} redirects")
-        return Outcome(FOLLOW, url=done.new_url, why=f"HTTP {code} redirect")
+            return RobotsOutcome(ALLOW_ALL, why=f"more than {max_hops} redirects")
+        return RobotsOutcome(FOLLOW, url=done.new_url, why=f"HTTP {code} redirect")
     if 400 <= code < 500 and code != 429:
-        return Outcome(ALLOW_ALL, why=f"HTTP {code}: unavailable")
+        return RobotsOutcome(ALLOW_ALL, why=f"HTTP {code}: unavailable")
     why = f"HTTP {code}" if code else done.specific.name
-    return Outcome(UNREACHABLE, retry_after=done.retry_after, why=f"{why}: unreachable")
+    return RobotsOutcome(UNREACHABLE, retry_after=done.retry_after, why=f"{why}: unreachable")
 
 
 class RobotsRecord(msgspec.Struct, kw_only=True):
@@ -100,7 +100,7 @@ class RobotsRules:
         return float(delay) if delay else 0.0
 
 
-def record_for(result: Outcome, now: float, *, ttl: float, retry: float, tries: int) -> RobotsRecord:
+def record_for(result: RobotsOutcome, now: float, *, ttl: float, retry: float, tries: int) -> RobotsRecord:
     """The cache record after `result`; an UNREACHABLE one expires at its retry time."""
     if result.kind == UNREACHABLE:
         wait = retry * 2 ** max(tries - 1, 0)

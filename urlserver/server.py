@@ -16,13 +16,12 @@ import collections
 import logging
 import time
 
-import lmdb
-
 from wreck.listener import Listener, Peer
 from wreck.protocol import Bye, Cancel, ControlConnection, Done, Get, Idle, LocalProtocolError, Role, Working
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl
+from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
 from .settings import Settings
@@ -69,7 +68,7 @@ class ControlPeer(Peer):
                 self.idle_sent = False
             elif kind is Working:
                 server.crawl.working(self, event.trans_ids, time.time())
-        except lmdb.Error as exc:
+        except StateError as exc:
             server.state_unwritable(exc)
 
     def after_events(self) -> None:
@@ -84,7 +83,7 @@ class ControlPeer(Peer):
             return
         try:
             server.crawl.spider_gone(self, time.time())
-        except lmdb.Error as exc:
+        except StateError as exc:
             server.state_unwritable(exc)
             return
         server.request_pump()
@@ -124,7 +123,7 @@ class UrlServer:
                                             known=lambda url: crawl.frontier.lookup(url) is not None,
                                             apply=self._apply_held)
         # Set when the crawl state could not be written (see state_unwritable).
-        self.broken: lmdb.Error | None = None
+        self.broken: StateError | None = None
 
     @property
     def spiders(self) -> list[ControlPeer]:
@@ -169,7 +168,7 @@ class UrlServer:
         if self.broken is None:
             self.crawl.commit()
 
-    def state_unwritable(self, exc: lmdb.Error) -> None:
+    def state_unwritable(self, exc: StateError) -> None:
         """LMDB refused a write (disk full, map full): stop for good.
 
         The open transaction is lost, never committed in part, and the
@@ -209,7 +208,7 @@ class UrlServer:
             else:
                 with self.url_filter.answering(answers):
                     self.crawl.done(spider, done, now)
-        except lmdb.Error as exc:
+        except StateError as exc:
             self.state_unwritable(exc)
             return
         self.request_pump()
@@ -233,7 +232,7 @@ class UrlServer:
             return
         try:
             self._pump()
-        except lmdb.Error as exc:
+        except StateError as exc:
             self.state_unwritable(exc)
 
     def _pump(self) -> None:

@@ -1,13 +1,16 @@
 # Claims: which spider holds which URL, until when. Every claim has a
 # deadline (Timeout_Update after the handout or the last WORKING); a heap
 # of (deadline, trans_id) finds expired claims in O(log n), entries made
-# stale by a WORKING are skipped. The table is in memory; the frontier
-# persists page claims in LMDB (claims db) so a restart can requeue them.
+# stale by a WORKING are skipped. The table is in memory; it also owns the
+# claims database in LMDB, where page claims are persisted (in the write
+# transaction that claims them) so that a restart can requeue them.
 """Claim and ClaimTable: in-flight transactions and their expiry."""
 
 from __future__ import annotations
 
 import heapq
+
+from . import db as d
 
 PAGE, ROBOTS = "page", "robots"
 
@@ -22,7 +25,9 @@ class RobotsJob:
 
 
 class Claim:
-    __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "job", "spider",
+    """One transaction in flight: a page (entry: its queue entry) or a robots.txt fetch (job)."""
+
+    __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "fp", "job", "spider",
                  "deadline", "started")
 
     def __init__(self, trans_id: int, doc_id: int, kind: str, host, ip: str, url: str, spider,
@@ -30,14 +35,37 @@ class Claim:
         self.trans_id, self.doc_id, self.kind, self.host, self.ip = trans_id, doc_id, kind, host, ip
         self.url, self.spider, self.deadline, self.started = url, spider, deadline, started
         self.entry, self.job = entry, job
+        self.fp = d.entry_fp(entry)  # a page claim's URL fingerprint (b"" for robots.txt)
 
 
 class ClaimTable:
-    """trans_id -> Claim, with expiry by deadline."""
+    """trans_id -> Claim, with expiry by deadline; page claims persisted in
+    `database`'s claims table."""
 
-    def __init__(self) -> None:
+    def __init__(self, database: d.Db | None = None) -> None:
         self.by_id: dict[int, Claim] = {}
         self._heap: list[tuple[float, int]] = []
+        self._db = database
+
+    # -- the persisted page claims (in the caller's write transaction) ----------------
+
+    def persist(self, txn, claim: Claim) -> None:
+        """Record a page claim, so that a restart gives its URL back."""
+        txn.put(d.claim_key(claim.trans_id), d.pack_held(claim.host.id, claim.entry), db=self._db.claims)
+
+    def forget(self, txn, trans_id: int) -> None:
+        """The page claim ended (DONE, expiry, spider gone, unsendable)."""
+        txn.delete(d.claim_key(trans_id), db=self._db.claims)
+
+    def take_saved(self, txn) -> list[tuple[int, bytes]]:
+        """After a restart: every persisted claim, as (host_id, queue entry), deleted."""
+        found = []
+        for key, value in list(txn.cursor(db=self._db.claims)):
+            found.append(d.unpack_held(value))
+            txn.delete(key, db=self._db.claims)
+        return found
+
+    # -- the claims in memory --------------------------------------------------------------
 
     def __len__(self) -> int:
         return len(self.by_id)

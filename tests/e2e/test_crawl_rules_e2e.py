@@ -16,7 +16,7 @@ from tests.web import (
     HOSTILE_IP, HOSTILE_NAME, RunningWeb, SiteSpec, compute_truth, gaps_by_ip, max_concurrency,
 )  # fmt: skip
 from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES, Trio, crawl_to_the_end, stored_urls, url_states
-from wreck.urlserver.db import UrlState
+from wreck.urlserver.urlstate import UrlState
 
 # The float rounding of two wall-clock readings near today's epoch (an ulp is
 # 2.4e-7 s); the only slack the politeness check below allows.

@@ -23,7 +23,7 @@ import pytest
 
 from tests.chaos import ChaosSpec, Crawl, Progress, verify
 from tests.web import RunningWeb, SiteSpec, compute_truth
-from wreck.urlserver.db import UrlState
+from wreck.urlserver.urlstate import UrlState
 
 from tests.e2e_helpers import url_states as _url_states
 

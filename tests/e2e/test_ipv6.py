@@ -98,7 +98,7 @@ def test_an_ipv6_loopback_host_is_never_contacted_unless_admitted(tmp_path, v6_w
     assert run.returncode == 0, run.stdout + run.stderr
     assert seen == []
     state = subprocess.run([sys.executable, "-c", (
-        "import sys; from urlserver.crawl import Crawl; from urlserver.settings import Settings;"
-        "c = Crawl(Settings(data=sys.argv[1], sync=False)); print(c.frontier.lookup(sys.argv[2])); c.close()"),
+        "import sys; from wreck.urlserver.crawl import Crawl; from wreck.urlserver.settings import Settings;"
+        "c = Crawl.open(Settings(data=sys.argv[1], sync=False)); print(c.frontier.lookup(sys.argv[2])); c.close()"),
         str(tmp_path / "crawl" / "frontier"), seed], capture_output=True, text=True, check=True)  # fmt: skip
     assert "'state': 'ERROR'" in state.stdout and "forbidden address ::1 (loopback)" in state.stdout

@@ -12,7 +12,7 @@ from wreck.protocol.settings import CrawlSettings
 from wreck.protocol.errors import RemoteProtocolError
 from wreck.protocol.textfields import decode_reason
 from wreck.urlserver.bandwidth import Bandwidth
-from wreck.urlserver.politeness import Host, Politeness
+from wreck.urlserver.politeness import Origin, Politeness
 from wreck.urlserver.recrawl import parse_duration, policy_for
 
 from tests.urlserver_helpers import crawl_engine as _crawl, serve_robots as _serve_robots
@@ -104,7 +104,7 @@ def test_head_first_only_for_unwanted_extensions_until_the_host_proves_it_unusab
 
 def test_a_host_is_slowed_down_by_429_and_5xx_and_recovers():
     pol = Politeness(delay=0.5, host_concurrency=1, ip_concurrency=4, ip_delay=0.0, backoff_max=3.0)
-    host = Host("http://a.test", "a.test", 1, 0, 0, 0)
+    host = Origin("http://a.test", "a.test", 1, 0, 0, 0)
     host.ip = "127.0.0.2"
     delays = []
     for _ in range(4):

@@ -23,7 +23,7 @@ def _crawl(tmp_path, **kw):
                 retry_delay=100.0, max_retries=3, feed_min_interval=10.0, feed_max_interval=80.0,
                 feed_backoff=2.0)
     base.update(kw)
-    return Crawl(Settings(**base), clock=lambda: 0.0)
+    return Crawl.open(Settings(**base), clock=lambda: 0.0)
 
 
 def _take(c, now):
@@ -214,3 +214,22 @@ def test_a_moved_sitemap_is_still_a_sitemap(tmp_path):
             continue
         c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
     assert c.frontier.lookup("http://s.test/p")["state"] == "FETCHED"
+
+
+def test_a_page_marked_as_a_feed_while_its_recrawl_waits_is_never_out_twice(tmp_path):
+    """--recrawl delays a fetched page; marking it as a feed queues it too. The
+    second entry (the recrawl's) is stale when it comes due or its turn comes:
+    it is dropped, never a second transaction for a URL already in hand."""
+    c = _crawl(tmp_path, recrawl=5.0, recrawl_min=5.0, host_concurrency=2)
+    c.add_seed(FEED)
+    a = _take(c, 0.0)
+    c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
+    assert c.lookup(FEED)["state"] == "FETCHED" and c.frontier.next_delayed() == 5.0  # its recrawl
+    assert c.add_feed(FEED) == "known"
+    first = _take(c, 1.0)
+    assert first.url == FEED and c.lookup(FEED)["state"] == "IN_FLIGHT"
+    assert _take(c, 6.0) is None  # the recrawl came due while the feed is out: nothing else to hand out
+    assert len(c.claims) == 1
+    c.done("s", _feed_done(first, []), 6.0)
+    assert c.lookup(FEED)["state"] == "PENDING"  # waiting for its next poll, once
+    c.close()

@@ -11,7 +11,7 @@ import asyncio
 from tests.urlserver_helpers import FakeSpider, fetched, not_found, settings_for
 from tests.web import write_hosts_file
 from wreck.urlserver.crawl import Crawl
-from wreck.urlserver.db import UrlState
+from wreck.urlserver.urlstate import UrlState
 from wreck.urlserver.server import UrlServer
 
 from tests.e2e_helpers import url_states as _url_states
@@ -36,7 +36,7 @@ def _respond(a):
 
 
 async def _serve(settings, seeds=()) -> tuple[UrlServer, FakeSpider]:
-    crawl = Crawl(settings)
+    crawl = Crawl.open(settings)
     for url in seeds:
         crawl.add_seed(url)
     crawl.commit()

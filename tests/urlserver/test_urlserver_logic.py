@@ -1,5 +1,5 @@
 """Pure logic of the urlserver, without sockets: seen-set, politeness heap,
-scope, robots outcomes, scheduler, frontier queues, DNS admission, seeds."""
+scope, robots outcomes, the retry rule, frontier queues, DNS admission, seeds."""
 
 from __future__ import annotations
 
@@ -8,11 +8,12 @@ import pytest
 
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
-from wreck.urlserver.db import UrlState, fingerprint
+from wreck.urlserver.db import fingerprint
+from wreck.urlserver.urlstate import UrlEvent, UrlState, next_state
 from wreck.netpolicy import AddressPolicy
 from wreck.urlserver.dns import Resolution, parse_hosts
-from wreck.urlserver.politeness import Host, Politeness
-from wreck.urlserver.scheduler import after_done
+from wreck.urlserver.politeness import Origin, Politeness, Waiting
+from wreck.urlserver.retry import after_done
 from wreck.urlserver.scope import Scope, registered_domain, split_host
 from wreck.urlserver.seen import SeenSet
 
@@ -32,7 +33,7 @@ def test_seen_set_has_no_false_negatives_and_few_false_positives():
 
 
 def _host(name, ip="1.2.3.4"):
-    h = Host(f"http://{name}", name, 1, 0, 1, 0)
+    h = Origin(f"http://{name}", name, 1, 0, 1, 0)
     h.ip = ip
     return h
 
@@ -54,7 +55,7 @@ def test_host_delay_and_ip_cap():
     assert pol.blocked_until(a, 0.0) is None
     pol.started(a, 0.0)
     assert pol.blocked_until(a, 0.1) == float("inf")  # one in flight per host
-    assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting == "ip"  # IP at its cap
+    assert pol.blocked_until(b, 0.1) == float("inf") and b.waiting is Waiting.IP  # IP at its cap
     assert pol.finished(a, "1.2.3.4", 0.1) == [a, b]  # parked on the host name and on the IP
     assert pol.blocked_until(b, 0.2) == 0.6  # the IP delay, from the end of a's transaction
     assert pol.blocked_until(a, 1.0) == 2.1  # the host delay, likewise
@@ -96,28 +97,38 @@ def test_robots_outcomes(done, kind):
 def test_robots_redirect_limit_means_allow_all_and_unreachable_disallows():
     redirect = _done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://b.test/robots.txt")
     assert r.outcome(redirect, hops=5).kind == r.ALLOW_ALL
-    rec = r.record_for(r.Outcome(r.UNREACHABLE, retry_after=500), 0.0, ttl=86400, retry=60, tries=2)
+    rec = r.record_for(r.RobotsOutcome(r.UNREACHABLE, retry_after=500), 0.0, ttl=86400, retry=60, tries=2)
     assert rec.expires == 500.0  # Retry-After beats the 120 s backoff
     rules = r.RobotsRules(rec, "wreck")
     assert not rules.usable and not rules.allowed("http://a.test/")
-    parsed = r.record_for(r.Outcome(r.PARSE, body="User-agent: wreck\nDisallow: /x\nCrawl-delay: 3\n"),
+    parsed = r.record_for(r.RobotsOutcome(r.PARSE, body="User-agent: wreck\nDisallow: /x\nCrawl-delay: 3\n"),
                           0.0, ttl=86400, retry=60, tries=0)
     rules = r.RobotsRules(parsed, "wreck")
     assert not rules.allowed("http://a.test/x/1") and rules.allowed("http://a.test/y")
     assert rules.crawl_delay() == 3.0 and parsed.expires == 86400
 
 
-def test_scheduler_steps():
+def _after(step) -> UrlState:
+    """The state a page's DONE leaves its URL in (it was IN_FLIGHT)."""
+    return next_state(UrlState.IN_FLIGHT, step.event)
+
+
+def test_retry_rule_steps():
     kw = dict(retry_delay=10.0, max_retries=3)
-    assert after_done(_done(Status.FETCHED, 200), 1, 0.0, **kw).state == UrlState.FETCHED
+    step = after_done(_done(Status.FETCHED, 200), 1, 0.0, **kw)
+    assert step.event is UrlEvent.FETCHED and _after(step) == UrlState.FETCHED
     step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR), 2, 100.0, **kw)
-    assert step.state == UrlState.FETCH_ERROR and step.retry_at == 120.0  # 10 s doubled
+    assert step.event is UrlEvent.FETCH_FAILED and _after(step) == UrlState.FETCH_ERROR
+    assert step.retry_at == 120.0  # 10 s doubled
     step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=60), 1, 0.0, **kw)
     assert step.retry_at == 60.0
-    assert after_done(_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), 3, 0.0, **kw).state == UrlState.ERROR
+    step = after_done(_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), 3, 0.0, **kw)
+    assert step.event is UrlEvent.RETRIES_EXHAUSTED and _after(step) == UrlState.ERROR
     step = after_done(_done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://a/b"), 1, 0.0, **kw)
-    assert step.state == UrlState.REDIRECTED and step.follow == "http://a/b"
-    assert "HTTP_ERROR (HTTP 404)" in after_done(_done(Status.ERROR, 404, Specific.HTTP_ERROR), 1, 0, **kw).reason
+    assert _after(step) == UrlState.REDIRECTED and step.follow == "http://a/b"
+    step = after_done(_done(Status.ERROR, 404, Specific.HTTP_ERROR), 1, 0, **kw)
+    assert step.event is UrlEvent.FAILED and _after(step) == UrlState.ERROR
+    assert "HTTP_ERROR (HTTP 404)" in step.reason
 
 
 def test_admission():
@@ -147,7 +158,7 @@ def test_frontier_fifo_persists_and_retries_with_backoff(tmp_path):
     c.close()
     c = crawl_engine(tmp_path)  # reopen: the claim of /1 was in flight and is requeued first
     assert c.frontier.lookup("http://a.test/0")["state"] == "FETCH_ERROR"
-    c.frontier.hosts["http://a.test"].addr_state = Resolution("127.0.0.2", "", 1e12)
+    c.frontier.origins["http://a.test"].addr_state = Resolution("127.0.0.2", "", 1e12)
     order = []
     while (a := c.take("s", 1.0)) is not None:
         order.append(a.url)
@@ -216,7 +227,7 @@ def test_a_robots_fetch_keeps_its_doc_id_across_expiry_and_restart(tmp_path):
     third = c.take("s", 0.0)
     assert third.url == first.url and third.doc_id == first.doc_id
     c.done("s", Done(third.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), 0.0)
-    assert c.frontier.txn.get(b"robotsdoc:" + first.url.encode(), db=c.db.meta) is None  # consumed
+    assert c.db.robots_doc_id(c.frontier.txn, first.url) is None  # consumed
     page = c.take("s", 0.0)
     assert page.url == "http://a.test/" and page.doc_id != first.doc_id
     c.close()
@@ -226,10 +237,10 @@ def test_origins_of_one_host_name_share_its_politeness():
     """http:// and https:// of one name are one server: one transaction at a
     time and the delay between them, whichever scheme a link used."""
     pol = Politeness(delay=2.0, host_concurrency=1, ip_concurrency=10, ip_delay=0.0)
-    plain, tls = _host("a"), Host("https://a", "a", 2, 0, 1, 0)
+    plain, tls = _host("a"), Origin("https://a", "a", 2, 0, 1, 0)
     tls.ip = plain.ip
     pol.started(plain, 0.0)
-    assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting == "host"
+    assert pol.blocked_until(tls, 0.5) == float("inf") and tls.waiting is Waiting.HOST
     assert pol.finished(plain, plain.ip, 1.0) == [tls]
     assert pol.blocked_until(tls, 1.5) == 3.0  # the name's delay, from the end of plain's transaction
     other = _host("b")

@@ -313,7 +313,7 @@ def test_at_stop_a_held_done_is_applied_once_the_filter_answers(tmp_path):
 
     async def main():
         settings = _settings(tmp_path, url_filter_cmd=command, url_filter_timeout=60.0)
-        crawl = Crawl(settings)
+        crawl = Crawl.open(settings)
         crawl.add_seed("http://a.test/")
         server = UrlServer(settings, crawl)
         addr = await server.start()

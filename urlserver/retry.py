@@ -1,10 +1,11 @@
-# The status updater of seeds/003, as one pure function: a page
-# transaction's DONE -> the URL's next state, and when to try again.
-# FETCHED and REDIRECTION are done (the redirect target is scheduled as a
-# discovered URL one hop further); FETCH_ERROR is retried after
-# retry_delay * 2^(tries-1) (seeds/000: an hour, doubling), never sooner
-# than Retry-After, until max_retries tries; ERROR is terminal.
-"""Status -> next state and retry time."""
+# The retry rule, as one pure function: a page transaction's DONE (its
+# status, docs/protocol.txt) -> the URL's event (urlstate.py moves its
+# state), and when to try again. FETCHED and REDIRECTION are done (the
+# redirect target is scheduled as a discovered URL one hop further);
+# FETCH_ERROR is retried after retry_delay * 2^(tries-1) (an hour by
+# default, doubling), never sooner than Retry-After (RFC 9110 10.2.3),
+# until max_retries tries; ERROR is terminal.
+"""Status -> URL event and retry time."""
 
 from __future__ import annotations
 
@@ -12,13 +13,15 @@ import msgspec
 
 from wreck.protocol import Done, Status
 
-from .db import UrlState
+from .urlstate import UrlEvent
 
 
 class Step(msgspec.Struct, frozen=True):
-    state: UrlState
+    """What a page's DONE does to its URL: the event, and what follows."""
+
+    event: UrlEvent
     reason: str = ""
-    retry_at: float | None = None  # for FETCH_ERROR: when to hand it out again
+    retry_at: float | None = None  # for FETCH_FAILED: when to hand it out again
     follow: str | None = None  # for REDIRECTION: the target to schedule
 
 
@@ -36,17 +39,17 @@ def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_re
     """The step for a URL that has now been tried `tries` times (this one included)."""
     status = done.status
     if status is Status.FETCHED:
-        return Step(UrlState.FETCHED)
+        return Step(UrlEvent.FETCHED)
     if status is Status.REDIRECTION:
-        return Step(UrlState.REDIRECTED, reason=f"-> {done.new_url}", follow=done.new_url)
+        return Step(UrlEvent.REDIRECTED, reason=f"-> {done.new_url}", follow=done.new_url)
     if status is Status.FETCH_ERROR:
         if tries >= max_retries:
-            return Step(UrlState.ERROR, reason=f"{describe(done)} after {tries} tries")
+            return Step(UrlEvent.RETRIES_EXHAUSTED, reason=f"{describe(done)} after {tries} tries")
         wait = retry_delay * 2 ** (tries - 1)
         if done.retry_after is not None:
             wait = max(wait, float(done.retry_after))
-        return Step(UrlState.FETCH_ERROR, reason=describe(done), retry_at=now + wait)
-    return Step(UrlState.ERROR, reason=describe(done))
+        return Step(UrlEvent.FETCH_FAILED, reason=describe(done), retry_at=now + wait)
+    return Step(UrlEvent.FAILED, reason=describe(done))
 
 
 def slows_host(done: Done) -> bool:
