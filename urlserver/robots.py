@@ -5,15 +5,17 @@
 # redirects: "unavailable"), disallow-all until a retry (5xx, timeouts,
 # unreachable: "unreachable" -- a timeout is never "allow"), or a redirect
 # to follow. Rules are cached per origin, persisted, for at most 24 hours;
-# protego (Scrapy's well-kept RFC 9309 parser) does the matching.
+# robotsrules.py does the matching (RFC 9309, checked against Google's
+# reference cases in tests/urlserver/test_robots_suite.py).
 """robots.txt outcomes, rules and the persisted cache record."""
 
 from __future__ import annotations
 
 import msgspec
-from protego import Protego
 
 from wreck.protocol import Done, Status
+
+from .robotsrules import RobotsTxt, strip_bom
 
 MAX_PARSED = 500 * 1024  # RFC 9309 2.5: parse at least the first 500 KiB
 BODY_REQUEST = 512_000  # what the assignment asks for (<= protocol.limits.MAX_DONE_BODY)
@@ -33,7 +35,9 @@ def outcome(done: Done, hops: int, max_hops: int = 5) -> RobotsOutcome:
     """What a robots.txt transaction's DONE means (RFC 9309 2.3.1)."""
     code = done.http_code
     if done.status is Status.FETCHED or (200 <= code < 300 and done.body is not None):
-        body = (done.body or b"")[:MAX_PARSED].decode("utf-8", "replace")
+        # The BOM goes before decoding: a partial one would decode to U+FFFD
+        # and cost the first line (the rules see the body as stored, a str).
+        body = strip_bom((done.body or b"")[:MAX_PARSED]).decode("utf-8", "replace")
         return RobotsOutcome(PARSE, body=body, why=f"HTTP {code}")
     if done.status is Status.REDIRECTION and done.new_url:
         if hops >= max_hops:
@@ -70,12 +74,11 @@ def unpack(raw: bytes) -> RobotsRecord:
 class RobotsRules:
     """Parsed rules for one origin, as the frontier asks them."""
 
-    __slots__ = ("record", "_parser", "_token")
+    __slots__ = ("record", "_parser")
 
     def __init__(self, record: RobotsRecord, token: str) -> None:
         self.record = record
-        self._token = token
-        self._parser = Protego.parse(record.body) if record.kind == PARSE and record.body else None
+        self._parser = RobotsTxt(record.body, token) if record.kind == PARSE and record.body else None
 
     @property
     def usable(self) -> bool:
@@ -87,17 +90,16 @@ class RobotsRules:
             return False
         if self._parser is None:
             return True
-        return self._parser.can_fetch(url, self._token)
+        return self._parser.allowed(url)
 
     def sitemaps(self) -> list[str]:
         """The Sitemap: URLs of the robots.txt (any group), as written."""
-        return list(self._parser.sitemaps) if self._parser is not None else []
+        return self._parser.sitemaps() if self._parser is not None else []
 
     def crawl_delay(self) -> float:
         if self._parser is None:
             return 0.0
-        delay = self._parser.crawl_delay(self._token)
-        return float(delay) if delay else 0.0
+        return self._parser.crawl_delay()
 
 
 def record_for(result: RobotsOutcome, now: float, *, ttl: float, retry: float, tries: int) -> RobotsRecord:

@@ -58,6 +58,15 @@ _PATH_START = re.compile(r"[/?;]")
 PREFIX = 4  # characters of a rule's first piece it is filed under (allowed())
 
 
+def strip_bom(body: bytes) -> bytes:
+    """`body` without a leading UTF-8 byte-order mark, whole or its first one
+    or two bytes (Google's parser skips those too)."""
+    skip = 0
+    while skip < len(_BOM) and body[skip : skip + 1] == _BOM[skip : skip + 1]:
+        skip += 1
+    return body[skip:]
+
+
 class RobotsTxt:
     """The rules of one robots.txt for one crawler product token.
 
@@ -72,11 +81,7 @@ class RobotsTxt:
     def __init__(self, body: bytes | str, token: str) -> None:
         if isinstance(body, str):
             body = body.encode("utf-8", "replace")
-        body = body[:MAX_PARSED]
-        skip = 0  # a whole BOM, or the first one or two bytes of it
-        while skip < len(_BOM) and body[skip : skip + 1] == _BOM[skip : skip + 1]:
-            skip += 1
-        body = body[skip:]
+        body = strip_bom(body[:MAX_PARSED])
         self._sitemaps: list[str] = []
         self.directives = 0
         self.unknown = 0

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from wreck.protocol import Done, Specific, Status
+from wreck.urlserver import robots
 from wreck.urlserver.robotsrules import MAX_LINE, MAX_PARSED, RobotsTxt
 
 SUITE = json.loads((Path(__file__).parent / "data/google_robotstxt_suite.json").read_text(encoding="utf-8"))
@@ -31,9 +33,21 @@ def test_the_suite_holds_every_case_of_google_robots_test():
 
 @pytest.mark.parametrize("index_case", list(enumerate(CASES)), ids=list(map(_case_id, enumerate(CASES))))
 def test_google_reference_case(index_case):
+    """Through the urlserver's own path: the robots.txt fetch's DONE, the
+    cached record it becomes, and the rules the frontier asks."""
     _, case = index_case
-    rules = RobotsTxt(case["robots"], case["agent"])
+    body = case["robots"].encode("utf-8")
+    done = Done(1, Status.FETCHED, 200, Specific.OK, 1, body=body)
+    record = robots.record_for(robots.outcome(done, 0), 0.0, ttl=3600.0, retry=60.0, tries=0)
+    rules = robots.RobotsRules(robots.unpack(robots.pack(record)), case["agent"])
     assert rules.allowed(case["url"]) is case["allowed"], (case["agent"], case["url"][:200])
+
+
+@pytest.mark.parametrize("prefix", [b"\xef\xbb\xbf", b"\xef\xbb", b"\xef"], ids=["whole", "two", "one"])
+def test_a_fetched_robots_txt_with_a_whole_or_partial_bom_keeps_its_first_line(prefix):
+    done = Done(1, Status.FETCHED, 200, Specific.OK, 1, body=prefix + DISALLOW_ALL.encode())
+    record = robots.record_for(robots.outcome(done, 0), 0.0, ttl=3600.0, retry=60.0, tries=0)
+    assert not robots.RobotsRules(record, "wreck").allowed("https://example.com/page")
 
 
 @pytest.mark.parametrize("case", SUITE["bom_cases"], ids=lambda c: c["robots_hex"][:16])
