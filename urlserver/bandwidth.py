@@ -1,4 +1,4 @@
-# HEAD where it saves a transfer (seeds/001), with a content-type filter
+# HEAD where it saves a transfer (minimal requests and bandwidth), with a content-type filter
 # (--accept-type): a URL whose path ends in an extension naming a type the
 # filter refuses (.pdf, .zip, .jpg, .mp4, ...) is assigned with head=1
 # (docs/protocol.txt 5.3), so the spider asks with HEAD first and skips the
