@@ -332,7 +332,8 @@ def test_a_spider_death_charges_only_the_url_that_surely_killed_it(tmp_path):
     assert c.frontier.lookup(killer)["state"] == "ERROR"
     assert "claim expired 3 times (spider gone)" in c.frontier.lookup(killer)["reason"]
     assert all(c.frontier.lookup(u)["state"] != "ERROR" for u in urls - {killer})
-    assert host.queued >= 0
+    pending = sum(c.frontier.lookup(u)["state"] == "PENDING" for u in urls)
+    assert host.queued == pending and c.frontier.queued_total == pending  # each PENDING URL queued once
     c.close()
 
 

@@ -8,8 +8,11 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
+from tests.e2e_helpers import url_states
 from tests.urlserver_helpers import FakeSpider, fetched, not_found
+from wreck.urlserver.urlstate import UrlState
 from tests.web import write_hosts_file
 
 HOSTS = {f"h{i}.test": f"127.0.9.{i + 1}" for i in range(3)}
@@ -24,6 +27,12 @@ def site() -> dict[str, tuple[str, ...]]:
             links.append(f"http://h{(i + 1) % 3}.test/p{j}")
             pages[f"http://h{i}.test/p{j}"] = tuple(links)
     return pages
+
+
+def _committed_as_fetched(data, urls) -> bool:
+    """Whether every one of `urls` is FETCHED in the urlserver's last commit."""
+    states = url_states(data)
+    return all(url in states and states[url].state == UrlState.FETCHED for url in urls)
 
 
 async def start_server(tmp_path) -> tuple[subprocess.Popen, tuple[str, int]]:
@@ -62,7 +71,10 @@ def test_kill_9_then_resume(tmp_path):
         await spider.start()
         while len(silent) < 2:
             await asyncio.sleep(0.01)
-        await asyncio.sleep(0.3)  # the last DONEs are committed
+        deadline = time.monotonic() + 30
+        while not _committed_as_fetched(tmp_path / "data", done_before):  # the last DONEs are committed
+            assert time.monotonic() < deadline, "the DONEs sent before the kill were never committed"
+            await asyncio.sleep(0.01)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         await spider.close()
