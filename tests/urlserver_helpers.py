@@ -182,9 +182,14 @@ def serve_robots(c, host_origin, now=0.0):
     return host
 
 
-def markdown_table(path, heading: str) -> list[list[str]]:
-    """The rows (cells stripped) of the markdown table under `## heading` in the file `path`."""
+def markdown_table(path, heading: str, first_column: str | None = None) -> list[list[str]]:
+    """The rows (cells stripped) of a markdown table under `## heading` in the
+    file `path`: the first one, or the one whose first header cell is `first_column`."""
     text = Path(path).read_text()
     section = text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if line.startswith("|")]
-    return [[cell.strip() for cell in row.strip("|").split("|")] for row in rows[2:]]  # after header and rule
+    for block in section.split("\n\n"):
+        rows = [[cell.strip() for cell in line.strip("|").split("|")]
+                for line in block.strip().splitlines() if line.startswith("|")]
+        if rows and (first_column is None or rows[0][0] == first_column):
+            return rows[2:]  # after the header and the rule
+    raise AssertionError(f"no table {first_column!r} under {heading!r} in {path}")

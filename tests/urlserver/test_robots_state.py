@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+
+from tests.urlserver_helpers import markdown_table
 
 from wreck.urlserver import robots as r
 from wreck.urlserver.politeness import Waiting
 from wreck.urlserver.robotsstate import (
     ROBOTS_MOVES, IllegalRobotsMove, RobotsEvent, RobotsPhase, RobotsState,
 )  # fmt: skip
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "url-states.md"
 
 
 def _rules(kind: str, tries: int = 0) -> r.RobotsRules:
@@ -61,3 +68,17 @@ def test_every_phase_is_reachable_and_every_event_is_used():
 
 def test_waiting_reasons_keep_the_words_status_shows():
     assert [w.value for w in Waiting] == ["", "dns", "robots", "robots retry", "host", "ip"]
+
+
+def test_the_documented_robots_tables_are_the_codes():
+    section = "An origin's robots.txt"
+    assert [row[0] for row in markdown_table(DOC, section, "Phase")] == [p.name for p in RobotsPhase]
+    assert [tuple(row) for row in markdown_table(DOC, section, "Robots event")] == [
+        (e.name, e.value) for e in RobotsEvent]
+    assert {(RobotsPhase[a], RobotsEvent[e]): RobotsPhase[b]
+            for a, e, b in markdown_table(DOC, section, "Phase before")} == ROBOTS_MOVES
+
+
+def test_the_documented_waiting_reasons_are_the_codes():
+    rows = markdown_table(DOC, "Why an origin waits")
+    assert [(name, word) for name, word, _ in rows] == [(w.name, w.value or "(none)") for w in Waiting]

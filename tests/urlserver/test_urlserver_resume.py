@@ -9,9 +9,9 @@ import signal
 import subprocess
 import sys
 
-from wreck.urlserver.db import UrlState
 from tests.e2e_helpers import url_states
 from tests.urlserver_helpers import FakeSpider, fetched, not_found
+from wreck.urlserver.urlstate import UrlState
 from tests.web import write_hosts_file
 
 HOSTS = {f"h{i}.test": f"127.0.9.{i + 1}" for i in range(3)}
