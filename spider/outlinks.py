@@ -10,6 +10,13 @@
 # drops fragments and non-http(s) schemes) and de-duplicated in page order.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
+#
+# Before parsing, the page's encoding is sniffed as a browser does
+# (wreck/htmlcharset.py: BOM, the Content-Type charset, a <meta> prescan,
+# windows-1252); a UTF-8 page is parsed as bytes (lexbor reads UTF-8), any
+# other is decoded first. Each link's query is then percent-encoded in the
+# page's encoding before resolution, as the URL Standard says (docs/urls.md);
+# its path is UTF-8 whatever the page.
 """HTML -> (outlinks, meta refresh target)."""
 
 from __future__ import annotations
@@ -19,8 +26,9 @@ from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
 
+from wreck import htmlcharset
 from wreck.protocol import limits
-from wreck.urlnorm import BaseUrl, normalize
+from wreck.urlnorm import BaseUrl, encode_query, normalize
 
 # HTML content types; anything else gets no link extraction.
 HTML_TYPES = (b"text/html", b"application/xhtml+xml")
@@ -48,13 +56,27 @@ def is_html(content_type: bytes | None, body: bytes) -> bool:
     return _SNIFF.match(body[:SNIFF_BYTES]) is not None
 
 
-def extract(html: bytes, page_url: str) -> PageLinks:
-    """Outlinks (normalised, unique, page order, bounded) and refresh target."""
-    tree = LexborHTMLParser(html)
+def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> PageLinks:
+    """Outlinks (normalised, unique, page order, bounded) and refresh target.
+
+    `content_type` is the response's raw Content-Type header, whose charset
+    (if any) decides the page's encoding before its <meta>.
+    """
+    encoding = htmlcharset.sniff(html, content_type)
+    if encoding == htmlcharset.UTF8:
+        tree = LexborHTMLParser(html)
+        query_encoding = None
+    else:
+        tree = LexborHTMLParser(htmlcharset.decode(html, content_type)[1])
+        query_encoding = htmlcharset.query_encoding(encoding)
+        if query_encoding == htmlcharset.UTF8:
+            query_encoding = None
     base = page_url
     for node in tree.tags("base"):
         href = node.attributes.get("href")
         if href:
+            if query_encoding is not None:
+                href = encode_query(href, query_encoding)
             base = normalize(href, page_url) or page_url
         break
     follow = True
@@ -67,7 +89,7 @@ def extract(html: bytes, page_url: str) -> PageLinks:
             if "nofollow" in content or "none" in content:
                 follow = False
         elif (attrs.get("http-equiv") or "").lower() == "refresh" and refresh is None:
-            refresh = _refresh_target(attrs.get("content") or "", base)
+            refresh = _refresh_target(attrs.get("content") or "", base, query_encoding)
     if not follow:
         return PageLinks((), refresh)
     resolve = BaseUrl(base).resolve
@@ -91,7 +113,7 @@ def extract(html: bytes, page_url: str) -> PageLinks:
             # Only a followed link marks its href as seen: a nofollow one
             # earlier in the page must not hide a plain link to the same URL.
             raw_seen.add(raw)
-            url = resolve(raw)
+            url = resolve(raw if query_encoding is None else encode_query(raw, query_encoding))
             if url is None or url in seen:
                 continue
             seen.add(url)
@@ -102,9 +124,11 @@ def extract(html: bytes, page_url: str) -> PageLinks:
     return PageLinks(tuple(out), refresh)
 
 
-def _refresh_target(content: str, base: str) -> str | None:
+def _refresh_target(content: str, base: str, query_encoding: str | None) -> str | None:
     found = _REFRESH.match(content)
     if not found:
         return None
     target = found.group(1).strip().strip("'\"").strip()
+    if query_encoding is not None:
+        target = encode_query(target, query_encoding)
     return normalize(target, base) if target else None

@@ -82,7 +82,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
             page_links = outlinks.PageLinks(feed.links, None)
             extra = feeds.done_fields(feed)
         elif outlinks.is_html(result.content_type, body):
-            page_links = outlinks.extract(body, result.url)
+            page_links = outlinks.extract(body, result.url, result.content_type)
     plain_success = 200 <= code < 300 or code == 304
     got = outcome.of_transfer(
         url=result.url, curl_code=result.curl_code, curl_message=result.message, http_code=code,

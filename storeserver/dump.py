@@ -69,8 +69,9 @@ def content_type(meta: StoredDoc, document: bytes) -> str:
 def main_text(meta: StoredDoc, document: bytes) -> str:
     """The page's main text (boilerplate removed); empty for non-HTML."""
     from resiliparse.extract.html2text import extract_plain_text
-    from resiliparse.parse.encoding import detect_encoding
     from resiliparse.parse.html import HTMLTree
+
+    from wreck import htmlcharset
 
     body = document[meta.head_len :]
     if not body:
@@ -78,7 +79,8 @@ def main_text(meta: StoredDoc, document: bytes) -> str:
     ctype = content_type(meta, document)
     if ctype.startswith("text/plain"):
         return body.decode("utf-8", "replace")
-    tree = HTMLTree.parse_from_bytes(body, detect_encoding(body))
+    # decoded as the spider read it when extracting links (wreck/htmlcharset.py)
+    tree = HTMLTree.parse(htmlcharset.decode(body, ctype)[1])
     return extract_plain_text(tree, main_content=True)
 
 

@@ -147,6 +147,38 @@ class BaseUrl:
         return normalize(ref, self.base)
 
 
+# URL Standard 4.4 (query state): the bytes of a query that are
+# percent-encoded, besides every non-ASCII byte; others are written as-is.
+_QUERY_SET = frozenset(b'\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\x0f'
+                       b'\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f'
+                       b' "#<>\'\x7f')
+_NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+
+
+def _encode_run(encoding: str, match: re.Match[str]) -> str:
+    # an unencodable character becomes '&#NNNN;' (the standard's "html" error mode)
+    raw = match.group().encode(encoding, "xmlcharrefreplace")
+    return "".join(f"%{b:02X}" if b >= 0x80 or b in _QUERY_SET else chr(b) for b in raw)
+
+
+def encode_query(ref: str, encoding: str) -> str:
+    """`ref` with the non-ASCII characters of its query percent-encoded in `encoding`.
+
+    The URL Standard encodes a link's path as UTF-8 but its query in the
+    document's encoding (docs/urls.md); ada-url only knows UTF-8, so a
+    page's links are passed through this first when the page is not UTF-8.
+    `encoding` is a Python codec name; UTF-8 leaves `ref` as it is.
+    """
+    if ref.isascii():
+        return ref
+    head, hash_, fragment = ref.partition("#")
+    path, mark, query = head.partition("?")
+    if not mark or query.isascii():
+        return ref
+    query = _NON_ASCII.sub(lambda m: _encode_run(encoding, m), query)
+    return path + mark + query + hash_ + fragment
+
+
 def host_of(url: str) -> str | None:
     """The host name (or IP literal) of a normalised URL."""
     try:
