@@ -27,6 +27,7 @@ from .dns import LISTEN_IP as DNS_LISTEN_IP, DnsResponder
 from .hostile import HostileHost
 from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
+from .intl import INTL_IP, IntlHost
 from .revisit import RevisitHosts
 from .site import Site, build_site
 from .spec import HOSTILE_NAME, SiteSpec
@@ -63,6 +64,7 @@ class TestWeb:
         self.site: Site | None = None
         self.hostile: HostileHost | None = None
         self.revisit: RevisitHosts | None = None
+        self.intl: IntlHost | None = None
 
     @property
     def port(self) -> int:
@@ -74,6 +76,7 @@ class TestWeb:
         """Every address served (known before start)."""
         ips = {self.spec.host_ip(i) for i in range(self.spec.hosts)}
         ips |= {self.spec.hostile_ip} if self.spec.hostile else set()
+        ips |= {INTL_IP} if self.spec.intl else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
     async def start(self) -> None:
@@ -85,6 +88,8 @@ class TestWeb:
                                        clock=self._clock)
         if self.spec.revisit is not None:
             self.revisit = RevisitHosts(self.spec.revisit)
+        if self.spec.intl:
+            self.intl = IntlHost()
         for sock in socks:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
@@ -173,6 +178,10 @@ class TestWeb:
             if local_ip != self.spec.revisit.ip:
                 return await _misdirected(conn, req)
             return await self.revisit.handle(req, conn)
+        if self.intl is not None and req.host in self.intl.addresses():
+            if local_ip != INTL_IP:
+                return await _misdirected(conn, req)
+            return await self.intl.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],

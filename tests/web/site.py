@@ -101,6 +101,10 @@ class Site:
             from .revisit import RevisitHosts
 
             table.update(RevisitHosts(self.spec.revisit).addresses())
+        if self.spec.intl:
+            from .intl import IntlHost
+
+            table.update(IntlHost.addresses())
         return table
 
     def ips(self) -> list[str]:

@@ -130,6 +130,8 @@ class SiteSpec:
     """Address of the hostile host (never one of the ordinary hosts' addresses)."""
     revisit: RevisitSpec | None = None
     """Serve the recrawl and bandwidth hosts (news, files, ...: revisit.py) too."""
+    intl: bool = False
+    """Serve intl.wreck.test too: pages in legacy encodings linking non-ASCII URLs (intl.py)."""
 
     def __post_init__(self) -> None:
         if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
