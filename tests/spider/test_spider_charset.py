@@ -45,6 +45,9 @@ def test_the_header_charset_wins_over_the_meta_and_the_bom_over_both():
     body = _page("cp1251", '<meta charset="utf-8">').replace(b"caf&#233;", "дом".encode("cp1251"))
     assert extract(body, PAGE, b"text/html; charset=windows-1251").outlinks[0] == PAGE + "%D0%B4%D0%BE%D0%BC.html"
     assert htmlcharset.sniff(b"\xef\xbb\xbf<p>", b"text/html; charset=latin1") == "utf-8"
+    # a UTF-8 page goes to the parser as bytes: its parser must not obey a <meta> either
+    utf8 = '<meta charset="windows-1251"><a href="дом.html">'.encode()
+    assert extract(utf8, PAGE, b"text/html; charset=utf-8").outlinks == (PAGE + "%D0%B4%D0%BE%D0%BC.html",)
 
 
 def test_a_meta_charset_after_1024_bytes_is_ignored_as_browsers_do():
