@@ -77,6 +77,10 @@ bench-robots: $(STAMP)
 	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.robots_bench
 
+# WHATWG encoding sniffing and link extraction per page (docs/urls.md).
+bench-charset: $(STAMP)
+	$(BIN)/python -m bench.charset_bench
+
 bench-bandwidth: $(STAMP)
 	$(BIN)/python -m bench.bandwidth_bench
 
