@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots chaos clean
+.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
