@@ -71,3 +71,9 @@ def hold(directory: Path, name: str) -> DirLock:
     lock.acquire()
     _held.append(lock)
     return lock
+
+
+def release_all() -> None:
+    """Release every lock `hold` took (a command run twice in one process, as in tests)."""
+    while _held:
+        _held.pop().release()

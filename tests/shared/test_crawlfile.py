@@ -10,7 +10,7 @@ import tomllib
 import pytest
 
 from tests.local.test_crawl_options import _unlike_default
-from wreck import crawlfile, options
+from wreck import crawlfile, dirlock, options
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
 
@@ -78,3 +78,46 @@ def test_an_unset_setting_is_a_comment_and_a_missing_key_the_default(tmp_path):
     assert "dns" not in crawlfile.settle(path, [URL], {}).of("urlserver")  # absent: Settings' default (None)
     with pytest.raises(crawlfile.Changed):
         crawlfile.settle(path, [URL], {"urlserver": {"dns": "127.0.0.1:53"}})
+
+
+@pytest.mark.parametrize("daemon", ["urlserver", "storeserver"])
+def test_each_daemon_keeps_its_settings_in_its_data_directory(tmp_path, monkeypatch, daemon):
+    from typer.testing import CliRunner
+
+    from wreck.storeserver import cli as store_cli
+    from wreck.urlserver import cli as url_cli
+
+    built = []
+
+    async def fake(settings, *args, **kwargs):
+        built.append(settings)
+        return 0
+
+    module, flag, first, other, field = {
+        "urlserver": (url_cli, "--delay", "2s", "3s", "delay"),
+        "storeserver": (store_cli, "--zstd-level", "5", "7", "zstd_level"),
+    }[daemon]
+    monkeypatch.setattr(module, "serve" if daemon == "urlserver" else "run", fake)
+    data = tmp_path / "d"
+    base = ["--data", str(data), "--listen", "127.0.0.1:0"]
+
+    def start(*args: str):
+        try:
+            return CliRunner().invoke(module.app, [*base, *args])
+        finally:
+            dirlock.release_all()  # as the process's exit would
+
+    assert start(flag, first).exit_code == 0
+    kept = data / module.KEPT
+    text = kept.read_text()
+    assert start().exit_code == 0 and getattr(built[-1], field) == getattr(built[0], field)
+    refused = start(flag, other)
+    assert refused.exit_code == 2 and flag in refused.output and "--reconfigure" in refused.output
+    assert kept.read_text() == text and len(built) == 2
+    shown = start(flag, other, "--reconfigure", "--print-config")
+    assert shown.exit_code == 0 and f"[{daemon}]" in shown.output and kept.read_text() == text
+    config = tmp_path / "c.toml"
+    config.write_text(f'[{daemon}]\n{field} = "{other}"\n' if daemon == "urlserver" else f"[{daemon}]\n{field} = {other}\n")
+    assert start("--config", str(config), "--reconfigure").exit_code == 0
+    assert getattr(built[-1], field) != getattr(built[0], field) and kept.read_text() != text
+    assert start().exit_code == 0 and getattr(built[-1], field) == getattr(built[-2], field)
