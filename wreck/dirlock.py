@@ -13,11 +13,13 @@ from __future__ import annotations
 import fcntl
 import os
 import sys
+import time
 from pathlib import Path
 
 from .private import FILE_MODE
 
 HOLDER_MAX = 4096  # bytes of the holder's line read back: a pid and a command line
+POLL_S = 0.1  # how often wait_free looks again
 
 
 class DirLocked(Exception):
@@ -60,6 +62,31 @@ def _command() -> str:
         return Path("/proc/self/cmdline").read_bytes().rstrip(b"\0").replace(b"\0", b" ").decode("utf-8", "replace")
     except OSError:
         return " ".join(sys.argv)
+
+
+def holder(directory: Path, name: str) -> str | None:
+    """'pid command' of the live holder of NAME.lock in `directory`, or None if it is free."""
+    try:
+        fd = os.open(Path(directory) / f"{name}.lock", os.O_RDONLY)
+    except FileNotFoundError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)  # granted only if nobody holds it exclusively
+        return None
+    except BlockingIOError:
+        return os.pread(fd, HOLDER_MAX, 0).decode("utf-8", "replace").strip() or "?"
+    finally:
+        os.close(fd)
+
+
+def wait_free(directory: Path, name: str, timeout: float) -> str | None:
+    """Wait up to `timeout` seconds for NAME.lock in `directory` to be free
+    (the daemons of a killed wreck-crawl stop with a grace); its holder if
+    it is still held then, else None."""
+    deadline = time.monotonic() + timeout
+    while (held := holder(directory, name)) and time.monotonic() < deadline:
+        time.sleep(POLL_S)
+    return held
 
 
 _held: list[DirLock] = []  # kept for the life of the process: dropping one would release its flock

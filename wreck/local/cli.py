@@ -62,6 +62,9 @@ PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN),
          crawlfile.part("storeserver", StoreSettings,
                         [d.name for d in options.declared(StoreSettings) if d.name not in (*STORE_CHOSEN, "plugins")]))
 EXIT_IN_USE = 1  # another wreck-crawl owns --data
+# The daemons of a wreck-crawl killed with -9 die with it, but the store
+# first commits what it holds (supervise.py's grace): a restart waits for them.
+LEFTOVER_WAIT_S = 30.0
 
 
 def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None) -> list[str]:
@@ -114,6 +117,13 @@ def crawl(
     try:
         layout.make()
         dirlock.hold(data, "crawl")
+        for directory, name in layout.daemon_locks():
+            held = dirlock.holder(directory, name)
+            if held:
+                pid, _, cmd = held.partition(" ")
+                typer.echo(f"wreck-crawl: waiting for a daemon of an earlier run to stop (pid {pid}, {name})", err=True)
+                if dirlock.wait_free(directory, name, LEFTOVER_WAIT_S):
+                    raise dirlock.DirLocked(f"{directory} is in use by pid {pid} ({cmd}); stop it first")
         settled.save()
     except dirlock.DirLocked as exc:
         typer.echo(f"wreck-crawl: {exc}", err=True)

@@ -65,6 +65,10 @@ class Layout:
         """Where seeds given on standard input are copied for the urlserver."""
         return self.root / SEEDS_STDIN
 
+    def daemon_locks(self) -> tuple[tuple[Path, str], ...]:
+        """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
+        return ((self.store_data, "storeserver"), (self.frontier, "urlserver"))
+
     def started(self) -> bool:
         """Whether a crawl was already started here (so a bare run resumes it)."""
         return self.frontier.exists()
