@@ -43,8 +43,8 @@ class ConfigError(ValueError):
 class Changed(ValueError):
     """Flags or a --config file change settings kept with the crawl."""
 
-    def __init__(self, path: Path, keys: list[str]) -> None:
-        super().__init__(f"settings differ from those kept in {path}: {', '.join(keys)} "
+    def __init__(self, path: Path, keys: list[str], details: list[str] | None = None) -> None:
+        super().__init__(f"settings differ from those kept in {path}: {', '.join(details or keys)} "
                          f"(run without them to resume as before, or add --reconfigure to change them)")
         self.keys = keys
 
@@ -201,6 +201,12 @@ def to_toml(d: Declared, value: Any) -> Any:
     return _plain(value)
 
 
+def _shown(d: Declared, value: Any) -> str:
+    """A value as the file writes it, for a message."""
+    shown = to_toml(d, value)
+    return "unset" if shown is None else tomlkit.item(shown).as_string()
+
+
 def _plain(value: Any) -> Any:
     return str(value) if isinstance(value, Path) else value
 
@@ -261,14 +267,17 @@ def settle(kept_path: Path, parts: Iterable[Part], flags: Mapping[str, Mapping[s
         given.setdefault(table, {}).update(values)
     values: dict[str, dict[str, Any]] = {}
     differing: list[str] = []
+    details: list[str] = []
     for p in parts:
         before = kept.get(p.table, {})
         now = {**before, **given.get(p.table, {})}
         for d in p.fields():
             old = before.get(d.name, d.default)
-            if exists and now.get(d.name, d.default) != old:  # a first start keeps what it is given
+            new = now.get(d.name, d.default)
+            if exists and new != old:  # a first start keeps what it is given
                 differing.append(d.flag)
+                details.append(f"{d.flag} (kept {_shown(d, old)}, given {_shown(d, new)})")
         values[p.table] = now
     if differing and not reconfigure:
-        raise Changed(kept_path, differing)
+        raise Changed(kept_path, differing, details)
     return Settled(kept_path, parts, values, changed=bool(differing) or not exists)
