@@ -58,9 +58,9 @@ URLSERVER_OWN = {
 STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
 # The crawl's settings file: a [urlserver] and a [storeserver] table, as the
 # daemons read them (the store's plugins are the urlserver's).
-PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN),
-         crawlfile.part("storeserver", StoreSettings,
-                        [d.name for d in options.declared(StoreSettings) if d.name not in (*STORE_CHOSEN, "plugins")]))
+# Every store setting is kept (those without a wreck-crawl flag are edited
+# in the file, or given with --config).
+PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
 EXIT_IN_USE = 1  # another wreck-crawl owns --data
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
