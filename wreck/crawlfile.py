@@ -60,8 +60,9 @@ class Part:
     per_run: frozenset[str] = frozenset()
 
     def fields(self) -> tuple[Declared, ...]:
-        """The kept fields, in declaration order."""
-        return tuple(d for d in declared(self.cls) if d.name not in self.per_run)
+        """The kept fields, in declaration order (a field declared
+        per_run=True is never kept)."""
+        return tuple(d for d in declared(self.cls) if d.name not in self.per_run and not d.option.per_run)
 
     def readable(self) -> dict[str, Declared]:
         """The fields a --config file may set: every declared one but `data`."""

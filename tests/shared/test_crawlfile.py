@@ -121,3 +121,19 @@ def test_each_daemon_keeps_its_settings_in_its_data_directory(tmp_path, monkeypa
     assert start("--config", str(config), "--reconfigure").exit_code == 0
     assert getattr(built[-1], field) != getattr(built[0], field) and kept.read_text() != text
     assert start().exit_code == 0 and getattr(built[-1], field) == getattr(built[-2], field)
+
+
+def test_a_setting_declared_per_run_is_not_kept_and_may_change_on_a_resume(tmp_path):
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True, kw_only=True)
+    class Limits:
+        pages: int = options.setting(0, help="Pages in all", min=0, per_run=True)
+        depth: int = options.setting(3, help="Link depth", min=0)
+
+    p = crawlfile.part("limits", Limits)
+    path = tmp_path / "kept.toml"
+    crawlfile.settle(path, [p], {"limits": {"pages": 100, "depth": 2}}).save()
+    assert "pages" not in path.read_text() and "depth = 2" in path.read_text()
+    resumed = crawlfile.settle(path, [p], {"limits": {"pages": 200}})
+    assert resumed.of("limits") == {"pages": 200, "depth": 2} and not resumed.changed
