@@ -2,7 +2,10 @@
 # a frozen StoreSettings (each setting's option is generated from its field
 # in settings.py), applies the deployment rule (no listening beyond loopback
 # without a shared secret), and runs the server on uvloop until SIGTERM or
-# SIGINT, then shuts it down gracefully.
+# SIGINT, then shuts it down gracefully. Its settings are kept in
+# DATA/storeserver.toml (wreck/crawlfile.py): a restart reads them, and a flag
+# that would change one is refused unless --reconfigure. One storeserver owns
+# a --data directory at a time (wreck/dirlock.py).
 """The storeserver command."""
 
 from __future__ import annotations
@@ -18,8 +21,9 @@ from typing import Any
 import typer
 import uvloop
 
-from wreck import options
-from wreck.deploy import SECRET_ENV, DeployError, check_listen, secret_from
+from wreck import crawlfile, dirlock, options
+from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, secret_from
+from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
 from wreck.protocol.settings import split_host_port
 
@@ -30,6 +34,10 @@ from .server import StoreServer
 from .store import StoreError
 
 log = logging.getLogger("storeserver")
+KEPT = "storeserver.toml"  # the settings kept in --data
+TABLE = "storeserver"  # its table in a settings file
+PART = crawlfile.part(TABLE, S.StoreSettings)  # every setting but --data is kept
+EXIT_IN_USE = 1  # another storeserver owns --data
 app = typer.Typer(add_completion=False, help="Store fetch records from spiders: zstd into LMDB, acked once durable.")
 
 
@@ -39,21 +47,46 @@ def serve(
     listen: str = typer.Option(S.DEFAULT_LISTEN, "--listen", help="HOST:PORT to listen on (port 0: any free port)."),
     secret_file: Path | None = typer.Option(None, "--secret-file", help=f"Shared secret, first line (else ${SECRET_ENV})."),
     log_level: str = typer.Option("info", "--log-level"),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML, a [storeserver] "
+                                       "table as --print-config shows); flags win over it."),
+    reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from "
+                                     "the settings kept in --data, and keep them."),
+    print_config: bool = typer.Option(False, "--print-config", help="Print the effective settings (TOML) and exit."),
+    settings_file: Path | None = typer.Option(None, "--settings-file", metavar="FILE", help="Where the settings "
+                                              f"are kept (default: DATA/{KEPT}; wreck-crawl passes its crawl's)."),
     *,
     chosen: dict[str, Any],
 ) -> None:
     """Run the store server."""
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
                         format="%(asctime)s storeserver %(levelname)s %(message)s")
+    data = chosen.pop("data")
     try:
         host, port = split_host_port(listen, listen=True)
         text = secret_file.read_text() if secret_file else None
         secret = secret_from(text, os.environ.get(SECRET_ENV))
         check_listen(host, secret)
-        settings = S.StoreSettings(**chosen, host=host, port=port, secret=secret)
-    except (DeployError, ProtocolError, OSError, ValueError) as exc:  # ValueError: SettingsError too
+        settled = crawlfile.settle(settings_file or Path(data) / KEPT, [PART], {TABLE: chosen}, config=config,
+                                   reconfigure=reconfigure)
+        settings = S.StoreSettings(data=data, **settled.of(TABLE), host=host, port=port, secret=secret)
+    except (DeployError, ProtocolError, OSError, ValueError) as exc:  # ValueError: SettingsError, ConfigError too
         typer.echo(f"storeserver: {exc}", err=True)
         raise typer.Exit(2) from None
+    if print_config:
+        typer.echo(settled.text(), nl=False)
+        raise typer.Exit(0)
+    try:
+        dirlock.hold(private_dir(data), "storeserver")
+        settled.save()
+    except dirlock.DirLocked as exc:
+        typer.echo(f"storeserver: {exc}", err=True)
+        raise typer.Exit(EXIT_IN_USE) from None
+    except OSError as exc:
+        typer.echo(f"storeserver: cannot use --data {data}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+    warning = open_warning(host, secret)
+    if warning:
+        typer.echo(f"storeserver: warning: {warning}", err=True)
     try:
         code = uvloop.run(run(settings))
     except (StoreError, PluginError) as exc:

@@ -3,7 +3,10 @@
 # --exit-when-done, until nothing is pending or in flight (exit 0). Every
 # setting's option is generated from its field in settings.py
 # (wreck/options.py); only what is not a setting is declared here: the seeds,
-# the secret file, --list-plugins and -v.
+# the secret file, --list-plugins and -v. The settings are kept with the crawl
+# (DATA/urlserver.toml, wreck/crawlfile.py): a restart reads them, and a flag
+# that would change one is refused unless --reconfigure. One urlserver owns a
+# --data directory at a time (wreck/dirlock.py).
 """The urlserver command line."""
 
 from __future__ import annotations
@@ -18,7 +21,10 @@ from typing import Annotated, Any, Optional
 import msgspec
 import typer
 
-from wreck import deploy, options
+from pathlib import Path
+
+from wreck import crawlfile, deploy, dirlock, options
+from wreck.private import private_dir
 from wreck.plugins import GROUP, STATS, PluginError, describe
 
 from . import seeds
@@ -30,6 +36,13 @@ log = logging.getLogger("urlserver")
 # the final /status as one JSON object, as committed. wreck-crawl reads it
 # for its summary, as it reads the first lines for where the urlserver listens.
 FINISHED_LINE = "urlserver finished "
+KEPT = "urlserver.toml"  # the settings kept in --data
+TABLE = "urlserver"  # its table in a settings file
+# Settings each start chooses anew, not kept with the crawl: where the data
+# is, where this run listens and stores, and whether it exits when done.
+PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
+PART = crawlfile.part(TABLE, Settings, PER_RUN)
+EXIT_IN_USE = 1  # another urlserver owns --data
 
 
 @app.command()
@@ -42,6 +55,14 @@ def run(
     list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
                                                help="List installed plugins and exit")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Settings file (TOML, a "
+                      "[urlserver] table as --print-config shows); flags win over it")] = None,
+    reconfigure: Annotated[bool, typer.Option("--reconfigure", help="Accept flags or --config values that differ "
+                           "from the settings kept with the crawl, and keep them")] = False,
+    print_config: Annotated[bool, typer.Option("--print-config", help="Print the effective settings (TOML) "
+                            "and exit")] = False,
+    settings_file: Annotated[Optional[Path], typer.Option("--settings-file", metavar="FILE", help="Where the "
+                             f"crawl's settings are kept (default: DATA/{KEPT}; wreck-crawl passes its own)")] = None,
     *,
     chosen: dict[str, Any],
 ) -> None:
@@ -49,14 +70,33 @@ def run(
     logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
     log.setLevel(logging.INFO)
+    data = chosen.pop("data")
+    kept = settings_file or Path(data) / KEPT
     try:
         text = open(secret_file, encoding="utf-8").read() if secret_file else None
         secret = deploy.secret_from(text, os.environ.get(deploy.SECRET_ENV))
-        settings = Settings(**chosen, secret=secret)
-        deploy.check_listen(settings.listen.rpartition(":")[0].strip("[]"), secret)
-    except (OSError, deploy.DeployError, options.SettingsError) as exc:
+        settled = crawlfile.settle(kept, [PART], {TABLE: chosen}, config=config, reconfigure=reconfigure)
+        settings = Settings(data=data, **settled.of(TABLE), secret=secret)
+        host = settings.listen.rpartition(":")[0].strip("[]")
+        deploy.check_listen(host, secret)
+    except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
+    if print_config:
+        typer.echo(settled.text(), nl=False)
+        raise typer.Exit(0)
+    try:
+        dirlock.hold(private_dir(data), "urlserver")
+        settled.save()
+    except dirlock.DirLocked as exc:
+        typer.echo(f"urlserver: {exc}", err=True)
+        raise typer.Exit(EXIT_IN_USE) from None
+    except OSError as exc:
+        typer.echo(f"urlserver: cannot use --data {data}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
+    warning = deploy.open_warning(host, secret)
+    if warning:
+        typer.echo(f"urlserver: warning: {warning}", err=True)
     import uvloop
 
     from .db import StateError

@@ -41,3 +41,12 @@ def check_listen(host: str, secret: bytes) -> None:
             f"refusing to listen on {host} without a shared secret: "
             f"give --secret-file FILE or set {SECRET_ENV} (every spider needs the same one)"
         )
+
+
+def open_warning(host: str, secret: bytes) -> str | None:
+    """What to tell the operator of a server on loopback without a secret
+    (any local user can then connect as a peer), or None."""
+    if secret:
+        return None
+    return (f"listening on {host} without a shared secret: any local user can connect as a peer "
+            f"(give --secret-file FILE or set {SECRET_ENV}; wreck-crawl makes one per run)")

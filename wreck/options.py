@@ -15,8 +15,9 @@
 #     "--http off", for "not given");
 #   - `to_argv(cls, values)` turns chosen values back into flags, for a parent
 #     (wreck-crawl) that starts the daemon as a child process.
-# The metadata is plain data, so a config file or the settings saved with a
-# crawl can be read and written from the same declarations.
+# The metadata is plain data, so a config file and the settings kept with a
+# crawl are read and written from the same declarations (wreck/crawlfile.py;
+# a field declared per_run=True is chosen anew by each start, not kept).
 """Settings declared once: field metadata, validation, command lines."""
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ class Option:
     negatable: bool | None = None  # a switch's --no- form; None: only for a switch on by default
     metavar: str | None = None
     default_help: str | None = None  # what the default means, when its value alone does not say
+    per_run: bool = False  # each start chooses it anew: not kept with the crawl (wreck/crawlfile.py)
 
 
 def setting(default: Any = REQUIRED, **option: Any) -> Any:

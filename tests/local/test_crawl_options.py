@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from wreck import options
 from wreck.local import cli
+from wreck.storeserver import cli as store_cli
 from wreck.urlserver import cli as urlserver_cli
 from wreck.urlserver.settings import Settings
 
@@ -64,42 +65,72 @@ def test_help_shows_urlserver_settings_with_defaults_and_units():
         assert words in text, words
 
 
-def test_every_chosen_setting_reaches_the_urlserver_unchanged(tmp_path, started, monkeypatch):
-    chosen = {d.name: _unlike_default(d) for d in options.declared(Settings) if d.name not in cli.URLSERVER_OWN}
-    expected = Settings(data="x", **chosen)
-    argv = ["http://a.test/", "--data", str(tmp_path / "crawl"), *options.to_argv(Settings, chosen)]
-    result = CliRunner().invoke(cli.app, argv)
+def _store_settings(store_args: list[str], data, monkeypatch):
+    """The StoreSettings a store child started with `store_args` runs with."""
+    built = {}
+
+    async def fake_run(settings):
+        built["settings"] = settings
+        return 0
+
+    monkeypatch.setattr(store_cli, "run", fake_run)
+    result = CliRunner().invoke(store_cli.app, [*store_args, "--data", str(data), "--listen", "127.0.0.1:0"])
     assert result.exit_code == 0, result.output
-    assert started["store_args"] == ["--plugin", "pattern=deny.txt"]
+    return built["settings"]
+
+
+def _urlserver_settings(urlserver_args: list[str], data, monkeypatch):
+    """The Settings a urlserver child started with `urlserver_args` runs with."""
     built = {}
 
     async def fake_serve(settings, seeds_file, urls, feeds=None):
         built["settings"] = settings
 
     monkeypatch.setattr(urlserver_cli, "serve", fake_serve)
-    result = CliRunner().invoke(urlserver_cli.app, [*started["urlserver_args"], "--data", "x"])
+    result = CliRunner().invoke(urlserver_cli.app, [*urlserver_args, "--data", str(data)])
     assert result.exit_code == 0, result.output
-    assert built["settings"] == expected
+    return built["settings"]
+
+
+def test_every_chosen_setting_reaches_the_urlserver_unchanged(tmp_path, started, monkeypatch):
+    chosen = {d.name: _unlike_default(d) for d in options.declared(Settings) if d.name not in cli.URLSERVER_OWN}
+    frontier = tmp_path / "crawl" / "frontier"
+    expected = Settings(data=str(frontier), **chosen)
+    argv = ["http://a.test/", "--data", str(tmp_path / "crawl"), *options.to_argv(Settings, chosen)]
+    result = CliRunner().invoke(cli.app, argv)
+    assert result.exit_code == 0, result.output
+    assert _store_settings(started["store_args"], tmp_path / "crawl", monkeypatch).plugins == ("pattern=deny.txt",)
+    built = _urlserver_settings(started["urlserver_args"], frontier, monkeypatch)
+    assert built == expected
     for name in chosen:
-        assert getattr(built["settings"], name) != getattr(Settings(data="x"), name), name
+        assert getattr(built, name) != getattr(Settings(data="x"), name), name
 
 
-def test_settings_left_alone_are_not_passed_on(tmp_path, started):
+def test_the_children_start_from_the_crawls_settings_file(tmp_path, started, monkeypatch):
     seeds = tmp_path / "seeds.txt"
     seeds.write_text("http://b.test/\n")
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--seeds", str(seeds),
                                           "--max-expiries", "7", "--backoff-max", "2m"])
     assert result.exit_code == 0, result.output
-    assert started["urlserver_args"] == ["--backoff-max", "2m", "--max-expiries", "7", "--seeds", str(seeds)]
+    kept = tmp_path / "c" / "crawl.toml"
+    assert started["urlserver_args"] == ["--settings-file", str(kept), "--seeds", str(seeds)]
+    text = kept.read_text()
+    assert 'backoff_max = "2m"' in text and "max_expiries = 7" in text
+    built = _urlserver_settings(started["urlserver_args"], tmp_path / "c" / "frontier", monkeypatch)
+    assert built.max_expiries == 7 and built.backoff_max == 120 and built.delay == Settings(data="x").delay
     assert not started["continuous"]
+    assert kept.read_text() == text  # the child read the crawl's file and wrote nothing of its own
+    assert not (tmp_path / "c" / "frontier" / urlserver_cli.KEPT).exists()
 
 
-def test_store_settings_reach_the_store(tmp_path, started):
+def test_store_settings_reach_the_store(tmp_path, started, monkeypatch):
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), "--no-dedup",
                                           "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"])
     assert result.exit_code == 0, result.output
-    assert started["store_args"] == ["--no-dedup", "--near-dups", "--near-dup-distance", "2", "--plugin", "p=1"]
-    assert started["urlserver_args"] == ["--plugin", "p=1"]
+    store = _store_settings(started["store_args"], tmp_path / "c", monkeypatch)
+    assert (store.dedup, store.near_dups, store.near_dup_distance, store.plugins) == (False, True, 2, ("p=1",))
+    assert _urlserver_settings(started["urlserver_args"], tmp_path / "c" / "frontier", monkeypatch).plugins == ("p=1",)
+    assert not (tmp_path / "c" / store_cli.KEPT).exists()
 
 
 def test_recrawl_makes_the_crawl_continuous(tmp_path, started):

@@ -4,6 +4,8 @@
 # killed with -9 leaves no orphan crawling): wreck/supervise.py does both,
 # and the stop with a grace. A child announces where it listens on its first
 # stdout lines; its stderr, and its stdout after those, go to a log file.
+# What a child must not show on its command line (the run's secret) reaches
+# it in its environment, which only its own user can read.
 """Start, watch and stop the daemons of a local crawl."""
 
 from __future__ import annotations
@@ -30,13 +32,14 @@ class ChildFailed(Exception):
 class Child:
     """One daemon started as `python -m MODULE ARGS`, its stderr in `log`."""
 
-    def __init__(self, name: str, module: str, args: list[str], log: Path) -> None:
+    def __init__(self, name: str, module: str, args: list[str], log: Path,
+                 env: dict[str, str] | None = None) -> None:
         self.name, self.log = name, log
         self._log_file = private_open(log, "ab")  # 0600: logs name URLs and peers
         self._drainer: threading.Thread | None = None
         self._kept: str | None = None
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, *args], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
             stderr=self._log_file, preexec_fn=supervise.own_session_dying_with_parent,
             bufsize=0,  # unbuffered, as supervise.read_ready_line needs
         )  # fmt: skip

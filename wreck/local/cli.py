@@ -10,7 +10,11 @@
 # With --recrawl likewise: pages keep being revisited until Ctrl-C.
 # Ctrl-C or SIGTERM stops the children in a safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed);
-# running the command again with the same --data resumes. This module is the
+# running the command again with the same --data resumes. The crawl's
+# settings (its urlserver's and store's) are kept in DIR/crawl.toml
+# (wreck/crawlfile.py) and its children start from that file; a resume reads
+# them, and a flag that would change one is refused unless --reconfigure.
+# One wreck-crawl owns DIR at a time (wreck/dirlock.py). This module is the
 # command line only; run.py runs the crawl.
 """The wreck-crawl command."""
 
@@ -23,7 +27,7 @@ from typing import Any
 
 import typer
 
-from wreck import options
+from wreck import crawlfile, dirlock, options
 from wreck.private import private_dir, private_open
 from wreck.seedfile import has_feeds
 
@@ -52,13 +56,21 @@ URLSERVER_OWN = {
 # storage (its defaults suit a local crawl), and several of them share a flag
 # with a urlserver setting (--map-size, --max-connections).
 STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+# The crawl's settings file: a [urlserver] and a [storeserver] table, as the
+# daemons read them (the store's plugins are the urlserver's).
+# Every store setting is kept (those without a wreck-crawl flag are edited
+# in the file, or given with --config).
+PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
+EXIT_IN_USE = 1  # another wreck-crawl owns --data
+# The daemons of a wreck-crawl killed with -9 die with it, but the store
+# first commits what it holds (supervise.py's grace): a restart waits for them.
+LEFTOVER_WAIT_S = 30.0
 
 
-def _urlserver_args(chosen: dict[str, Any], seeds: str | None, feeds: str | None) -> list[str]:
-    """The urlserver child's flags: the settings chosen on wreck-crawl's
-    command line (the urlserver's own defaults apply to the rest), then the
-    seed and feed files."""
-    args = options.to_argv(Settings, chosen)
+def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None) -> list[str]:
+    """The urlserver child's flags: its settings from the crawl's file, then
+    the seed and feed files."""
+    args = ["--settings-file", str(kept)]
     for flag, value in (("--seeds", seeds), ("--feeds", feeds)):
         if value is not None:
             args += [flag, value]
@@ -76,30 +88,58 @@ def crawl(
     concurrency: int = typer.Option(200, "--concurrency", metavar="N", help="Transfers in flight per spider worker."),
     feeds: str = typer.Option(None, "--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
+    config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: [urlserver] and [storeserver] tables, as --print-config shows); flags win over it."),
+    reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from the settings kept with the crawl, and keep them."),
+    print_config: bool = typer.Option(False, "--print-config", help="Print the crawl's effective settings (TOML) and exit."),
     *,
     chosen: dict[str, Any],
     store_chosen: dict[str, Any],
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
-    try:  # refused here, before any child starts, as the urlserver and the store would refuse them
-        Settings(data=str(layout.frontier), **chosen)
-        StoreSettings(data=layout.store_data, **store_chosen)
-    except options.SettingsError as exc:
+    if "plugins" in chosen:
+        store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
+    try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
+        settled = crawlfile.settle(layout.settings, PARTS, {"urlserver": chosen, "storeserver": store_chosen},
+                                   config=config, reconfigure=reconfigure)
+        settled.values["storeserver"]["plugins"] = settled.values["urlserver"].get("plugins", ())
+        Settings(data=str(layout.frontier), **settled.of("urlserver"))
+        StoreSettings(data=layout.store_data, **settled.of("storeserver"))
+    except (options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"wreck-crawl: {exc}", err=True)
         raise typer.Exit(2) from None
+    if print_config:
+        typer.echo(settled.text(), nl=False)
+        raise typer.Exit(0)
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
+    try:
+        layout.make()
+        dirlock.hold(data, "crawl")
+        for directory, name in layout.daemon_locks():
+            held = dirlock.holder(directory, name)
+            if held:
+                pid, _, cmd = held.partition(" ")
+                typer.echo(f"wreck-crawl: waiting for a daemon of an earlier run to stop (pid {pid}, {name})", err=True)
+                if dirlock.wait_free(directory, name, LEFTOVER_WAIT_S):
+                    raise dirlock.DirLocked(f"{directory} is in use by pid {pid} ({cmd}); stop it first")
+        settled.save()
+    except dirlock.DirLocked as exc:
+        typer.echo(f"wreck-crawl: {exc}", err=True)
+        raise typer.Exit(EXIT_IN_USE) from None
+    except OSError as exc:
+        typer.echo(f"wreck-crawl: cannot use --data {data}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(2) from None
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         private_dir(data)
         copy = layout.seeds_stdin
         with private_open(copy, "w") as fh:
             fh.write(sys.stdin.read())
         seeds = str(copy)
-    passthrough = _urlserver_args(chosen, seeds, feeds)
-    store_args = options.to_argv(StoreSettings, {**store_chosen, "plugins": chosen.get("plugins", ())})
-    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(chosen.get("recrawl")))
+    passthrough = _urlserver_args(layout.settings, seeds, feeds)
+    store_args = ["--settings-file", str(layout.settings)]
+    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(settled.of("urlserver").get("recrawl")))
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
 
 

@@ -4,6 +4,9 @@
 #   DIR/                 the crawl; the storeserver's --data (the store keeps
 #                        its LMDB in DIR/store/, so `wreck-dump --data DIR`
 #                        reads it)
+#   DIR/crawl.toml       the crawl's settings (its urlserver's and store's),
+#                        which the children start from (wreck/crawlfile.py)
+#   DIR/crawl.lock       held by the wreck-crawl that owns DIR (wreck/dirlock.py)
 #   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings)
 #   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600)
 #   DIR/seeds-stdin.txt  seeds read from standard input ('--seeds -'): the
@@ -25,6 +28,7 @@ from wreck.private import DIR_MODE, private_dir
 FRONTIER = "frontier"
 LOGS = "logs"
 SEEDS_STDIN = "seeds-stdin.txt"
+SETTINGS = "crawl.toml"
 
 
 @dataclass(frozen=True)
@@ -52,9 +56,18 @@ class Layout:
         return self.logs / f"{name}.log"
 
     @property
+    def settings(self) -> Path:
+        """The crawl's settings file (its urlserver's and store's)."""
+        return self.root / SETTINGS
+
+    @property
     def seeds_stdin(self) -> Path:
         """Where seeds given on standard input are copied for the urlserver."""
         return self.root / SEEDS_STDIN
+
+    def daemon_locks(self) -> tuple[tuple[Path, str], ...]:
+        """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
+        return ((self.store_data, "storeserver"), (self.frontier, "urlserver"))
 
     def started(self) -> bool:
         """Whether a crawl was already started here (so a bare run resumes it)."""

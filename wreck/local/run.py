@@ -7,17 +7,24 @@
 # child dies. The summary's URL counts are the urlserver's last stdout line
 # (its /status after its last commit), the store's come from the store's
 # public read API; nothing here opens a daemon's files. Running the same
-# command again resumes.
+# command again resumes. Each run makes a fresh random shared secret and gives
+# it to the children in their environment (wreck.deploy.SECRET_ENV), never
+# on a command line: the daemons then refuse any peer without it
+# (docs/protocol.txt 3.3), so another local user cannot join the crawl.
 """Start, watch and stop the daemons of one local crawl."""
 
 from __future__ import annotations
 
 import json
+import os
+import secrets
 import signal
 import time
 from pathlib import Path
 
 from rich.console import Console
+
+from wreck.deploy import SECRET_ENV
 
 from .children import Child, ChildFailed
 from .layout import Layout
@@ -31,6 +38,7 @@ URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
 EXIT_INTERRUPTED = 130
+SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRET_LEN
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
@@ -47,25 +55,26 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
 
     old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
     children: list[Child] = []
+    env = {**os.environ, SECRET_ENV: secrets.token_urlsafe(SECRET_BYTES)}  # this run's, for its children only
     progress = None
     started = time.monotonic()
     finished = False
     try:
         store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  *store_args], where.log("storeserver"))  # fmt: skip
+                                                                  *store_args], where.log("storeserver"), env)  # fmt: skip
         children.append(store)
         store_addr = store.read_line(STORE_LISTENING)
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
             "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
-        ], where.log("urlserver"))  # fmt: skip
+        ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
         status_url = url.read_line(URLSERVER_STATUS).rstrip("/") + "/status"
         url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency)], where.log("spider"))
+                                                "--concurrency", str(concurrency)], where.log("spider"), env)
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
