@@ -47,7 +47,7 @@ def serve(
     listen: str = typer.Option(S.DEFAULT_LISTEN, "--listen", help="HOST:PORT to listen on (port 0: any free port)."),
     secret_file: Path | None = typer.Option(None, "--secret-file", help=f"Shared secret, first line (else ${SECRET_ENV})."),
     log_level: str = typer.Option("info", "--log-level"),
-    config: Path | None = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML, a [storeserver] "
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML, a \\[storeserver] "
                                        "table as --print-config shows); flags win over it."),
     reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from "
                                      "the settings kept in --data, and keep them."),

@@ -56,7 +56,7 @@ def run(
                                                help="List installed plugins and exit")] = False,
     verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
     config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Settings file (TOML, a "
-                      "[urlserver] table as --print-config shows); flags win over it")] = None,
+                      "\\[urlserver] table as --print-config shows); flags win over it")] = None,
     reconfigure: Annotated[bool, typer.Option("--reconfigure", help="Accept flags or --config values that differ "
                            "from the settings kept with the crawl, and keep them")] = False,
     print_config: Annotated[bool, typer.Option("--print-config", help="Print the effective settings (TOML) "

@@ -88,7 +88,7 @@ def crawl(
     concurrency: int = typer.Option(200, "--concurrency", metavar="N", help="Transfers in flight per spider worker."),
     feeds: str = typer.Option(None, "--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
     exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
-    config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: [urlserver] and [storeserver] tables, as --print-config shows); flags win over it."),
+    config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: \\[urlserver] and \\[storeserver] tables, as --print-config shows); flags win over it."),
     reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from the settings kept with the crawl, and keep them."),
     print_config: bool = typer.Option(False, "--print-config", help="Print the crawl's effective settings (TOML) and exit."),
     *,
