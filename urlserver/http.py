@@ -58,7 +58,28 @@ def status(server) -> dict:
         "robots_cache": sum(1 for h in fr.origins.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
+        # why the crawl ended (None while it runs): done, limit reached: FLAG N,
+        # deferred retries, interrupted
+        "finish_reason": getattr(server, "finish_reason", None),
+        "limit": crawl.limit,
+        "bytes_fetched": crawl.bytes_fetched,
+        "deferred": crawl.deferred(time.time()),
+        "waiting_for": waiting_for(crawl, waiting),
     }
+
+
+def waiting_for(crawl, waiting: dict[str, int]) -> list[str]:
+    """What the crawl waits for when nothing is in flight, most origins
+    first ('robots retry', 'backoff', 'crawl-delay', 'dns', 'retry'...); []
+    while something is in flight."""
+    if len(crawl.claims):
+        return []
+    reasons = sorted(waiting, key=lambda k: -waiting[k])
+    if crawl.frontier.counts["FETCH_ERROR"]:
+        reasons.append("retry")
+    if crawl.limit is not None:
+        reasons.insert(0, f"limit reached ({crawl.limit})")
+    return reasons
 
 
 class _Collector:
@@ -105,7 +126,8 @@ def dashboard(server) -> str:
         rows += f"<tr><th>{key}</th><td>{st[key]}</td></tr>"
     rates = ", ".join(f"{k} {v:.1f}" for k, v in st["rates"].items())
     summary = (f"{len(st['spiders'])} spiders; {st['hosts']['known']} hosts; {html.escape(rates)}"
-               + ("; <b>finished</b>" if st["finished"] else ""))
+               + ("; <b>finished</b>" if st["finished"] else "")
+               + (f"; waiting for {html.escape(', '.join(st['waiting_for']))}" if st["waiting_for"] else ""))
     return DASHBOARD.format(summary=summary, rows=rows)
 
 
