@@ -53,6 +53,8 @@ log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
+# Why a host's URLs count as deferred: it waits for a retry, not its pace.
+DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
 DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
 
 
@@ -181,6 +183,8 @@ class Crawl:
             self.politeness.park(host)  # its name is busy (maybe through another origin)
         else:
             self.politeness.schedule(host, max(now, host.next_ok))
+            if host.next_ok > now:
+                host.waiting = self._pace(host)
 
     # -- handing out ------------------------------------------------------------------
 
@@ -209,10 +213,7 @@ class Crawl:
         if blocked is not None:
             if blocked != float("inf"):
                 self.politeness.schedule(host, blocked)
-                if host.slow:
-                    host.waiting = Waiting.BACKOFF
-                elif host.delay > self.settings.delay:
-                    host.waiting = Waiting.CRAWL_DELAY
+                host.waiting = self._pace(host)
             return None
         if host.robots_jobs:
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
@@ -250,6 +251,13 @@ class Crawl:
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
+
+    def _pace(self, host: Origin) -> Waiting:
+        """Why `host`, in the heap, waits for its turn: a 429/5xx back-off, a
+        Crawl-delay longer than --delay, or (NONE) the plain --delay."""
+        if host.slow:
+            return Waiting.BACKOFF
+        return Waiting.CRAWL_DELAY if host.delay > self.settings.delay else Waiting.NONE
 
     def _address(self, host: Origin, now: float) -> bool:
         """True when `host` has an admitted address; else it waits or is drained."""
@@ -646,7 +654,16 @@ class Crawl:
         if (self.claims or self.dns_wanted or self.dns_running
                 or any(h.robots_jobs for h in self.frontier.origins.values())):
             return None
-        upcoming = self.next_fetch()
+        upcoming = self.frontier.next_delayed()
+        for host in self.frontier.origins.values():
+            if not host.queued:
+                continue
+            if host.waiting not in DEFERRING:
+                self._wake(host, now)  # in the heap already, normally
+                return None  # served at its pace (--delay, Crawl-delay): not a deferral
+            due = self._host_due(host, now)
+            if due is not None and (upcoming is None or due < upcoming):
+                upcoming = due
         if upcoming is not None and upcoming <= now + self.settings.linger:
             return None
         return "deferred retries"
@@ -669,8 +686,8 @@ class Crawl:
                 break
         hosts = []
         for host in fr.origins.values():
-            if not host.queued or (host.waiting is Waiting.NONE and not (host.in_heap and host.next_ok > now)):
-                continue  # nothing queued, or nothing holds it: it is served in turn
+            if not host.queued or host.waiting not in DEFERRING:
+                continue  # nothing queued, or it is served in turn
             due = self._host_due(host, now)
             hosts.append({"origin": host.origin, "urls": host.queued, "due": due,
                           "why": host.waiting.value or "delay"})

@@ -162,3 +162,21 @@ def test_max_time_ends_the_handouts_and_in_flight_work_finishes_first(tmp_path):
     assert c.take("s", 61.0) is None and c.finish_reason(61.0) is None  # `a` is still in flight
     c.done("s", _ok(a), 61.0)
     assert c.finish_reason(61.0) == "limit reached: --max-time 60"
+
+
+def test_a_host_paced_by_its_delay_is_waited_for_however_long(tmp_path):
+    c = _crawl(tmp_path, delay=100.0)  # longer than --linger: still the crawl's pace, not a deferral
+    c.add_seed("http://up.test/")
+    assert _run(c, 0.0, _pages) == ["http://up.test/robots.txt"]
+    assert c.finish_reason(0.0) is None
+    assert _run(c, 100.0, _pages) == ["http://up.test/"]
+    assert c.finish_reason(100.0) is None
+
+
+def test_the_rate_falls_to_zero_when_nothing_is_fetched():
+    from wreck.urlserver.http import rates
+
+    samples = [(t, 10 * t, 10 * t, 50 * t) for t in range(100, 131)]  # 10 pages/s until t=130
+    stats = {"handouts": 1300, "done": 1300, "discovered": 6500}
+    assert rates(samples, stats, 130.0)["done_per_s"] == 10.0
+    assert rates(samples, stats, 200.0)["done_per_s"] == 0.0  # nothing since: no frozen figure

@@ -62,13 +62,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         ], where.log("urlserver"))  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
-        status_url = url.read_line(URLSERVER_STATUS).rstrip("/") + "/status"
+        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
+        status_url = dashboard + "status"
         url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency)], where.log("spider"))
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
+        console.print(f"WRECK: dashboard at {dashboard}", highlight=False)
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
