@@ -24,6 +24,7 @@ import logging
 import time
 from urllib.parse import unquote
 
+from wreck.options import size_text
 from wreck.protocol import Assignment, Done
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
@@ -624,7 +625,7 @@ class Crawl:
             if s.max_total_pages and self.frontier.counts["FETCHED"] >= s.max_total_pages:
                 self.limit = f"--max-total-pages {s.max_total_pages}"
             elif s.max_bytes and self.bytes_fetched >= s.max_bytes:
-                self.limit = f"--max-bytes {s.max_bytes}"
+                self.limit = f"--max-bytes {size_text(s.max_bytes)}"
             elif s.max_time and now - self.started >= s.max_time:
                 self.limit = f"--max-time {s.max_time:g}"
             if self.limit is not None:

@@ -167,8 +167,8 @@ class Settings:
                                  group=RETRIES)
     max_retries: int = setting(5, help="Tries of a URL that keeps failing transiently", unit="tries",
                                  min=0, group=RETRIES)
-    linger: float = setting(60.0, help="With --exit-when-done: end when nothing is fetchable within this; "
-                                       "retries due later stay deferred for the next run", **DURATION, min=0,
+    linger: float = setting(60.0, help="A one-shot crawl (--exit-when-done) ends when nothing is fetchable "
+                                       "within this; retries due later stay deferred for the next run", **DURATION, min=0,
                             group=RETRIES)
     # feeds and sitemaps (README.md, Feeds)
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
@@ -225,7 +225,8 @@ class Settings:
                                            "--max-pages)", unit="pages", min=0, default_help="no limit", group=LIMITS)
     max_time: float = setting(0.0, help="End the crawl after this much wall time (this run's)", **DURATION, min=0,
                               default_help="no limit", group=LIMITS)
-    max_bytes: int = setting(0, help="End the crawl once this many body bytes are fetched in all", parse=parse_size,
+    max_bytes: int = setting(0, help="End the crawl once this many bytes of documents (headers and bodies) are "
+                                     "fetched in all", parse=parse_size,
                              show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS)
 
     def __post_init__(self) -> None:

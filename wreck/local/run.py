@@ -70,7 +70,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False)  # fmt: skip
-        console.print(f"WRECK: dashboard at {dashboard}", highlight=False)
+        console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
@@ -102,7 +102,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     final = _final_status(url)  # as committed, unlike the last /status
     if final is not None:
         last = final
-    console.print(summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished), markup=False)
+    text = summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished)
+    console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     return 0 if finished else EXIT_INTERRUPTED
 
 
