@@ -138,9 +138,14 @@ def dashboard(server) -> str:
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in st["urls"].items())
     for key in ("queued", "in_flight", "delayed_retries", "dns_cache", "robots_cache"):
         rows += f"<tr><th>{key}</th><td>{st[key]}</td></tr>"
+    deferred = st["deferred"]
+    if deferred["urls"]:
+        until = time.strftime("%H:%M:%S", time.localtime(deferred["until"])) if deferred["until"] else "-"
+        rows += f"<tr><th>deferred</th><td>{deferred['urls']} until {until}</td></tr>"
     rate_text = ", ".join(f"{k} {v:.1f}" for k, v in st["rates"].items())
     summary = (f"{len(st['spiders'])} spiders; {st['hosts']['known']} hosts; {html.escape(rate_text)}"
                + ("; <b>finished</b>" if st["finished"] else "")
+               + (f"; ended: {html.escape(st['finish_reason'])}" if st["finish_reason"] else "")
                + (f"; waiting for {html.escape(', '.join(st['waiting_for']))}" if st["waiting_for"] else ""))
     return DASHBOARD.format(summary=summary, rows=rows)
 

@@ -180,3 +180,46 @@ def test_the_rate_falls_to_zero_when_nothing_is_fetched():
     stats = {"handouts": 1300, "done": 1300, "discovered": 6500}
     assert rates(samples, stats, 130.0)["done_per_s"] == 10.0
     assert rates(samples, stats, 200.0)["done_per_s"] == 0.0  # nothing since: no frozen figure
+
+
+def test_the_server_ends_a_one_shot_crawl_with_its_reason_and_status_says_it(tmp_path):
+    import asyncio
+
+    from tests.urlserver_helpers import FakeSpider, running, settings_for, until
+    from wreck.urlserver.http import status
+
+    def answer(a):
+        if a.url.endswith("/robots.txt"):
+            return Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1)
+        if a.url.endswith("/busy"):
+            return Done(a.trans_id, Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, 1, retry_after=3600)
+        return _ok(a)
+
+    async def main():
+        settings = settings_for(tmp_path, exit_when_done=True, linger=1.0, hosts_file=None)
+        async with running(settings, ["http://127.0.0.1:9/", "http://127.0.0.1:9/busy"]) as (server, addr):
+            spider = FakeSpider(addr, respond=answer)
+            await spider.start()
+            await asyncio.wait_for(server.finished.wait(), 10)
+            await until(lambda: spider.byes)
+            st = status(server)
+            await spider.close()
+            return st
+
+    st = asyncio.run(main())
+    assert st["finish_reason"] == "deferred retries" and st["urls"]["FETCHED"] == 1
+    assert st["deferred"]["urls"] == 1 and st["deferred"]["sample"][0]["url"] == "http://127.0.0.1:9/busy"
+
+
+def test_a_crawl_stopped_from_outside_says_interrupted(tmp_path):
+    import asyncio
+
+    from tests.urlserver_helpers import running, settings_for
+    from wreck.urlserver.http import status
+
+    async def main():
+        async with running(settings_for(tmp_path, exit_when_done=True), ["http://127.0.0.1:9/"]) as (server, _):
+            await server.stop()
+            return status(server)
+
+    assert asyncio.run(main())["finish_reason"] == "interrupted"
