@@ -114,8 +114,9 @@ class Settings:
                                        above=0, group=SERVER)
     handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, **DURATION,
                                        help="Time a connection has to complete its handshake", above=0, group=SERVER)
-    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending (feeds' and recrawls' "
-                                                             "future fetches do not count)")
+    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending, or nothing is "
+                                                             "fetchable within --linger (feeds' and recrawls' future "
+                                                             "fetches do not count)")
     map_size: int = setting(DEFAULT_MAP_SIZE, help="LMDB map size (address space, not disk)", parse=parse_size,
                             show=size_text, above=0, metavar="SIZE", group=SERVER)
     sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", group=SERVER)
