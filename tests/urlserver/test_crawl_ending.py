@@ -223,3 +223,12 @@ def test_a_crawl_stopped_from_outside_says_interrupted(tmp_path):
             return status(server)
 
     assert asyncio.run(main())["finish_reason"] == "interrupted"
+
+
+def test_max_time_counts_each_run_so_a_resume_continues(tmp_path):
+    c = _crawl(tmp_path, max_time=60.0)
+    c.add_seed("http://up.test/")
+    assert c.take("s", 61.0) is None and c.finish_reason(61.0) == "limit reached: --max-time 60"
+    c.close()
+    c = _crawl(tmp_path, now=100.0, max_time=600.0)  # started again, with a higher limit
+    assert "http://up.test/" in _run(c, 100.0, _pages)
