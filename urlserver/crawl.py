@@ -109,7 +109,7 @@ class Crawl:
         self._now = clock()
         self.started = self._now  # --max-time counts this run's wall time
         self.limit: str | None = None  # the global limit reached, once it is
-        with self.db.begin() as txn:  # body bytes fetched in all runs, for --max-bytes
+        with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
             self.bytes_fetched = self.db.counter(txn, BYTES_COUNTER, default=0)
         self._requeue_claims()
         for host in self.frontier.origins.values():

@@ -74,7 +74,7 @@ def status(server) -> dict:
         "finished": crawl.finished(),
         # why the crawl ended (None while it runs): done, limit reached: FLAG N,
         # deferred retries, interrupted
-        "finish_reason": getattr(server, "finish_reason", None),
+        "finish_reason": server.finish_reason,
         "limit": crawl.limit,
         "bytes_fetched": crawl.bytes_fetched,
         "deferred": crawl.deferred(now),

@@ -58,5 +58,6 @@ def test_the_summary_names_the_finish_reason_the_top_errors_and_the_deferred_url
 
 def test_the_line_says_what_the_crawl_waits_for_when_nothing_is_in_flight():
     idle = {**STATUS, "in_flight": 0, "rates": {"done_per_s": 0.0}, "waiting_for": ["robots retry", "backoff"]}
-    assert line(idle, STORE, 9.0).endswith("waiting for robots retry, backoff") and "0 pages/s" in line(idle, STORE, 9.0)
+    text = line(idle, STORE, 9.0)
+    assert text.endswith("waiting for robots retry, backoff") and "0 pages/s" in text
     assert "waiting for" not in line({**idle, "in_flight": 2}, STORE, 9.0)
