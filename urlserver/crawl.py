@@ -57,6 +57,7 @@ BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, su
 # Why a host's URLs count as deferred: it waits for a retry, not its pace.
 DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
 DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
+DEFERRED_SCAN = 10_000  # delayed entries looked at for them (feeds' polls sit among the retries)
 
 
 class Crawl:
@@ -676,15 +677,17 @@ class Crawl:
         fr, txn = self.frontier, self.frontier.txn
         sample: list[dict] = []
         earliest = None
-        for key, value in txn.cursor(db=self.db.delayed):
-            due = d.delayed_due(key)
-            if not self.feeds.is_feed(txn, d.delayed_fp(key)) and self.recrawl is None:
+        # Delayed entries sort by due time; with --recrawl most are next visits, not retries.
+        scan = txn.cursor(db=self.db.delayed) if self.recrawl is None and fr.counts["FETCH_ERROR"] else ()
+        for looked, (key, value) in enumerate(scan):
+            if len(sample) >= DEFERRED_SAMPLE or looked >= DEFERRED_SCAN:
+                break
+            if not self.feeds.is_feed(txn, d.delayed_fp(key)):  # a feed's next poll is no deferral
+                due = d.delayed_due(key)
                 url = d.unpack_entry(d.unpack_held(value)[1])[3]
                 rec = fr.record(d.delayed_fp(key))
                 sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
                 earliest = due if earliest is None else min(earliest, due)
-            if len(sample) >= DEFERRED_SAMPLE:
-                break
         hosts = []
         for host in fr.origins.values():
             if not host.queued or host.waiting not in DEFERRING:
