@@ -105,4 +105,5 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
     revisit = revisit_fields(result, got.specific) if kind is None else {}
     if not got.success:
         return Report(got, (), record, revisit)
-    return Report(got, page_links.outlinks, record, {**extra, **revisit})
+    # size=: the record's octets, for the urlserver's --max-bytes (docs/protocol.txt 5.5)
+    return Report(got, page_links.outlinks, record, {**extra, **revisit, "size": str(len(document))})

@@ -69,6 +69,7 @@ class UrlSession:
         self.loop = asyncio.get_running_loop()
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.done_count = 0
+        self.bye: str | None = None  # the urlserver's BYE reason: its close is then a normal end
 
     async def run(self) -> BaseException | None:
         """Serve until the connection closes; returns its PeerError (or None)."""
@@ -94,6 +95,7 @@ class UrlSession:
                 self.fetcher.cancel(event.trans_id)
                 self._refill()
         elif kind is Bye:
+            self.bye = event.reason
             LOG.info("urlserver says goodbye (%s)", event.reason)
         elif kind is not Idle:
             LOG.warning("unexpected %s from the urlserver", kind.__name__)

@@ -52,6 +52,9 @@ class Worker:
     async def run(self) -> int:
         backoff = Backoff()
         what = f"urlserver {self.options.connect}"
+        # After the urlserver's BYE its close and absence are a normal end (a
+        # finished crawl), not trouble: say so at INFO until it is back.
+        quiet = False
         try:
             while not self.stopping.is_set():
                 conn = ControlConnection(Role.CLIENT, secret=self.options.secret,
@@ -68,10 +71,11 @@ class Worker:
                     return EXIT_REFUSED
                 except PeerError as exc:
                     delay = backoff.delay()
-                    LOG.warning("%s; retrying in %.1f s", exc, delay)
+                    LOG.log(logging.INFO if quiet else logging.WARNING, "%s; retrying in %.1f s", exc, delay)
                     await self._sleep(delay)
                     continue
                 backoff.reset()
+                quiet = False
                 LOG.info("connected to %s: stores %s, timeout_req %d ms, max_doc_size %d",
                          what, ",".join(settings.store), settings.timeout_req_ms, settings.max_doc_size)
                 self.session = UrlSession(peer, settings, self._stores_for(settings),
@@ -86,9 +90,11 @@ class Worker:
                 if isinstance(error, Refused):
                     LOG.error("%s. Giving up.", error)
                     return EXIT_REFUSED
+                quiet = self.session.bye is not None
                 if not self.stopping.is_set():
                     delay = backoff.delay()
-                    LOG.warning("%s; reconnecting in %.1f s", error or f"{what} closed", delay)
+                    text = f"{what} finished ({self.session.bye})" if quiet else error or f"{what} closed"
+                    LOG.log(logging.INFO if quiet else logging.WARNING, "%s; reconnecting in %.1f s", text, delay)
                     await self._sleep(delay)
             if self.refused is not None:
                 LOG.error("giving up: a store server refused this spider")

@@ -6,7 +6,11 @@
 # skipping what robots.txt disallows. done()/working()/expire()/spider_gone()
 # close or extend transactions and schedule what follows (retry.py, urlstate.py);
 # feeds (feeds.py) and sitemaps (sitemaps.py) hook into the handout (kind=)
-# and the DONE of their URLs.
+# and the DONE of their URLs. finish_reason() says when a one-shot crawl
+# (--exit-when-done) ends and why: done; a global limit reached (the
+# handouts stop, the transactions in flight end); or nothing fetchable
+# within --linger, the retries due later kept with their due times for the
+# next run (deferred()).
 # Every change is in the frontier's write transaction: commit() before the
 # assignments it made are written to a socket. The engine is given an open
 # db.Db (Crawl.open() opens one from the settings); its public methods
@@ -20,6 +24,7 @@ import logging
 import time
 from urllib.parse import unquote
 
+from wreck.options import size_text
 from wreck.protocol import Assignment, Done
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
@@ -48,6 +53,11 @@ from .urlstate import UrlEvent, UrlState, can
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
+BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
+# Why a host's URLs count as deferred: it waits for a retry, not its pace.
+DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
+DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
+DEFERRED_SCAN = 10_000  # delayed entries looked at for them (feeds' polls sit among the retries)
 
 
 class Crawl:
@@ -98,6 +108,10 @@ class Crawl:
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
+        self.started = self._now  # --max-time counts this run's wall time
+        self.limit: str | None = None  # the global limit reached, once it is
+        with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
+            self.bytes_fetched = self.db.counter(txn, BYTES_COUNTER, default=0)
         self._requeue_claims()
         for host in self.frontier.origins.values():
             if host.queued:
@@ -171,6 +185,8 @@ class Crawl:
             self.politeness.park(host)  # its name is busy (maybe through another origin)
         else:
             self.politeness.schedule(host, max(now, host.next_ok))
+            if host.next_ok > now:
+                host.waiting = self._pace(host)
 
     # -- handing out ------------------------------------------------------------------
 
@@ -178,6 +194,8 @@ class Crawl:
     def take(self, spider, now: float) -> Assignment | None:
         """The next assignment for `spider` whose time has come, claimed; or None."""
         self._now = now
+        if self.limit_reached(now) is not None:
+            return None  # a global limit: nothing more is handed out, this run
         self.frontier.release_due(now)
         pol = self.politeness
         while (host := pol.pop_due(now)) is not None:
@@ -190,12 +208,14 @@ class Crawl:
         return None
 
     def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
+        host.waiting = Waiting.NONE  # out of the heap now: whatever held it is decided again below
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
         if blocked is not None:
             if blocked != float("inf"):
                 self.politeness.schedule(host, blocked)
+                host.waiting = self._pace(host)
             return None
         if host.robots_jobs:
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
@@ -233,6 +253,13 @@ class Crawl:
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
+
+    def _pace(self, host: Origin) -> Waiting:
+        """Why `host`, in the heap, waits for its turn: a 429/5xx back-off, a
+        Crawl-delay longer than --delay, or (NONE) the plain --delay."""
+        if host.slow:
+            return Waiting.BACKOFF
+        return Waiting.CRAWL_DELAY if host.delay > self.settings.delay else Waiting.NONE
 
     def _address(self, host: Origin, now: float) -> bool:
         """True when `host` has an admitted address; else it waits or is drained."""
@@ -374,10 +401,14 @@ class Crawl:
         self.claims.forget(fr.txn, claim.trans_id)
         rec = fr.record(fp)
         rec.tries += 1
-        step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries)
+        step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries,
+                          backoff_max=s.backoff_max)
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED
+        if fetched:
+            self.bytes_fetched += _size(event)
+            self.db.set_counter(fr.txn, BYTES_COUNTER, self.bytes_fetched)
         if feed is None and "feed" in event.extra and fetched:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
         if feed is not None and fetched:
@@ -413,14 +444,23 @@ class Crawl:
         PENDING until its next fetch (feeds.py decides when)."""
         fr, fp = self.frontier, claim.fp
         got = self.feeds.fetched(fr.txn, fp, feed, event, now)
-        rec.tries = rec.doc_id = 0
-        fr.move(fp, UrlEvent.FEED_FETCHED, got.reason, rec=rec)
-        fr.delay(claim.host, claim.entry, got.due)
+        if self._polls(feed):
+            rec.tries = rec.doc_id = 0
+            fr.move(fp, UrlEvent.FEED_FETCHED, got.reason, rec=rec)
+            fr.delay(claim.host, claim.entry, got.due)
+        else:  # found by its content in a one-shot crawl: fetched once, its stories followed
+            fr.move(fp, UrlEvent.FETCHED, "feed: fetched once (not polled: not named by --feeds or feed:)",
+                    rec=rec)
         self.stats["feed_fetches"] += 1
         self.stats["feed_redundant"] += got.redundant
         self.stats["feed_stories"] += got.stories
         fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
         self.stats["discovered"] += len(got.discover)
+
+    def _polls(self, feed) -> bool:
+        """Whether `feed` is fetched again and again: one the operator named
+        (--feeds, feed:), or any feed in a continuous crawl or with --recrawl."""
+        return feed.marked or not self.settings.exit_when_done or self.recrawl is not None
 
     def _host_answered(self, host: Origin, event: Done, now: float) -> None:
         """Politeness and HEAD knowledge from one page answer of `host`."""
@@ -554,6 +594,8 @@ class Crawl:
         times = [self.claims.next_deadline()]
         if serving:
             times += [self.politeness.next_time(), self.frontier.next_delayed()]
+            if self.settings.max_time and self.limit is None:
+                times.append(self.started + self.settings.max_time)
         times = [t for t in times if t is not None]
         return min(times) if times else None
 
@@ -573,3 +615,101 @@ class Crawl:
         if self.recrawl is not None:
             return not self.frontier.counts["FETCH_ERROR"]
         return self.feeds.only_feeds_delayed(self.frontier.txn)
+
+    # -- the end of a one-shot crawl (--exit-when-done) ------------------------------------
+
+    def limit_reached(self, now: float) -> str | None:
+        """The global limit this run has reached ('--max-total-pages 100'...), or None.
+        Once reached it stays so for this run: a later start with a higher one continues."""
+        if self.limit is None:
+            s = self.settings
+            if s.max_total_pages and self.frontier.counts["FETCHED"] >= s.max_total_pages:
+                self.limit = f"--max-total-pages {s.max_total_pages}"
+            elif s.max_bytes and self.bytes_fetched >= s.max_bytes:
+                self.limit = f"--max-bytes {size_text(s.max_bytes)}"
+            elif s.max_time and now - self.started >= s.max_time:
+                self.limit = f"--max-time {s.max_time:g}"
+            if self.limit is not None:
+                log.warning("event=limit_reached limit=%r in_flight=%d: handing out nothing more",
+                            self.limit, len(self.claims))
+        return self.limit
+
+    @translate_errors
+    def next_fetch(self) -> float | None:
+        """When something may next be handed out: a host's turn, a retry's due time."""
+        times = [t for t in (self.politeness.next_time(), self.frontier.next_delayed()) if t is not None]
+        return min(times) if times else None
+
+    @translate_errors
+    def finish_reason(self, now: float, *, one_shot: bool = True) -> str | None:
+        """Why a one-shot crawl ends now, or None while it goes on: 'done',
+        'limit reached: FLAG N' (once the transactions in flight have ended),
+        or 'deferred retries' when nothing is fetchable within --linger and
+        URLs wait for a retry (robots.txt 5xx, 503, timeouts, back-off):
+        they stay in the frontier with their due times, for the next run."""
+        if self.limit_reached(now) is not None:
+            return None if self.claims else f"limit reached: {self.limit}"
+        if not one_shot:
+            return None  # a continuous crawl ends on a limit or from outside
+        if self.finished():
+            return "done"
+        if (self.claims or self.dns_wanted or self.dns_running
+                or any(h.robots_jobs for h in self.frontier.origins.values())):
+            return None
+        upcoming = self.frontier.next_delayed()
+        for host in self.frontier.origins.values():
+            if not host.queued:
+                continue
+            if host.waiting not in DEFERRING:
+                self._wake(host, now)  # in the heap already, normally
+                return None  # served at its pace (--delay, Crawl-delay): not a deferral
+            due = self._host_due(host, now)
+            if due is not None and (upcoming is None or due < upcoming):
+                upcoming = due
+        if upcoming is not None and upcoming <= now + self.settings.linger:
+            return None
+        return "deferred retries"
+
+    @translate_errors
+    def deferred(self, now: float) -> dict:
+        """What waits for a later turn: URLs queued on hosts that cannot be
+        served yet and retries, how many, the earliest due time and a few of them."""
+        fr, txn = self.frontier, self.frontier.txn
+        sample: list[dict] = []
+        earliest = None
+        # Delayed entries sort by due time; with --recrawl most are next visits, not retries.
+        scan = txn.cursor(db=self.db.delayed) if self.recrawl is None and fr.counts["FETCH_ERROR"] else ()
+        for looked, (key, value) in enumerate(scan):
+            if len(sample) >= DEFERRED_SAMPLE or looked >= DEFERRED_SCAN:
+                break
+            if not self.feeds.is_feed(txn, d.delayed_fp(key)):  # a feed's next poll is no deferral
+                due = d.delayed_due(key)
+                url = d.unpack_entry(d.unpack_held(value)[1])[3]
+                rec = fr.record(d.delayed_fp(key))
+                sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
+                earliest = due if earliest is None else min(earliest, due)
+        hosts = []
+        for host in fr.origins.values():
+            if not host.queued or host.waiting not in DEFERRING:
+                continue  # nothing queued, or it is served in turn
+            due = self._host_due(host, now)
+            hosts.append({"origin": host.origin, "urls": host.queued, "due": due,
+                          "why": host.waiting.value or "delay"})
+            if due is not None:
+                earliest = due if earliest is None else min(earliest, due)
+        retries = fr.counts["FETCH_ERROR"]
+        return {"urls": retries + sum(h["urls"] for h in hosts), "retries": retries, "until": earliest,
+                "hosts": hosts[:DEFERRED_SAMPLE], "sample": sample}
+
+    def _host_due(self, host: Origin, now: float) -> float | None:
+        """When `host` may be served next: its robots.txt retry, else its politeness slot."""
+        rules = host.robots.rules
+        if host.waiting is Waiting.ROBOTS_RETRY and rules is not None:
+            return rules.record.expires
+        return max(now, host.next_ok) if host.in_heap else None
+
+
+def _size(event: Done) -> int:
+    """The size= of a FETCHED DONE (docs/protocol.txt 5.5); 0 when absent or not a number."""
+    text = event.extra.get("size", "")
+    return int(text) if text.isdigit() and len(text) <= 15 else 0

@@ -24,6 +24,25 @@ from .politeness import Waiting
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192
 READ_TIMEOUT = 5.0
+# Rates are taken over about this much recent time, up to now: a crawl that
+# fetches nothing shows 0/s within it rather than its last busy figure.
+RATE_WINDOW_S = 10.0
+
+
+def rates(samples, stats: dict, now: float) -> dict[str, float]:
+    """Handouts, DONEs and links per second from the samples (time, handouts,
+    done, discovered; oldest first) to the counters now."""
+    base = None
+    for sample in samples:
+        if base is None or sample[0] <= now - RATE_WINDOW_S:
+            base = sample
+        else:
+            break
+    if base is None or now - base[0] <= 0.5:  # too short a span to say anything
+        return {}
+    span = now - base[0]
+    return {"handouts_per_s": (stats["handouts"] - base[1]) / span, "done_per_s": (stats["done"] - base[2]) / span,
+            "links_per_s": (stats["discovered"] - base[3]) / span}
 
 
 def status(server) -> dict:
@@ -34,14 +53,9 @@ def status(server) -> dict:
     for host in fr.origins.values():
         if host.waiting is not Waiting.NONE:
             waiting[host.waiting.value] = waiting.get(host.waiting.value, 0) + 1
-    rates = {}
-    if len(server.samples) >= 2:
-        (t0, h0, d0, l0), (t1, h1, d1, l1) = server.samples[0], server.samples[-1]
-        span = max(t1 - t0, 1e-9)
-        rates = {"handouts_per_s": (h1 - h0) / span, "done_per_s": (d1 - d0) / span,
-                 "links_per_s": (l1 - l0) / span}
+    now = time.time()
     return {
-        "time": time.time(),
+        "time": now,
         "urls": dict(fr.counts),
         "queued": fr.queued_total,
         "delayed_retries": fr.delayed_total,
@@ -49,7 +63,7 @@ def status(server) -> dict:
         "in_flight_by_spider": crawl.claims.per_spider(),
         "spiders": [s.name for s in server.spiders if s.conn.opened],  # not peers still in their handshake
         "hosts": {"known": len(fr.origins), "ready": len(crawl.politeness), "waiting": waiting},
-        "rates": rates,
+        "rates": rates(server.samples, crawl.stats, now),
         "counters": {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})},
         "errors_by_kind": dict(crawl.errors_by_kind),
         "filtered_by": dict(fr.filtered_by),
@@ -58,7 +72,28 @@ def status(server) -> dict:
         "robots_cache": sum(1 for h in fr.origins.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
+        # why the crawl ended (None while it runs): done, limit reached: FLAG N,
+        # deferred retries, interrupted
+        "finish_reason": server.finish_reason,
+        "limit": crawl.limit,
+        "bytes_fetched": crawl.bytes_fetched,
+        "deferred": crawl.deferred(now),
+        "waiting_for": waiting_for(crawl, waiting),
     }
+
+
+def waiting_for(crawl, waiting: dict[str, int]) -> list[str]:
+    """What the crawl waits for when nothing is in flight, most origins
+    first ('robots retry', 'backoff', 'crawl-delay', 'dns', 'retry'...); []
+    while something is in flight."""
+    if len(crawl.claims):
+        return []
+    reasons = sorted(waiting, key=lambda k: -waiting[k])
+    if crawl.frontier.counts["FETCH_ERROR"]:
+        reasons.append("retry")
+    if crawl.limit is not None:
+        reasons.insert(0, f"limit reached ({crawl.limit})")
+    return reasons
 
 
 class _Collector:
@@ -103,9 +138,15 @@ def dashboard(server) -> str:
     rows = "".join(f"<tr><th>{html.escape(k)}</th><td>{v}</td></tr>" for k, v in st["urls"].items())
     for key in ("queued", "in_flight", "delayed_retries", "dns_cache", "robots_cache"):
         rows += f"<tr><th>{key}</th><td>{st[key]}</td></tr>"
-    rates = ", ".join(f"{k} {v:.1f}" for k, v in st["rates"].items())
-    summary = (f"{len(st['spiders'])} spiders; {st['hosts']['known']} hosts; {html.escape(rates)}"
-               + ("; <b>finished</b>" if st["finished"] else ""))
+    deferred = st["deferred"]
+    if deferred["urls"]:
+        until = time.strftime("%H:%M:%S", time.localtime(deferred["until"])) if deferred["until"] else "-"
+        rows += f"<tr><th>deferred</th><td>{deferred['urls']} until {until}</td></tr>"
+    rate_text = ", ".join(f"{k} {v:.1f}" for k, v in st["rates"].items())
+    summary = (f"{len(st['spiders'])} spiders; {st['hosts']['known']} hosts; {html.escape(rate_text)}"
+               + ("; <b>finished</b>" if st["finished"] else "")
+               + (f"; ended: {html.escape(st['finish_reason'])}" if st["finish_reason"] else "")
+               + (f"; waiting for {html.escape(', '.join(st['waiting_for']))}" if st["waiting_for"] else ""))
     return DASHBOARD.format(summary=summary, rows=rows)
 
 

@@ -36,6 +36,8 @@ class Waiting(enum.Enum):
     ROBOTS_RETRY = "robots retry"  # its robots.txt was unreachable; waits for the retry
     HOST = "host"  # its name's slot is full (--host-concurrency)
     IP = "ip"  # its address's slot is full (--ip-concurrency)
+    BACKOFF = "backoff"  # it answered 429/5xx: its delay is doubled until it answers normally
+    CRAWL_DELAY = "crawl-delay"  # its robots.txt Crawl-delay, longer than --delay, holds it
 
     __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
 

@@ -2,9 +2,11 @@
 # status, docs/protocol.txt) -> the URL's event (urlstate.py moves its
 # state), and when to try again. FETCHED and REDIRECTION are done (the
 # redirect target is scheduled as a discovered URL one hop further);
-# FETCH_ERROR is retried after retry_delay * 2^(tries-1) (an hour by
-# default, doubling), never sooner than Retry-After (RFC 9110 10.2.3),
-# until max_retries tries; ERROR is terminal.
+# FETCH_ERROR is retried after the server's Retry-After when it sent one
+# (RFC 9110 10.2.3), bounded to [RETRY_AFTER_MIN, backoff_max] so that a
+# server can neither make us hammer it nor park a URL for a day; else after
+# retry_delay * 2^(tries-1) (an hour by default, doubling); until
+# max_retries tries. ERROR is terminal.
 """Status -> URL event and retry time."""
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import msgspec
 from wreck.protocol import Done, Status
 
 from .urlstate import UrlEvent
+
+RETRY_AFTER_MIN = 1.0  # seconds: a Retry-After of 0 would be a retry loop
 
 
 class Step(msgspec.Struct, frozen=True):
@@ -35,7 +39,8 @@ def describe(done: Done) -> str:
     return text
 
 
-def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_retries: int) -> Step:
+def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_retries: int,
+               backoff_max: float = 600.0) -> Step:
     """The step for a URL that has now been tried `tries` times (this one included)."""
     status = done.status
     if status is Status.FETCHED:
@@ -45,11 +50,17 @@ def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_re
     if status is Status.FETCH_ERROR:
         if tries >= max_retries:
             return Step(UrlEvent.RETRIES_EXHAUSTED, reason=f"{describe(done)} after {tries} tries")
-        wait = retry_delay * 2 ** (tries - 1)
         if done.retry_after is not None:
-            wait = max(wait, float(done.retry_after))
+            wait = retry_after_wait(done.retry_after, backoff_max)
+        else:
+            wait = retry_delay * 2 ** (tries - 1)
         return Step(UrlEvent.FETCH_FAILED, reason=describe(done), retry_at=now + wait)
     return Step(UrlEvent.FAILED, reason=describe(done))
+
+
+def retry_after_wait(retry_after: float, backoff_max: float) -> float:
+    """A server's Retry-After, bounded to [RETRY_AFTER_MIN, backoff_max]."""
+    return min(max(float(retry_after), RETRY_AFTER_MIN), max(backoff_max, RETRY_AFTER_MIN))
 
 
 def slows_host(done: Done) -> bool:

@@ -5,6 +5,10 @@
 # lookups, take assignments for spiders with credit (round robin), commit
 # them to LMDB, and only then write them. The timer is set for the engine's
 # next wakeup (a host's turn, a claim's deadline, a retry), so nothing polls.
+# With --exit-when-done the pump ends the crawl when the engine gives a
+# finish reason (Crawl.finish_reason: done, a limit, deferred retries); a
+# global limit ends even a continuous crawl. The spiders are sent BYE with
+# the reason, and /status keeps it (an interrupted crawl says so).
 # With --url-filter-cmd, a DONE with links waits in the FilterStage until the
 # command has answered, while every other spider is served (filterstage.py).
 """UrlServer: listener, spider connections, the pump."""
@@ -124,6 +128,7 @@ class UrlServer:
                                             apply=self._apply_held)
         # Set when the crawl state could not be written (see state_unwritable).
         self.broken: StateError | None = None
+        self.finish_reason: str | None = None  # why the crawl ended ('interrupted' if stopped from outside)
 
     @property
     def spiders(self) -> list[ControlPeer]:
@@ -156,6 +161,8 @@ class UrlServer:
     async def stop(self) -> None:
         """Stop accepting, close every spider (its claims go back), commit."""
         self.stopping = True  # no pump after this: the caller closes the crawl next
+        if self.finish_reason is None:
+            self.finish_reason = "interrupted"
         if self._timer:
             self._timer.cancel()
         for task in list(self._tasks):
@@ -250,8 +257,9 @@ class UrlServer:
         for spider, chunks in outgoing.items():
             spider.write(b"".join(chunks))
         self._sample(now)
-        if self.settings.exit_when_done and crawl.finished():
-            self._finish()
+        reason = crawl.finish_reason(now, one_shot=self.settings.exit_when_done)
+        if reason is not None:
+            self._finish(reason)
             return
         self._idle_hints(now)
         self._arm_timer(now)
@@ -297,8 +305,9 @@ class UrlServer:
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(max(0.0, wake - now) + 0.001, self.request_pump)
 
-    def _finish(self) -> None:
-        log.info("event=crawl_finished counts=%s", self.crawl.frontier.counts)
+    def _finish(self, reason: str) -> None:
+        self.finish_reason = reason
+        log.info("event=crawl_finished reason=%r counts=%s", reason, self.crawl.frontier.counts)
         for spider in list(self.spiders):
             if spider.opened:  # one still in its handshake cannot be sent BYE (docs/protocol.txt 3.1)
                 spider.send(Bye("done"))

@@ -45,6 +45,7 @@ _PRODUCT_TOKEN = re.compile(r"[a-zA-Z_-]+")  # RFC 9309 2.2.1
 # --help panels
 SERVER, POLITENESS, SCOPE, RETRIES = "Server", "Politeness", "Scope and traps", "Transactions and retries"
 FEEDS, RECRAWL, DNS, PLUGINS = "Feeds and sitemaps", "Recrawl", "DNS and addresses", "Plugins"
+LIMITS = "Global limits"
 
 
 def _cidrs(values: tuple[str, ...]) -> str | None:
@@ -113,8 +114,9 @@ class Settings:
                                        above=0, group=SERVER)
     handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, **DURATION,
                                        help="Time a connection has to complete its handshake", above=0, group=SERVER)
-    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending (feeds' and recrawls' "
-                                                             "future fetches do not count)")
+    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending, or nothing is "
+                                                             "fetchable within --linger (feeds' and recrawls' future "
+                                                             "fetches do not count)")
     map_size: int = setting(DEFAULT_MAP_SIZE, help="LMDB map size (address space, not disk)", parse=parse_size,
                             show=size_text, above=0, metavar="SIZE", group=SERVER)
     sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", group=SERVER)
@@ -166,6 +168,9 @@ class Settings:
                                  group=RETRIES)
     max_retries: int = setting(5, help="Tries of a URL that keeps failing transiently", unit="tries",
                                  min=0, group=RETRIES)
+    linger: float = setting(60.0, help="A one-shot crawl (--exit-when-done) ends when nothing is fetchable "
+                                       "within this; retries due later stay deferred for the next run", **DURATION, min=0,
+                            group=RETRIES)
     # feeds and sitemaps (README.md, Feeds)
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
                                        **DURATION, above=0, group=FEEDS)
@@ -215,6 +220,15 @@ class Settings:
                                         **DURATION, above=0, group=PLUGINS)
     stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", **DURATION,
                                     above=0, group=PLUGINS)
+    # global limits (0: none); reaching one stops the handouts, lets the
+    # transactions in flight end, and finishes with it as the reason
+    max_total_pages: int = setting(0, help="End the crawl once this many pages are fetched in all (not per host: "
+                                           "--max-pages)", unit="pages", min=0, default_help="no limit", group=LIMITS)
+    max_time: float = setting(0.0, help="End the crawl after this much wall time (this run's)", **DURATION, min=0,
+                              default_help="no limit", group=LIMITS)
+    max_bytes: int = setting(0, help="End the crawl once this many bytes of documents (headers and bodies) are "
+                                     "fetched in all", parse=parse_size,
+                             show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS)
 
     def __post_init__(self) -> None:
         """Refuse impossible values: every field's bounds, then the rules

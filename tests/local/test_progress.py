@@ -34,3 +34,30 @@ def test_the_progress_line_and_a_store_not_there_yet(tmp_path):
     text = line(STATUS, STORE, 7.0)
     assert "fetched 40" in text and "12 pages/s" in text and "frontier 5" in text and "in flight 3" in text
     assert "hosts 4" in text and "errors: HTTP_ERROR 2" in text and "stored 1.5 MB" in text
+
+
+def test_the_summary_names_the_finish_reason_the_top_errors_and_the_deferred_urls(tmp_path):
+    errors = {"HTTP_ERROR": 9, "DNS": 7, "TIMEOUT": 5, "TLS": 3, "REFUSED": 2, "ROBOTS_UNREACHABLE": 1,
+              "TOO_BIG": 1}
+    deferred = {"urls": 3, "retries": 1, "until": 1_000_000.0,
+                "sample": [{"url": "http://busy.test/503", "due": 1_000_000.0, "why": "HTTP_ERROR (HTTP 503)"}],
+                "hosts": [{"origin": "http://down.test", "urls": 2, "due": 1_000_060.0, "why": "robots retry"}]}
+    st = {**STATUS, "errors_by_kind": errors, "finish_reason": "deferred retries", "deferred": deferred}
+    text = summary(st, STORE, 3.0, Layout(tmp_path), finished=True)
+    assert text.startswith("Crawl ended in 3.0 s.\n  finish reason: deferred retries")
+    assert "errors: HTTP_ERROR 9, DNS 7, TIMEOUT 5, TLS 3, REFUSED 2, 2 other reasons 2" in text
+    assert "deferred: 3 URLs wait for a retry, the first due at " in text
+    assert "run the same command again to fetch them" in text
+    assert "http://busy.test/503" in text and "http://down.test: 2 URLs (robots retry until" in text
+    limited = summary({**STATUS, "finish_reason": "limit reached: --max-total-pages 5"}, STORE, 1.0,
+                      Layout(tmp_path), finished=True)
+    assert "finish reason: limit reached: --max-total-pages 5 (the same command with a higher limit" in limited
+    stopped = summary({**STATUS, "finish_reason": "interrupted"}, STORE, 1.0, Layout(tmp_path), finished=False)
+    assert stopped.startswith("Crawl stopped") and "finish reason: interrupted" in stopped
+
+
+def test_the_line_says_what_the_crawl_waits_for_when_nothing_is_in_flight():
+    idle = {**STATUS, "in_flight": 0, "rates": {"done_per_s": 0.0}, "waiting_for": ["robots retry", "backoff"]}
+    text = line(idle, STORE, 9.0)
+    assert text.endswith("waiting for robots retry, backoff") and "0 pages/s" in text
+    assert "waiting for" not in line({**idle, "in_flight": 2}, STORE, 9.0)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
+import time
 import types
 import zlib
 
@@ -17,7 +19,7 @@ import pytest
 import uvloop
 
 from wreck.protocol import (
-    Ack, AckResult, Assignment, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
+    Ack, AckResult, Assignment, Bye, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
 from wreck.spider.urlclient import UrlSession
@@ -151,7 +153,8 @@ def test_exact_exchange(web):
             done = await urlserver.next(Done)
             body = record.document.partition(b"\r\n\r\n")[2]
             digest = {"digest": "%08x" % zlib.crc32(body)}  # for recrawls (5.5)
-            assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms, extra=digest)
+            size = {"size": str(len(record.document))}  # for --max-bytes (5.5)
+            assert done == Done(1, Status.FETCHED, 200, Specific.OK, done.ms, extra={**digest, **size})
             # the slow fetch completes; stored; acked; DONE
             record2 = await store.next(Record)
             assert record2.doc_id == 102 and record2.document.endswith(b"\r\n\r\n" + b"." * 15)
@@ -362,3 +365,29 @@ def test_a_body_transaction_returns_the_robots_body_on_done(web):
             assert dones[2].body is None  # only asked-for bodies travel on DONE
 
     uvloop.run(scenario())
+
+
+def test_after_the_urlservers_goodbye_the_worker_logs_no_warning(caplog):
+    """A finished crawl: BYE, the connection closes and the urlserver is gone.
+    The worker keeps trying (a next crawl may come) but says so at INFO."""
+
+    async def scenario():
+        urlserver, address, store = await start_pair()
+        worker, task = run_worker(address)
+        try:
+            await urlserver.next(Get)
+            urlserver.send(Bye("done"))
+            await urlserver.stop()  # closes the connection and stops listening
+            deadline = time.monotonic() + WAIT
+            while not any("cannot connect" in r.getMessage() for r in caplog.records):
+                assert time.monotonic() < deadline, "the worker never tried to reconnect"
+                await asyncio.sleep(0.05)
+        finally:
+            worker.stop()
+            await asyncio.wait_for(task, WAIT)
+            await store.stop()
+
+    with caplog.at_level(logging.INFO, logger="wreck.spider"):
+        uvloop.run(scenario())
+    assert any("finished (done)" in r.getMessage() for r in caplog.records)
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []

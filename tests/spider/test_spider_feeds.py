@@ -70,7 +70,7 @@ def test_report_sends_feed_fields_and_item_links_instead_of_html_links():
     assert rep.extra["guids"].split(",")[0] == feeds.fingerprint("g-a")
     marked = report(_result(BASE, ATOM, b"text/html"), 7, "feed")  # kind=feed: whatever the type says
     assert marked.extra["feed"] == "atom"
-    assert set(report(_result(BASE, ATOM, b"text/html"), 7).extra) == {"digest"}  # no feed fields (digest: recrawls)
+    assert set(report(_result(BASE, ATOM, b"text/html"), 7).extra) == {"digest", "size"}  # no feed fields (digest: recrawls; size: --max-bytes)
 
 
 URLSET = (b'<?xml version="1.0"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
@@ -87,7 +87,7 @@ def test_sitemaps_urlsets_indexes_and_gzip():
     assert sitemaps.parse(INDEX, "http://site.test/sitemap.xml") == sitemaps.Sitemap(
         "index", ("http://site.test/s1.xml.gz",), 1)
     rep = report(_result("http://site.test/sitemap.xml", INDEX), 1, "sitemap")
-    assert rep.extra == {"sitemap": "index", "listed": "1"} and rep.outlinks == ("http://site.test/s1.xml.gz",)
+    assert rep.extra == {"sitemap": "index", "listed": "1", "size": "156"} and rep.outlinks == ("http://site.test/s1.xml.gz",)
 
 
 def test_sitemap_bounds_hold():
@@ -116,4 +116,4 @@ def test_what_is_not_a_sitemap_says_why():
         with pytest.raises(sitemaps.SitemapError):
             sitemaps.parse(body, "http://site.test/")
     rep = report(_result("http://site.test/sitemap.xml", b"<html></html>", b"text/html"), 1, "sitemap")
-    assert rep.extra == {} and rep.outcome.reason.startswith("not a sitemap")
+    assert rep.extra == {"size": "32"} and rep.outcome.reason.startswith("not a sitemap")

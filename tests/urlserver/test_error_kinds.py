@@ -23,7 +23,8 @@ def _resolver(hosts: dict[str, str]) -> Resolver:
 
 
 def _metrics(crawl) -> str:
-    server = SimpleNamespace(crawl=crawl, samples=[], spiders=[], resolver=SimpleNamespace(cache={}))
+    server = SimpleNamespace(crawl=crawl, samples=[], spiders=[], resolver=SimpleNamespace(cache={}),
+                             finish_reason=None)
     registry = CollectorRegistry()
     registry.register(_Collector(server))
     return generate_latest(registry).decode()
@@ -41,7 +42,8 @@ def test_two_forbidden_addresses_give_one_label_value_and_keep_their_text(tmp_pa
     assert c.errors_by_kind == {"FORBIDDEN_ADDRESS": 3}  # one per URL, one label
     assert "10.1.2.3" in c.lookup("http://a.test/2")["reason"]
     assert "10.9.9.9" in c.lookup("http://b.test/")["reason"]
-    assert status(SimpleNamespace(crawl=c, samples=[], spiders=[], resolver=SimpleNamespace(cache={})))[
+    assert status(SimpleNamespace(crawl=c, samples=[], spiders=[], resolver=SimpleNamespace(cache={}),
+                                  finish_reason=None))[
         "errors_by_kind"] == {"FORBIDDEN_ADDRESS": 3}
     metrics = _metrics(c)
     assert 'wreck_errors_total{kind="FORBIDDEN_ADDRESS"} 3.0' in metrics

@@ -122,6 +122,14 @@ def test_retry_rule_steps():
     assert step.retry_at == 120.0  # 10 s doubled
     step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=60), 1, 0.0, **kw)
     assert step.retry_at == 60.0
+    # Retry-After, when sent, is the retry time, bounded to [1 s, --backoff-max]
+    step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=2), 3 - 1, 0.0, **kw)
+    assert step.retry_at == 2.0  # not the 20 s of the doubled retry delay
+    step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=0), 1, 0.0, **kw)
+    assert step.retry_at == 1.0
+    step = after_done(_done(Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, retry_after=86400), 1, 0.0,
+                      backoff_max=600.0, **kw)
+    assert step.retry_at == 600.0
     step = after_done(_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), 3, 0.0, **kw)
     assert step.event is UrlEvent.RETRIES_EXHAUSTED and _after(step) == UrlState.ERROR
     step = after_done(_done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://a/b"), 1, 0.0, **kw)

@@ -3,7 +3,9 @@
 # through the store's public read API (wreck.storeserver.reader, which never
 # blocks the writer). On a terminal it keeps one
 # live panel (rich); otherwise it prints a plain line every few seconds, so
-# logs and CI output stay readable.
+# logs and CI output stay readable. The summary says why the crawl ended
+# (the urlserver's finish_reason), the errors by reason (top five) and what
+# is deferred until when, with the command that picks it up.
 """Live progress and the final summary of a local crawl."""
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .layout import Layout
 
 STATUS_TIMEOUT_S = 2.0
 PLAIN_EVERY_S = 5.0  # one plain line this often when stdout is not a terminal
+TOP_ERRORS = 5  # error reasons named in the line and the summary; the rest are summed
 
 
 def fetch_status(url: str) -> dict | None:
@@ -49,14 +52,35 @@ def _human(n: float) -> str:
     return f"{n:.1f} PB"
 
 
+def errors_text(st: dict) -> str:
+    """The error reasons, most frequent first: the top five with counts, then the rest summed."""
+    ranked = sorted(st.get("errors_by_kind", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    parts = [f"{kind} {n}" for kind, n in ranked[:TOP_ERRORS]]
+    rest = sum(n for _, n in ranked[TOP_ERRORS:])
+    if rest:
+        parts.append(f"{len(ranked) - TOP_ERRORS} other reasons {rest}")
+    return ", ".join(parts) or "none"
+
+
+def clock(when: float) -> str:
+    """A wall time as the operator's local HH:MM:SS."""
+    return time.strftime("%H:%M:%S", time.localtime(when))
+
+
+def waiting_text(st: dict) -> str:
+    """'  waiting for robots retry, backoff' when nothing is in flight and something holds the crawl."""
+    waits = st.get("waiting_for") or []
+    return f"  waiting for {', '.join(waits)}" if waits and not st.get("in_flight") else ""
+
+
 def line(st: dict, store: Counters, elapsed: float) -> str:
     urls = st.get("urls", {})
     rate = st.get("rates", {}).get("done_per_s", 0.0)
-    errors = ", ".join(f"{k} {v}" for k, v in sorted(st.get("errors_by_kind", {}).items())) or "none"
     return (
         f"{elapsed:6.0f}s  fetched {urls.get('FETCHED', 0)}  {rate:.0f} pages/s  "
         f"stored {_human(store.raw_bytes)}  frontier {st.get('queued', 0)}  "
-        f"in flight {st.get('in_flight', 0)}  hosts {st.get('hosts', {}).get('known', 0)}  errors: {errors}"
+        f"in flight {st.get('in_flight', 0)}  hosts {st.get('hosts', {}).get('known', 0)}  "
+        f"errors: {errors_text(st)}{waiting_text(st)}"
     )
 
 
@@ -74,8 +98,10 @@ def panel(st: dict, store: Counters, elapsed: float) -> Table:
     table.add_row("in flight", str(st.get("in_flight", 0)))
     states = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v and k != "FETCHED")
     table.add_row("other URLs", states or "-")
-    errors = ", ".join(f"{k} {v}" for k, v in sorted(st.get("errors_by_kind", {}).items()))
-    table.add_row("errors", errors or "none")
+    table.add_row("errors", errors_text(st))
+    waits = waiting_text(st).strip()
+    if waits:
+        table.add_row("waiting", waits.removeprefix("waiting for "))
     return table
 
 
@@ -109,20 +135,51 @@ class Progress:
             self._live.stop()
 
 
+def headline(last_status: dict, finished: bool) -> tuple[str, str | None]:
+    """How the crawl ended: the summary's first words, and its finish-reason line."""
+    reason = last_status.get("finish_reason")
+    if not finished or reason == "interrupted":
+        return "Crawl stopped (run the same command again to resume)", reason and "  finish reason: interrupted"
+    if reason is None or reason == "done":
+        return "Crawl finished", reason and "  finish reason: done (nothing left to fetch)"
+    if reason.startswith("limit reached"):
+        return "Crawl ended", f"  finish reason: {reason} (the same command with a higher limit continues)"
+    return "Crawl ended", f"  finish reason: {reason} (nothing else fetchable within --linger)"
+
+
+def deferred_lines(last_status: dict) -> list[str]:
+    """What waits for a later run: how many, until when, a few of them."""
+    deferred = last_status.get("deferred") or {}
+    if not deferred.get("urls"):
+        return []
+    until = deferred.get("until")
+    when = f", the first due at {clock(until)}" if until else ""
+    out = [f"  deferred: {deferred['urls']} URLs wait for a retry{when}; run the same command again to fetch them"]
+    for item in deferred.get("sample", []):
+        out.append(f"    {item['url']}  due {clock(item['due'])}  ({item['why']})")
+    for host in deferred.get("hosts", []):
+        due = f" until {clock(host['due'])}" if host.get("due") else ""
+        out.append(f"    {host['origin']}: {host['urls']} URLs ({host['why']}{due})")
+    return out
+
+
 def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, finished: bool) -> str:
     urls = last_status.get("urls", {})
     data = where.root
     raw, stored = store.raw_bytes, store.stored_bytes
     ratio = f"{raw / stored:.1f}x" if stored else "-"
     by_state = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v) or "nothing yet"
-    head = "Crawl finished" if finished else "Crawl stopped (run the same command again to resume)"
+    head, why = headline(last_status, finished)
     counters = last_status.get("counters", {})
     feeds = [f"  feeds: {last_status['feeds']}, fetched {counters.get('feed_fetches', 0)} times this run "
              f"({counters.get('feed_redundant', 0)} redundant), {counters.get('feed_stories', 0)} new stories"
              ] if last_status.get("feeds") else []
     return "\n".join([
         f"{head} in {elapsed:.1f} s.",
+        *([why] if why else []),
         f"  URLs: {by_state}",
+        *([f"  errors: {errors_text(last_status)}"] if last_status.get("errors_by_kind") else []),
+        *deferred_lines(last_status),
         *feeds,
         f"  stored: {store.docs} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
         + (f"; {store.not_modified} not modified (304)" if store.not_modified else ""),

@@ -71,13 +71,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
-        status_url = url.read_line(URLSERVER_STATUS).rstrip("/") + "/status"
+        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
+        status_url = dashboard + "status"
         url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency)], where.log("spider"), env)
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
-                      f"the same command resumes.", highlight=False)  # fmt: skip
+                      f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
+        console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
@@ -109,7 +111,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     final = _final_status(url)  # as committed, unlike the last /status
     if final is not None:
         last = final
-    console.print(summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished), markup=False)
+    text = summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished)
+    console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     return 0 if finished else EXIT_INTERRUPTED
 
 
