@@ -221,14 +221,16 @@ class Settings:
     stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", **DURATION,
                                     above=0, group=PLUGINS)
     # global limits (0: none); reaching one stops the handouts, lets the
-    # transactions in flight end, and finishes with it as the reason
+    # transactions in flight end, and finishes with it as the reason. They
+    # belong to a run (per_run): a resume with a higher limit continues
+    # without --reconfigure.
     max_total_pages: int = setting(0, help="End the crawl once this many pages are fetched in all (not per host: "
-                                           "--max-pages)", unit="pages", min=0, default_help="no limit", group=LIMITS)
+                                           "--max-pages)", unit="pages", min=0, default_help="no limit", group=LIMITS, per_run=True)
     max_time: float = setting(0.0, help="End the crawl after this much wall time (this run's)", **DURATION, min=0,
-                              default_help="no limit", group=LIMITS)
+                              default_help="no limit", group=LIMITS, per_run=True)
     max_bytes: int = setting(0, help="End the crawl once this many bytes of documents (headers and bodies) are "
                                      "fetched in all", parse=parse_size,
-                             show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS)
+                             show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS, per_run=True)
 
     def __post_init__(self) -> None:
         """Refuse impossible values: every field's bounds, then the rules

@@ -67,10 +67,13 @@ EXIT_IN_USE = 1  # another wreck-crawl owns --data
 LEFTOVER_WAIT_S = 30.0
 
 
-def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None) -> list[str]:
-    """The urlserver child's flags: its settings from the crawl's file, then
+def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None, chosen: dict[str, Any]) -> list[str]:
+    """The urlserver child's flags: its settings from the crawl's file, the
+    settings of this run alone (per_run: the global limits) as given, then
     the seed and feed files."""
-    args = ["--settings-file", str(kept)]
+    per_run = {d.name for d in options.declared(Settings) if d.option.per_run}
+    args = ["--settings-file", str(kept),
+            *options.to_argv(Settings, {k: v for k, v in chosen.items() if k in per_run})]
     for flag, value in (("--seeds", seeds), ("--feeds", feeds)):
         if value is not None:
             args += [flag, value]
@@ -137,7 +140,7 @@ def crawl(
         with private_open(copy, "w") as fh:
             fh.write(sys.stdin.read())
         seeds = str(copy)
-    passthrough = _urlserver_args(layout.settings, seeds, feeds)
+    passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
     store_args = ["--settings-file", str(layout.settings)]
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(settled.of("urlserver").get("recrawl")))
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
