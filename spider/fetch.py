@@ -21,6 +21,11 @@
 #   the hostile /length-mismatch). libcurl would keep the connection and
 #   read them as the next response of that host; like browsers, the slot
 #   discards them and shuts the connection so libcurl opens a fresh one.
+# - Header values are read from the header lines as received, as bytes
+#   (RFC 9110 5.5: field values are octets, not UTF-8); getinfo's decoded
+#   strings raise on a byte such as 'name=\xff.pdf' (issue 14, finding 1).
+#   A failure while ending a transfer ends that transfer alone, as INTERNAL
+#   with the exception as its reason (CurlLoop's on_failed).
 # - Type: with a content-type filter (accept_type), the header callback
 #   ends a 2xx transfer whose Content-Type is not accepted at the blank
 #   line that closes its header block, before any body byte is read.
@@ -189,7 +194,7 @@ class _Slot:
 
     def again_as_get(self, verdict: str) -> None:
         """After the HEAD: the GET, on this handle, same transaction and clock."""
-        self.head_type = (media_type(_content_type(self.handle)), verdict)
+        self.head_type = (media_type(self.content_type()), verdict)
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
@@ -272,13 +277,17 @@ class _Slot:
         aborted = self.aborted
         if aborted is Specific.UNWANTED_TYPE:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
-            message = f"{how}: type {media_type(_content_type(c)) or '?'} not accepted"
+            message = f"{how}: type {media_type(self.content_type()) or '?'} not accepted"
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
             b"".join(self.head), b"" if aborted else b"".join(self.body),
-            _content_type(c) if http_code else None,
+            self.content_type() if http_code else None,
         )  # fmt: skip
+
+    def content_type(self) -> bytes | None:
+        """The Content-Type of the last header block, as the bytes received."""
+        return _header(self.head, b"content-type") or None
 
 
 def _header(lines: list[bytes], name: bytes) -> bytes | None:
@@ -287,11 +296,6 @@ def _header(lines: list[bytes], name: bytes) -> bytes | None:
         if sep and key.strip().lower() == name:
             return value.strip()
     return None
-
-
-def _content_type(c: pycurl.Curl) -> bytes | None:
-    value = c.getinfo(pycurl.CONTENT_TYPE)
-    return value.encode("latin-1") if value else None
 
 
 def default_ca_file() -> str | None:
@@ -313,7 +317,8 @@ class Fetcher:
         self.settings = fs
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
-        self.curl = CurlLoop(loop, self._done, on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
+        self.curl = CurlLoop(loop, self._done, on_failed=self._failed,
+                             on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
 
@@ -369,6 +374,18 @@ class Fetcher:
         self._release(slot)
         self.on_result(result)
 
+    def _failed(self, handle: pycurl.Curl, exc: Exception) -> None:
+        """Ending this transfer raised: report it alone, as INTERNAL with a reason."""
+        slot: _Slot = handle.slot
+        if self._busy.get(slot.key) is not slot:
+            return  # it was reported before the failure
+        del self._busy[slot.key]
+        ms = int((time.monotonic() - slot.started) * 1000)
+        result = FetchResult(slot.key, slot.url, ms, aborted=Specific.INTERNAL,
+                             message=f"spider error while ending the transfer: {exc!r}"[:200])
+        self._release(slot)
+        self.on_result(result)
+
     def _after_head(self, slot: _Slot, curl_code: int) -> str | None:
         """None when the HEAD settles the transaction (a 2xx of an unwanted
         type); else why the GET must follow: '' (the HEAD was fine) or why
@@ -379,10 +396,10 @@ class Fetcher:
             return "HEAD failed"
         if code in (405, 501):
             return f"HEAD answered {code}"
-        if 200 <= code < 300 and not accepts(slot.accept, _content_type(c)):
+        if 200 <= code < 300 and not accepts(slot.accept, slot.content_type()):
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
-        if code in REDIRECT_CODES and c.getinfo(pycurl.REDIRECT_URL):
+        if code in REDIRECT_CODES and c.getinfo_raw(pycurl.REDIRECT_URL):
             return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""
 

@@ -29,6 +29,9 @@
 #                          text/plain, application/json
 #   /no-content-type       HTML body without a Content-Type header
 #   /mislabeled            PNG bytes served as text/html
+#   /header-bytes/pdf /header-bytes/charset   a Content-Type with a byte that is
+#                          not UTF-8 ('name=\xff.pdf', a Latin-1 'charset=\xe9'),
+#                          as the real web serves (not linked from the index)
 #   /feed.rss /feed.atom /feed.json /story/K   growing feeds (feeds.py)
 #   /sitemap.xml ... /hidden/K   sitemaps and the pages only they list (sitemaps.py;
 #                          not linked from the index)
@@ -100,8 +103,8 @@ class HostileHost:
             return await (self.refresh_to if path == "/refresh/to" else self.links_to)(req, conn)
         if found := STORY.match(path):
             return await self.feeds.story(req, conn, int(found.group(1)))
-        if path in CONTENT:
-            ctype, body = CONTENT[path]
+        if path in CONTENT or path in HEADER_BYTES:
+            ctype, body = CONTENT.get(path) or HEADER_BYTES[path]
             headers = [("Content-Type", ctype)] if ctype else []
             return await send_response(conn, req, 200, headers, body)
         return await send_response(conn, req, 404, [("Content-Type", HTML)],
@@ -197,3 +200,11 @@ CONTENT: dict[str, tuple[str | None, bytes]] = {
     "/mislabeled": ("text/html", TINY_PNG),
 }
 """Path -> (Content-Type or None, body) of the fixed non-HTML / odd-type resources."""
+
+HEADER_BYTES: dict[str, tuple[str, bytes]] = {
+    # the header is written as Latin-1 (tests/web/wire.py): '\xff' and '\xe9' go out as one byte each
+    "/header-bytes/pdf": ("application/pdf; name=\xff.pdf", b"%PDF-1.4\n%%EOF\n"),
+    "/header-bytes/charset": ("text/html; charset=\xe9",
+                              b'<html><body><a href="/target">caf\xe9</a></body></html>'),
+}
+"""Path -> (Content-Type with a non-UTF-8 byte, body): issue 14, finding 1."""
