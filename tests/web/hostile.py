@@ -32,6 +32,9 @@
 #   /header-bytes/pdf /header-bytes/charset   a Content-Type with a byte that is
 #                          not UTF-8 ('name=\xff.pdf', a Latin-1 'charset=\xe9'),
 #                          as the real web serves (not linked from the index)
+#   /nested-html?depth=N   N nested <div>s (200,000 by default, at most 1,000,000),
+#                          gzip-encoded (3 KB on the wire), then a link to /target
+#                          (not linked from the index)
 #   /feed.rss /feed.atom /feed.json /story/K   growing feeds (feeds.py)
 #   /sitemap.xml ... /hidden/K   sitemaps and the pages only they list (sitemaps.py;
 #                          not linked from the index)
@@ -45,6 +48,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import re
 import time
@@ -61,6 +65,9 @@ from .wire import Conn, Request, send_response
 CHAIN = re.compile(r"^/redirect/chain/(\d+)$")
 STORY = re.compile(r"^/story/(\d+)$")
 MAX_CHAIN = 10_000
+DEFAULT_NESTING = 200_000
+"""/nested-html's depth: what took a worker minutes to parse (issue 14, finding 2)."""
+MAX_NESTING = 1_000_000
 """Longest chain served; keeps a typo from building an unbounded URL space."""
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 TINY_PNG = base64.b64decode(  # a valid 1x1 PNG
@@ -83,7 +90,7 @@ class HostileHost:
         self._exact = {
             **self.breakage.routes(),
             "/": self.index, "/robots.txt": self.robots, "/target": self.target,
-            "/meta-refresh": self.meta_refresh,
+            "/meta-refresh": self.meta_refresh, "/nested-html": self.nested_html,
             "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom, "/feed.json": self.feeds.json,
         }
 
@@ -129,6 +136,14 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)],
                                    b"<html><head><title>Target</title></head>"
                                    b"<body>You have arrived.</body></html>")
+
+    async def nested_html(self, req: Request, conn: Conn) -> bool:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query)
+        wanted = query.get("depth", [""])[0]
+        depth = min(int(wanted), MAX_NESTING) if wanted.isdigit() else DEFAULT_NESTING
+        page = b"<html><body>" + b"<div>" * depth + b'<a href="/target">deep</a>'
+        return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")],
+                                   gzip.compress(page, mtime=0))
 
     async def meta_refresh(self, req: Request, conn: Conn) -> bool:
         body = (b'<html><head><meta http-equiv="refresh" content="0; url=/target">'
