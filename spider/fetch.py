@@ -14,7 +14,10 @@
 #   so a slow drip frees its slot long before Timeout_Req.
 # - Size: MAXFILESIZE aborts on a Content-Length that is already too big;
 #   the write callback counts decoded bytes, so a gzip bomb stops at
-#   Max_Doc_Size too. The header callback keeps the last header block as
+#   Max_Doc_Size too. A body= fetch (robots.txt) cut so keeps the first
+#   Max_Doc_Size bytes as FetchResult.partial (RFC 9309 2.5: parse at least
+#   the first 500 KiB); for that, libcurl's MAXFILESIZE is off on its slot,
+#   the write callback cutting at the same size. The header callback keeps the last header block as
 #   received (reset at each status line), bounded by MAX_HEADER_BYTES.
 # - Framing: after a plain HTTP/1.x response, bytes already waiting on its
 #   connection were sent beyond the response's length (a desync, as from
@@ -106,6 +109,7 @@ class Request:
     last_modified: str | None = None  # If-Modified-Since
     head: bool = False  # HEAD first: the URL's path suggests an unwanted type
     filter_type: bool = True  # apply accept_type (not for body= fetches: robots.txt...)
+    keep_partial: bool = False  # cut at Max_Doc_Size, keep the bytes received (body= fetches)
 
     def headers(self) -> list[bytes]:
         out = [ACCEPT]
@@ -135,6 +139,7 @@ class FetchResult:
     body: bytes = b""  # decoded body (empty after an abort for size)
     content_type: bytes | None = None
     head_unusable: str = ""  # why this host's HEAD cannot be trusted ('' if it can, or unused)
+    partial: bytes = b""  # Request.keep_partial: the first Max_Doc_Size bytes of a body cut at size
 
 
 class _Slot:
@@ -182,6 +187,9 @@ class _Slot:
         c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
         if request is not self.request:
             c.setopt(pycurl.HTTPHEADER, request.headers())
+            if request.keep_partial != self.request.keep_partial:
+                # a Content-Length beyond the bound would end the transfer before any byte
+                c.setopt(pycurl.MAXFILESIZE_LARGE, 0 if request.keep_partial else self.max_size)
         self.request = request
         self.filtering = bool(self.accept) and request.filter_type
         self.in_head = self.filtering and request.head
@@ -204,6 +212,8 @@ class _Slot:
         size = self.size + len(data)
         if size > self.max_size:
             self.aborted = Specific.TOO_BIG
+            if self.request.keep_partial:
+                self.body.append(data[: self.max_size - self.size])
             return 0  # fewer bytes than given: libcurl aborts with a write error
         self.size = size
         self.body.append(data)
@@ -278,11 +288,13 @@ class _Slot:
         if aborted is Specific.UNWANTED_TYPE:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
             message = f"{how}: type {media_type(self.content_type()) or '?'} not accepted"
+        body = b"".join(self.body)
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
-            b"".join(self.head), b"" if aborted else b"".join(self.body),
+            b"".join(self.head), b"" if aborted else body,
             self.content_type() if http_code else None,
+            partial=body if aborted is Specific.TOO_BIG and self.request.keep_partial else b"",
         )  # fmt: skip
 
     def content_type(self) -> bytes | None:
@@ -367,10 +379,10 @@ class Fetcher:
                 slot.again_as_get(verdict)
                 self.curl.add(handle)
                 return
-        del self._busy[slot.key]
         result = slot.result(curl_code, message)
         if slot.head_type is not None:
             result.head_unusable = _head_verdict(slot.head_type, result)
+        del self._busy[slot.key]  # only now: if the above raised, _failed reports it
         self._release(slot)
         self.on_result(result)
 

@@ -169,7 +169,7 @@ class UrlSession:
         o = rep.outcome
         done = Done(a.trans_id, o.status, o.http_code, o.specific, rep.record.ms, rep.outlinks,
                     o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN],
-                    extra=rep.extra, body=_wanted_body(a, result.body))  # fmt: skip
+                    extra=rep.extra, body=_wanted_body(a, result.body or result.partial))  # fmt: skip
         store = self.stores[a.doc_id % len(self.stores)]
         try:
             store.submit(rep.record, lambda ack: self._acked(a.trans_id, done, ack))
@@ -229,11 +229,12 @@ def _request(extra: dict[str, str]) -> Request:
         etag = modified = None
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
-                   filter_type="body" not in extra and "kind" not in extra)
+                   filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra)
 
 
 def _wanted_body(a: Assignment, body: bytes) -> bytes | None:
-    """The body the urlserver asked for with body=N (robots.txt), or None."""
+    """The body the urlserver asked for with body=N (robots.txt), or None;
+    of a body cut at Max_Doc_Size, its first bytes (docs/protocol.txt 5.3)."""
     wanted = a.extra.get("body")
     if wanted is None:
         return None

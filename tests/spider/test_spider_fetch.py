@@ -258,3 +258,17 @@ def test_a_failure_while_ending_one_transfer_ends_it_alone(web):
     got = fetch_all([(u, HOSTILE_IP) for u in urls], tamper=tamper)
     assert got[doomed][0].outcome[:2] == (F, Specific.INTERNAL) and "boom" in got[doomed][0].outcome.reason
     assert all(got[u][0].outcome.specific is Specific.OK for u in urls if u != doomed)
+
+
+def test_a_body_fetch_cut_at_size_keeps_what_arrived_and_a_stall_is_a_failure(web):
+    """Issue 14, finding 3: a robots.txt (a body= fetch) of 50 MB keeps its
+    first Max_Doc_Size bytes; one that stalls after its headers fails."""
+    huge, stall = hostile_url(web, "/robots/huge.txt"), hostile_url(web, "/robots/stall.txt")
+    got = fetch_all([(huge, HOSTILE_IP), (stall, HOSTILE_IP)], request=Request(keep_partial=True))
+    rep, result = got[huge]
+    assert rep.outcome[:2] == (E, Specific.TOO_BIG) and result.http_code == 200
+    assert result.partial.startswith(b"User-agent: *\nDisallow: /\n") and len(result.partial) == SETTINGS.max_doc_size
+    assert rep.record.document == result.head  # the stored record keeps no body (docs/protocol.txt 6.3)
+    assert got[stall][0].outcome.status is F and not got[stall][1].partial
+    page_rep, page = fetch_all([(huge, HOSTILE_IP)])[huge]  # a page fetch keeps nothing
+    assert page_rep.outcome.specific is Specific.TOO_BIG and page.partial == b"" and page.body == b""

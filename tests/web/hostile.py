@@ -32,6 +32,10 @@
 #   /header-bytes/pdf /header-bytes/charset   a Content-Type with a byte that is
 #                          not UTF-8 ('name=\xff.pdf', a Latin-1 'charset=\xe9'),
 #                          as the real web serves (not linked from the index)
+#   /robots/huge.txt       a 50 MB robots.txt starting 'User-agent: * / Disallow: /'
+#   /robots/stall.txt      a robots.txt that sends its headers, then nothing
+#                          (both reached with HostileSpec.robots_redirect='/robots/...';
+#                          not linked from the index)
 #   /nested-html?depth=N   N nested <div>s (200,000 by default, at most 1,000,000),
 #                          gzip-encoded (3 KB on the wire), then a link to /target
 #                          (not linked from the index)
@@ -68,6 +72,9 @@ MAX_CHAIN = 10_000
 DEFAULT_NESTING = 200_000
 """/nested-html's depth: what took a worker minutes to parse (issue 14, finding 2)."""
 MAX_NESTING = 1_000_000
+HUGE_ROBOTS = 50 * 1024 * 1024
+"""/robots/huge.txt's announced size (issue 14, finding 3)."""
+FILLER_LINE = 64
 """Longest chain served; keeps a typo from building an unbounded URL space."""
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 TINY_PNG = base64.b64decode(  # a valid 1x1 PNG
@@ -91,6 +98,7 @@ class HostileHost:
             **self.breakage.routes(),
             "/": self.index, "/robots.txt": self.robots, "/target": self.target,
             "/meta-refresh": self.meta_refresh, "/nested-html": self.nested_html,
+            "/robots/huge.txt": self.huge_robots, "/robots/stall.txt": self.stalling_robots,
             "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom, "/feed.json": self.feeds.json,
         }
 
@@ -144,6 +152,22 @@ class HostileHost:
         page = b"<html><body>" + b"<div>" * depth + b'<a href="/target">deep</a>'
         return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")],
                                    gzip.compress(page, mtime=0))
+
+    async def huge_robots(self, req: Request, conn: Conn) -> bool:
+        rules = b"User-agent: *\nDisallow: /\n"
+        filler = b"# " + b"x" * (FILLER_LINE - 3) + b"\n"
+        await conn.send_head(200, [("Content-Type", "text/plain"), ("Content-Length", str(HUGE_ROBOTS))])
+        if req.method != "HEAD":
+            await conn.send(rules)
+            chunk = filler * (64 * 1024 // FILLER_LINE)
+            for _ in range((HUGE_ROBOTS - len(rules)) // len(chunk)):  # a crawler hangs up long before
+                await conn.send(chunk)
+        return False
+
+    async def stalling_robots(self, req: Request, conn: Conn) -> bool:
+        await conn.send_head(200, [("Content-Type", "text/plain"), ("Content-Length", "1000")])
+        await conn.wait_for_peer_close(self.spec.stall_seconds)
+        return False
 
     async def meta_refresh(self, req: Request, conn: Conn) -> bool:
         body = (b'<html><head><meta http-equiv="refresh" content="0; url=/target">'
