@@ -9,7 +9,8 @@
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
-# A body spider/htmlguard.py calls heavy is analysed on the session's one
+# A body spider/htmlguard.py calls heavy, and any sitemap (up to a million
+# elements, spider/sitemaps.py), is analysed on the session's one
 # parse thread instead (lexbor releases the GIL), so a pathological page
 # never holds up the loop: WORKING keeps covering it and other pages' DONEs
 # go out meanwhile.
@@ -143,7 +144,7 @@ class UrlSession:
         if txn is None:  # cancelled meanwhile
             return
         a = txn.assignment
-        if htmlguard.heavy(result.body):
+        if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
             try:
                 future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"))
             except RuntimeError:  # the session is ending: the urlserver requeues it
