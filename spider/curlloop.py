@@ -7,6 +7,10 @@
 #   socket_action     called when an fd is ready or the timer fires; then
 #                     info_read() collects finished transfers -> on_done
 #
+# Each finished transfer is ended on its own: a failure in our completion
+# handling (on_complete, on_done) is logged and handed to on_failed for that
+# handle alone, so the other transfers of the same info_read() still end.
+#
 # There is no polling loop: the process sleeps in epoll until a socket or a
 # libcurl timer needs it. libcurl forbids calling socket_action from inside
 # its own callbacks, so the timer is always scheduled, never run inline.
@@ -30,15 +34,19 @@ MAX_CACHED_CONNECTIONS = 2_000
 # politeness already bounds what reaches one server.
 
 DoneCallback = Callable[[pycurl.Curl, int, str], None]
+FailedCallback = Callable[[pycurl.Curl, Exception], None]
 
 
 class CurlLoop:
-    """Runs transfers; `on_done(handle, curl_code, message)` when each ends."""
+    """Runs transfers; `on_done(handle, curl_code, message)` when each ends,
+    `on_failed(handle, exception)` when on_done (or on_complete) raised."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_done: DoneCallback, *,
-                 on_complete: Callable[[pycurl.Curl], None] | None = None) -> None:
+                 on_complete: Callable[[pycurl.Curl], None] | None = None,
+                 on_failed: FailedCallback | None = None) -> None:
         self.loop = loop
         self.on_done = on_done
+        self.on_failed = on_failed
         # called for a transfer that succeeded while it still holds its
         # connection (ACTIVESOCKET is valid only until remove_handle)
         self.on_complete = on_complete
@@ -125,18 +133,30 @@ class CurlLoop:
         self._collect()
 
     def _collect(self) -> None:
-        multi = self.multi
         while True:
-            queued, ok, failed = multi.info_read()
+            queued, ok, failed = self.multi.info_read()
             for handle in ok:
-                if self.on_complete is not None:
-                    self.on_complete(handle)
-                multi.remove_handle(handle)
-                self.running -= 1
-                self.on_done(handle, 0, "")
+                self._end(handle, 0, "", complete=True)
             for handle, code, message in failed:
-                multi.remove_handle(handle)
-                self.running -= 1
-                self.on_done(handle, code, message)
+                self._end(handle, code, message)
             if not queued:
                 return
+
+    def _end(self, handle: pycurl.Curl, code: int, message: str, *, complete: bool = False) -> None:
+        """One finished transfer: whatever our handling raises stays with it."""
+        try:
+            if complete and self.on_complete is not None:
+                self.on_complete(handle)
+        except Exception:  # the desync check is a courtesy: the transfer still ends
+            LOG.exception("curl on_complete failed")
+        self.multi.remove_handle(handle)
+        self.running -= 1
+        try:
+            self.on_done(handle, code, message)
+        except Exception as exc:  # a bug must cost this transfer, not its neighbours
+            LOG.exception("ending a transfer failed")
+            if self.on_failed is not None:
+                try:
+                    self.on_failed(handle, exc)
+                except Exception:
+                    LOG.exception("reporting a failed transfer failed")

@@ -14,13 +14,21 @@
 #   so a slow drip frees its slot long before Timeout_Req.
 # - Size: MAXFILESIZE aborts on a Content-Length that is already too big;
 #   the write callback counts decoded bytes, so a gzip bomb stops at
-#   Max_Doc_Size too. The header callback keeps the last header block as
+#   Max_Doc_Size too. A body= fetch (robots.txt) cut so keeps the first
+#   Max_Doc_Size bytes as FetchResult.partial (RFC 9309 2.5: parse at least
+#   the first 500 KiB); for that, libcurl's MAXFILESIZE is off on its slot,
+#   the write callback cutting at the same size. The header callback keeps the last header block as
 #   received (reset at each status line), bounded by MAX_HEADER_BYTES.
 # - Framing: after a plain HTTP/1.x response, bytes already waiting on its
 #   connection were sent beyond the response's length (a desync, as from
 #   the hostile /length-mismatch). libcurl would keep the connection and
 #   read them as the next response of that host; like browsers, the slot
 #   discards them and shuts the connection so libcurl opens a fresh one.
+# - Header values are read from the header lines as received, as bytes
+#   (RFC 9110 5.5: field values are octets, not UTF-8); getinfo's decoded
+#   strings raise on a byte such as 'name=\xff.pdf' (issue 14, finding 1).
+#   A failure while ending a transfer ends that transfer alone, as INTERNAL
+#   with the exception as its reason (CurlLoop's on_failed).
 # - Type: with a content-type filter (accept_type), the header callback
 #   ends a 2xx transfer whose Content-Type is not accepted at the blank
 #   line that closes its header block, before any body byte is read.
@@ -101,6 +109,7 @@ class Request:
     last_modified: str | None = None  # If-Modified-Since
     head: bool = False  # HEAD first: the URL's path suggests an unwanted type
     filter_type: bool = True  # apply accept_type (not for body= fetches: robots.txt...)
+    keep_partial: bool = False  # cut at Max_Doc_Size, keep the bytes received (body= fetches)
 
     def headers(self) -> list[bytes]:
         out = [ACCEPT]
@@ -130,6 +139,7 @@ class FetchResult:
     body: bytes = b""  # decoded body (empty after an abort for size)
     content_type: bytes | None = None
     head_unusable: str = ""  # why this host's HEAD cannot be trusted ('' if it can, or unused)
+    partial: bytes = b""  # Request.keep_partial: the first Max_Doc_Size bytes of a body cut at size
 
 
 class _Slot:
@@ -177,6 +187,9 @@ class _Slot:
         c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
         if request is not self.request:
             c.setopt(pycurl.HTTPHEADER, request.headers())
+            if request.keep_partial != self.request.keep_partial:
+                # a Content-Length beyond the bound would end the transfer before any byte
+                c.setopt(pycurl.MAXFILESIZE_LARGE, 0 if request.keep_partial else self.max_size)
         self.request = request
         self.filtering = bool(self.accept) and request.filter_type
         self.in_head = self.filtering and request.head
@@ -189,7 +202,7 @@ class _Slot:
 
     def again_as_get(self, verdict: str) -> None:
         """After the HEAD: the GET, on this handle, same transaction and clock."""
-        self.head_type = (media_type(_content_type(self.handle)), verdict)
+        self.head_type = (media_type(self.content_type()), verdict)
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
@@ -199,6 +212,8 @@ class _Slot:
         size = self.size + len(data)
         if size > self.max_size:
             self.aborted = Specific.TOO_BIG
+            if self.request.keep_partial:
+                self.body.append(data[: self.max_size - self.size])
             return 0  # fewer bytes than given: libcurl aborts with a write error
         self.size = size
         self.body.append(data)
@@ -272,13 +287,19 @@ class _Slot:
         aborted = self.aborted
         if aborted is Specific.UNWANTED_TYPE:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
-            message = f"{how}: type {media_type(_content_type(c)) or '?'} not accepted"
+            message = f"{how}: type {media_type(self.content_type()) or '?'} not accepted"
+        body = b"".join(self.body)
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
-            b"".join(self.head), b"" if aborted else b"".join(self.body),
-            _content_type(c) if http_code else None,
+            b"".join(self.head), b"" if aborted else body,
+            self.content_type() if http_code else None,
+            partial=body if aborted is Specific.TOO_BIG and self.request.keep_partial else b"",
         )  # fmt: skip
+
+    def content_type(self) -> bytes | None:
+        """The Content-Type of the last header block, as the bytes received."""
+        return _header(self.head, b"content-type") or None
 
 
 def _header(lines: list[bytes], name: bytes) -> bytes | None:
@@ -287,11 +308,6 @@ def _header(lines: list[bytes], name: bytes) -> bytes | None:
         if sep and key.strip().lower() == name:
             return value.strip()
     return None
-
-
-def _content_type(c: pycurl.Curl) -> bytes | None:
-    value = c.getinfo(pycurl.CONTENT_TYPE)
-    return value.encode("latin-1") if value else None
 
 
 def default_ca_file() -> str | None:
@@ -313,7 +329,8 @@ class Fetcher:
         self.settings = fs
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
-        self.curl = CurlLoop(loop, self._done, on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
+        self.curl = CurlLoop(loop, self._done, on_failed=self._failed,
+                             on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
 
@@ -362,10 +379,22 @@ class Fetcher:
                 slot.again_as_get(verdict)
                 self.curl.add(handle)
                 return
-        del self._busy[slot.key]
         result = slot.result(curl_code, message)
         if slot.head_type is not None:
             result.head_unusable = _head_verdict(slot.head_type, result)
+        del self._busy[slot.key]  # only now: if the above raised, _failed reports it
+        self._release(slot)
+        self.on_result(result)
+
+    def _failed(self, handle: pycurl.Curl, exc: Exception) -> None:
+        """Ending this transfer raised: report it alone, as INTERNAL with a reason."""
+        slot: _Slot = handle.slot
+        if self._busy.get(slot.key) is not slot:
+            return  # it was reported before the failure
+        del self._busy[slot.key]
+        ms = int((time.monotonic() - slot.started) * 1000)
+        result = FetchResult(slot.key, slot.url, ms, aborted=Specific.INTERNAL,
+                             message=f"spider error while ending the transfer: {exc!r}"[:200])
         self._release(slot)
         self.on_result(result)
 
@@ -379,10 +408,10 @@ class Fetcher:
             return "HEAD failed"
         if code in (405, 501):
             return f"HEAD answered {code}"
-        if 200 <= code < 300 and not accepts(slot.accept, _content_type(c)):
+        if 200 <= code < 300 and not accepts(slot.accept, slot.content_type()):
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
-        if code in REDIRECT_CODES and c.getinfo(pycurl.REDIRECT_URL):
+        if code in REDIRECT_CODES and c.getinfo_raw(pycurl.REDIRECT_URL):
             return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""
 

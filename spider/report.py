@@ -1,19 +1,24 @@
 # From a finished transfer to what the spider reports: the FetchOutcome (status
 # mapping), the outlinks of an HTML page, and the binary Record for the
 # store. Pure: the worker calls it for each result, in batches, after the
-# fetch loop has handled its sockets (link extraction is the costly part).
+# fetch loop has handled its sockets (link extraction is the costly part),
+# or on its parse thread for a page spider/htmlguard.py calls heavy; an HTML
+# page is parsed only as far as htmlguard.bound() allows.
 """report(result) -> Report(outcome, outlinks, record)."""
 
 from __future__ import annotations
 
+import logging
 import zlib
 from typing import NamedTuple
 
 from wreck.protocol import Record, Specific, http_enum, limits
 
-from . import feeds, outcome, outlinks, sitemaps
+from . import feeds, htmlguard, outcome, outlinks, sitemaps
 from .fetch import FetchResult
 
+
+LOG = logging.getLogger(__name__)
 
 # Validators longer than this are not kept for a recrawl: real ETags are
 # tens of octets, and the urlserver stores one pair per URL.
@@ -82,7 +87,10 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
             page_links = outlinks.PageLinks(feed.links, None)
             extra = feeds.done_fields(feed)
         elif outlinks.is_html(result.content_type, body):
-            page_links = outlinks.extract(body, result.url, result.content_type)
+            html, why = htmlguard.bound(body)  # the page is stored whole; links from what was parsed
+            page_links = outlinks.extract(html, result.url, result.content_type)
+            if why:
+                LOG.info("%s: %s", result.url, why)
     plain_success = 200 <= code < 300 or code == 304
     got = outcome.of_transfer(
         url=result.url, curl_code=result.curl_code, curl_message=result.message, http_code=code,

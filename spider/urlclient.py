@@ -9,6 +9,11 @@
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
+# A body spider/htmlguard.py calls heavy, and any sitemap (up to a million
+# elements, spider/sitemaps.py), is analysed on the session's one
+# parse thread instead (lexbor releases the GIL), so a pathological page
+# never holds up the loop: WORKING keeps covering it and other pages' DONEs
+# go out meanwhile.
 """UrlSession: assignments in, fetches, store, DONE out."""
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Awaitable, Callable
 
 from wreck.protocol import (
@@ -26,9 +32,10 @@ from wreck.protocol import (
 from wreck.protocol.settings import CrawlSettings
 from wreck.protocol.textfields import decode_reason
 
+from . import htmlguard
 from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
 from .peer import Peer
-from .report import report
+from .report import Report, report
 from .storeclient import StoreClient
 
 LOG = logging.getLogger(__name__)
@@ -38,6 +45,10 @@ LOG = logging.getLogger(__name__)
 # two threads), but workers already take one CPU each, so a parse thread
 # would only add hand-off cost; batching after the socket work is cheaper.
 PARSE_BATCH = 32
+# Threads analysing heavy bodies per session: one. The worker already has a
+# CPU of its own; the thread only keeps the loop free, and queues pages
+# each bounded by htmlguard.MAX_PARSE_TAGS.
+PARSE_THREADS = 1
 # Ask for more URLs once this fraction of the window is free (fewer GETs).
 REFILL_FRACTION = 8
 
@@ -68,6 +79,7 @@ class UrlSession:
         self._parse_scheduled = False
         self.loop = asyncio.get_running_loop()
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
+        self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
         self.done_count = 0
         self.bye: str | None = None  # the urlserver's BYE reason: its close is then a normal end
 
@@ -81,6 +93,9 @@ class UrlSession:
         finally:
             ticker.cancel()
             self.fetcher.close()
+            # a parse under way finishes on its own (a thread cannot be
+            # stopped); its result finds no transaction and is dropped
+            self.parser.shutdown(wait=False, cancel_futures=True)
             self.txns.clear()
             self.results.clear()
 
@@ -131,17 +146,33 @@ class UrlSession:
         if txn is None:  # cancelled meanwhile
             return
         a = txn.assignment
+        if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
+            try:
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"))
+            except RuntimeError:  # the session is ending: the urlserver requeues it
+                return
+            future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
+            return
         try:
             rep = report(result, a.doc_id, a.extra.get("kind"))
-        except Exception:  # a bug must cost one URL, not the worker
-            LOG.exception("analysing %s failed", a.url)
+        except Exception as exc:
+            rep = exc
+        self._reported(result, rep, txn)
+
+    def _reported(self, result: FetchResult, rep: Report | BaseException, txn: _Txn) -> None:
+        """Store the analysed result; its DONE goes out when the store acks."""
+        if self.txns.get(result.key) is not txn:  # cancelled meanwhile, or the session ended
+            return
+        a = txn.assignment
+        if isinstance(rep, BaseException):  # a bug must cost one URL, not the worker
+            LOG.error("analysing %s failed", a.url, exc_info=rep)
             self._send_done(a.trans_id, Done(a.trans_id, Status.FETCH_ERROR, 0, Specific.INTERNAL, result.ms,
                                              reason="spider bug while analysing the response"))
             return
         o = rep.outcome
         done = Done(a.trans_id, o.status, o.http_code, o.specific, rep.record.ms, rep.outlinks,
                     o.new_url, o.retry_after, o.reason[: limits.MAX_REASON_LEN],
-                    extra=rep.extra, body=_wanted_body(a, result.body))  # fmt: skip
+                    extra=rep.extra, body=_wanted_body(a, result.body or result.partial))  # fmt: skip
         store = self.stores[a.doc_id % len(self.stores)]
         try:
             store.submit(rep.record, lambda ack: self._acked(a.trans_id, done, ack))
@@ -201,11 +232,12 @@ def _request(extra: dict[str, str]) -> Request:
         etag = modified = None
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
-                   filter_type="body" not in extra and "kind" not in extra)
+                   filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra)
 
 
 def _wanted_body(a: Assignment, body: bytes) -> bytes | None:
-    """The body the urlserver asked for with body=N (robots.txt), or None."""
+    """The body the urlserver asked for with body=N (robots.txt), or None;
+    of a body cut at Max_Doc_Size, its first bytes (docs/protocol.txt 5.3)."""
     wanted = a.extra.get("body")
     if wanted is None:
         return None

@@ -4,7 +4,10 @@
 # of: rules parsed from the body (2xx), allow-all (4xx, or more than 5
 # redirects: "unavailable"), disallow-all until a retry (5xx, timeouts,
 # unreachable: "unreachable" -- a timeout is never "allow"), or a redirect
-# to follow. Rules are cached per origin, persisted, for at most 24 hours;
+# to follow. Only a body that arrived whole is parsed, or the first octets
+# of one cut at Max_Doc_Size (RFC 9309 2.5: parse at least the first 500
+# KiB); a 2xx transfer that stalled, timed out or broke is "unreachable",
+# never an empty robots.txt (issue 14, finding 3). Rules are cached per origin, persisted, for at most 24 hours;
 # robotsrules.py does the matching (RFC 9309, checked against Google's
 # reference cases in tests/urlserver/test_robots_suite.py).
 """robots.txt outcomes, rules and the persisted cache record."""
@@ -13,7 +16,7 @@ from __future__ import annotations
 
 import msgspec
 
-from wreck.protocol import Done, Status
+from wreck.protocol import Done, Specific, Status
 
 from .robotsrules import RobotsTxt, strip_bom
 
@@ -34,18 +37,24 @@ class RobotsOutcome(msgspec.Struct, frozen=True):
 def outcome(done: Done, hops: int, max_hops: int = 5) -> RobotsOutcome:
     """What a robots.txt transaction's DONE means (RFC 9309 2.3.1)."""
     code = done.http_code
-    if done.status is Status.FETCHED or (200 <= code < 300 and done.body is not None):
+    cut = done.specific is Specific.TOO_BIG and 200 <= code < 300 and bool(done.body)
+    whole = done.status is Status.FETCHED or (
+        done.specific is Specific.META_REFRESH and 200 <= code < 300 and done.body is not None)
+    if whole or cut:
         # The BOM goes before decoding: a partial one would decode to U+FFFD
         # and cost the first line (the rules see the body as stored, a str).
         body = strip_bom((done.body or b"")[:MAX_PARSED]).decode("utf-8", "replace")
-        return RobotsOutcome(PARSE, body=body, why=f"HTTP {code}")
+        why = f"HTTP {code}, cut at max_doc_size: the first {len(done.body)} bytes parsed" if cut else f"HTTP {code}"
+        return RobotsOutcome(PARSE, body=body, why=why)
     if done.status is Status.REDIRECTION and done.new_url:
         if hops >= max_hops:
             return RobotsOutcome(ALLOW_ALL, why=f"more than {max_hops} redirects")
         return RobotsOutcome(FOLLOW, url=done.new_url, why=f"HTTP {code} redirect")
     if 400 <= code < 500 and code != 429:
         return RobotsOutcome(ALLOW_ALL, why=f"HTTP {code}: unavailable")
-    why = f"HTTP {code}" if code else done.specific.name
+    # a 2xx that did not arrive whole (stalled, timed out, cut with nothing
+    # kept) says nothing about the rules: retried, disallowing meanwhile
+    why = f"HTTP {code}" if code and not 200 <= code < 300 else done.specific.name
     return RobotsOutcome(UNREACHABLE, retry_after=done.retry_after, why=f"{why}: unreachable")
 
 

@@ -391,3 +391,42 @@ def test_after_the_urlservers_goodbye_the_worker_logs_no_warning(caplog):
         uvloop.run(scenario())
     assert any("finished (done)" in r.getMessage() for r in caplog.records)
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_a_deeply_nested_page_does_not_hold_up_the_others(web):
+    """Issue 14, finding 2: 200,000 nested <div>s (3 KB gzipped) once took
+    minutes of the worker's event loop. Now the other pages' DONEs go out
+    meanwhile, and the deep page is stored with the links of the part parsed
+    and the cut as its reason."""
+    deep = f"http://{HOSTILE_NAME}:{web.port}/nested-html?depth=200000"
+    goods = [f"http://{HOSTILE_NAME}:{web.port}{p}" for p in ("/target", "/meta-refresh", "/doc.pdf")]
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=4, max_doc_size=4 << 20) as (urlserver, store):
+            await urlserver.next(Get)
+            urlserver.send(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, deep))
+            for trans_id, url in enumerate(goods, 2):
+                urlserver.send(Assignment(trans_id, 100 + trans_id, HOSTILE_IP, HOSTILE_NAME, url))
+            stored = {}
+
+            async def ack_every_record():
+                while True:
+                    record = await store.next(Record)
+                    stored[record.doc_id] = record
+                    store.send(Ack(record.doc_id, AckResult.STORED))
+
+            acker = asyncio.ensure_future(ack_every_record())
+            dones = {}
+            try:
+                while len(dones) < 4:
+                    done = await urlserver.next(Done)
+                    dones[done.trans_id] = done
+            finally:
+                acker.cancel()
+            assert len(stored[101].document) > 1_000_000  # the deep page is stored whole
+            return dones
+
+    dones = uvloop.run(scenario())
+    assert {t: dones[t].status for t in (2, 3, 4)} == {2: Status.FETCHED, 3: Status.REDIRECTION, 4: Status.FETCHED}
+    assert dones[1].status is Status.FETCHED and "links taken from the first" in dones[1].reason
+

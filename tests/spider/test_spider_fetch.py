@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import resource
 import socket
 
@@ -11,7 +12,7 @@ import pytest
 import uvloop
 
 from wreck.protocol import Specific, Status
-from wreck.spider.fetch import Fetcher, FetchSettings
+from wreck.spider.fetch import Fetcher, FetchSettings, Request
 from wreck.spider.report import report
 from tests.spider_helpers import crawl_settings, self_signed, serve_tls
 from tests.web import HOSTILE_IP, HOSTILE_NAME, HostileSpec, RunningWeb, SiteSpec
@@ -66,7 +67,7 @@ def web():
 
 
 def fetch_all(jobs: list[tuple[str, str]], fs: FetchSettings = SETTINGS, *, tamper=None,
-              after: tuple[str, str] | None = None) -> dict:
+              after: tuple[str, str] | None = None, request: Request | None = None) -> dict:
     """Fetch (url, ip) jobs concurrently on one Fetcher; url -> (Report, result).
 
     `after` is fetched on the same Fetcher once every job has ended."""
@@ -83,7 +84,7 @@ def fetch_all(jobs: list[tuple[str, str]], fs: FetchSettings = SETTINGS, *, tamp
 
         fetcher = Fetcher(loop, fs, on_result)
         for url, ip in jobs:
-            immediate = fetcher.start(url, url, ip)
+            immediate = fetcher.start(url, url, ip, *([request] if request else []))
             if immediate is not None:
                 on_result(immediate)
         if tamper:
@@ -220,3 +221,54 @@ def test_bytes_beyond_a_response_do_not_become_the_next_response(web):
     assert report(second, 1).outcome.specific is Specific.OK and b"You have arrived" in second.body
     # really asked for (a record lands just after its response: wait for it)
     web.log.wait_for(lambda records: sum(r.target == "/target" for r in records) == served + 1)
+
+
+def test_a_content_type_with_bytes_that_are_not_utf8_still_ends_its_transfer(web):
+    """Issue 14, finding 1: 'name=\\xff.pdf' or a Latin-1 'charset=\\xe9' in
+    Content-Type; each transfer reports, the GET and the HEAD path alike."""
+    paths = ("/header-bytes/pdf", "/header-bytes/charset")
+    got = fetch_all([(hostile_url(web, p), HOSTILE_IP) for p in paths])
+    pdf = got[hostile_url(web, "/header-bytes/pdf")]
+    assert pdf[0].outcome[:2] == (OK, Specific.OK) and pdf[1].content_type == b"application/pdf; name=\xff.pdf"
+    page = got[hostile_url(web, "/header-bytes/charset")][0]
+    assert page.outcome[:2] == (OK, Specific.OK) and page.outlinks == (hostile_url(web, "/target"),)
+    html_only = dataclasses.replace(SETTINGS, accept_type=("text/html",))
+    for path, specific in (("/header-bytes/pdf", Specific.UNWANTED_TYPE), ("/header-bytes/charset", Specific.OK)):
+        url = hostile_url(web, path)
+        headed = fetch_all([(url, HOSTILE_IP)], html_only, request=Request(head=True))[url][0]
+        assert headed.outcome.specific is specific, (path, headed.outcome)
+
+
+def test_a_failure_while_ending_one_transfer_ends_it_alone(web):
+    """A bug in completion handling costs that transfer (reported with a
+    reason), never the others that libcurl finished in the same read."""
+    urls = [hostile_url(web, p) for p in ("/target", "/doc.pdf", "/image.png")]
+    doomed = urls[1]
+
+    def tamper(fetcher):
+        done = fetcher._done
+
+        def flaky(handle, code, message):
+            if handle.slot.url == doomed:
+                raise RuntimeError("boom")
+            done(handle, code, message)
+
+        fetcher.curl.on_done = flaky
+
+    got = fetch_all([(u, HOSTILE_IP) for u in urls], tamper=tamper)
+    assert got[doomed][0].outcome[:2] == (F, Specific.INTERNAL) and "boom" in got[doomed][0].outcome.reason
+    assert all(got[u][0].outcome.specific is Specific.OK for u in urls if u != doomed)
+
+
+def test_a_body_fetch_cut_at_size_keeps_what_arrived_and_a_stall_is_a_failure(web):
+    """Issue 14, finding 3: a robots.txt (a body= fetch) of 50 MB keeps its
+    first Max_Doc_Size bytes; one that stalls after its headers fails."""
+    huge, stall = hostile_url(web, "/robots/huge.txt"), hostile_url(web, "/robots/stall.txt")
+    got = fetch_all([(huge, HOSTILE_IP), (stall, HOSTILE_IP)], request=Request(keep_partial=True))
+    rep, result = got[huge]
+    assert rep.outcome[:2] == (E, Specific.TOO_BIG) and result.http_code == 200
+    assert result.partial.startswith(b"User-agent: *\nDisallow: /\n") and len(result.partial) == SETTINGS.max_doc_size
+    assert rep.record.document == result.head  # the stored record keeps no body (docs/protocol.txt 6.3)
+    assert got[stall][0].outcome.status is F and not got[stall][1].partial
+    page_rep, page = fetch_all([(huge, HOSTILE_IP)])[huge]  # a page fetch keeps nothing
+    assert page_rep.outcome.specific is Specific.TOO_BIG and page.partial == b"" and page.body == b""

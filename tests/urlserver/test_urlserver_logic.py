@@ -89,9 +89,22 @@ def _done(status, code, specific=Specific.OK, **kw):
     (_done(Status.FETCH_ERROR, 0, Specific.TIMEOUT), r.UNREACHABLE),
     (_done(Status.FETCH_ERROR, 0, Specific.CONNECT_FAILED), r.UNREACHABLE),
     (_done(Status.REDIRECTION, 301, Specific.REDIRECT, new_url="http://b.test/robots.txt"), r.FOLLOW),
+    # issue 14, finding 3: cut at max_doc_size, the bytes that arrived are parsed; a 2xx
+    # that stalled, timed out or was cut with nothing kept is never an empty robots.txt
+    (_done(Status.ERROR, 200, Specific.TOO_BIG, body=b"User-agent: *\nDisallow: /"), r.PARSE),
+    (_done(Status.ERROR, 200, Specific.TOO_BIG, body=b""), r.UNREACHABLE),
+    (_done(Status.FETCH_ERROR, 200, Specific.TOO_SLOW, body=b""), r.UNREACHABLE),
+    (_done(Status.FETCH_ERROR, 200, Specific.TIMEOUT, body=b"User-agent: *\nDis"), r.UNREACHABLE),
+    (_done(Status.FETCH_ERROR, 200, Specific.RESET, body=b""), r.UNREACHABLE),
 ])  # fmt: skip
 def test_robots_outcomes(done, kind):
     assert r.outcome(done, hops=0).kind == kind
+
+
+def test_a_robots_txt_cut_at_size_is_parsed_from_what_arrived():
+    cut = r.outcome(_done(Status.ERROR, 200, Specific.TOO_BIG, body=b"User-agent: *\nDisallow: /\n"), hops=0)
+    rules = r.RobotsRules(r.record_for(cut, 0.0, ttl=86400, retry=60, tries=0), "wreck")
+    assert not rules.allowed("http://a.test/") and "cut at max_doc_size" in cut.why
 
 
 def test_robots_redirect_limit_means_allow_all_and_unreachable_disallows():

@@ -29,6 +29,16 @@
 #                          text/plain, application/json
 #   /no-content-type       HTML body without a Content-Type header
 #   /mislabeled            PNG bytes served as text/html
+#   /header-bytes/pdf /header-bytes/charset   a Content-Type with a byte that is
+#                          not UTF-8 ('name=\xff.pdf', a Latin-1 'charset=\xe9'),
+#                          as the real web serves (not linked from the index)
+#   /robots/huge.txt       a 50 MB robots.txt starting 'User-agent: * / Disallow: /'
+#   /robots/stall.txt      a robots.txt that sends its headers, then nothing
+#                          (both reached with HostileSpec.robots_redirect='/robots/...';
+#                          not linked from the index)
+#   /nested-html?depth=N   N nested <div>s (200,000 by default, at most 1,000,000),
+#                          gzip-encoded (3 KB on the wire), then a link to /target
+#                          (not linked from the index)
 #   /feed.rss /feed.atom /feed.json /story/K   growing feeds (feeds.py)
 #   /sitemap.xml ... /hidden/K   sitemaps and the pages only they list (sitemaps.py;
 #                          not linked from the index)
@@ -42,6 +52,7 @@
 from __future__ import annotations
 
 import base64
+import gzip
 import html
 import re
 import time
@@ -58,6 +69,12 @@ from .wire import Conn, Request, send_response
 CHAIN = re.compile(r"^/redirect/chain/(\d+)$")
 STORY = re.compile(r"^/story/(\d+)$")
 MAX_CHAIN = 10_000
+DEFAULT_NESTING = 200_000
+"""/nested-html's depth: what took a worker minutes to parse (issue 14, finding 2)."""
+MAX_NESTING = 1_000_000
+HUGE_ROBOTS = 50 * 1024 * 1024
+"""/robots/huge.txt's announced size (issue 14, finding 3)."""
+FILLER_LINE = 64
 """Longest chain served; keeps a typo from building an unbounded URL space."""
 REDIRECT_CODES = (301, 302, 303, 307, 308)
 TINY_PNG = base64.b64decode(  # a valid 1x1 PNG
@@ -80,7 +97,8 @@ class HostileHost:
         self._exact = {
             **self.breakage.routes(),
             "/": self.index, "/robots.txt": self.robots, "/target": self.target,
-            "/meta-refresh": self.meta_refresh,
+            "/meta-refresh": self.meta_refresh, "/nested-html": self.nested_html,
+            "/robots/huge.txt": self.huge_robots, "/robots/stall.txt": self.stalling_robots,
             "/feed.rss": self.feeds.rss, "/feed.atom": self.feeds.atom, "/feed.json": self.feeds.json,
         }
 
@@ -100,8 +118,8 @@ class HostileHost:
             return await (self.refresh_to if path == "/refresh/to" else self.links_to)(req, conn)
         if found := STORY.match(path):
             return await self.feeds.story(req, conn, int(found.group(1)))
-        if path in CONTENT:
-            ctype, body = CONTENT[path]
+        if path in CONTENT or path in HEADER_BYTES:
+            ctype, body = CONTENT.get(path) or HEADER_BYTES[path]
             headers = [("Content-Type", ctype)] if ctype else []
             return await send_response(conn, req, 200, headers, body)
         return await send_response(conn, req, 404, [("Content-Type", HTML)],
@@ -126,6 +144,30 @@ class HostileHost:
         return await send_response(conn, req, 200, [("Content-Type", HTML)],
                                    b"<html><head><title>Target</title></head>"
                                    b"<body>You have arrived.</body></html>")
+
+    async def nested_html(self, req: Request, conn: Conn) -> bool:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query)
+        wanted = query.get("depth", [""])[0]
+        depth = min(int(wanted), MAX_NESTING) if wanted.isdigit() else DEFAULT_NESTING
+        page = b"<html><body>" + b"<div>" * depth + b'<a href="/target">deep</a>'
+        return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")],
+                                   gzip.compress(page, mtime=0))
+
+    async def huge_robots(self, req: Request, conn: Conn) -> bool:
+        rules = b"User-agent: *\nDisallow: /\n"
+        filler = b"# " + b"x" * (FILLER_LINE - 3) + b"\n"
+        await conn.send_head(200, [("Content-Type", "text/plain"), ("Content-Length", str(HUGE_ROBOTS))])
+        if req.method != "HEAD":
+            await conn.send(rules)
+            chunk = filler * (64 * 1024 // FILLER_LINE)
+            for _ in range((HUGE_ROBOTS - len(rules)) // len(chunk)):  # a crawler hangs up long before
+                await conn.send(chunk)
+        return False
+
+    async def stalling_robots(self, req: Request, conn: Conn) -> bool:
+        await conn.send_head(200, [("Content-Type", "text/plain"), ("Content-Length", "1000")])
+        await conn.wait_for_peer_close(self.spec.stall_seconds)
+        return False
 
     async def meta_refresh(self, req: Request, conn: Conn) -> bool:
         body = (b'<html><head><meta http-equiv="refresh" content="0; url=/target">'
@@ -197,3 +239,11 @@ CONTENT: dict[str, tuple[str | None, bytes]] = {
     "/mislabeled": ("text/html", TINY_PNG),
 }
 """Path -> (Content-Type or None, body) of the fixed non-HTML / odd-type resources."""
+
+HEADER_BYTES: dict[str, tuple[str, bytes]] = {
+    # the header is written as Latin-1 (tests/web/wire.py): '\xff' and '\xe9' go out as one byte each
+    "/header-bytes/pdf": ("application/pdf; name=\xff.pdf", b"%PDF-1.4\n%%EOF\n"),
+    "/header-bytes/charset": ("text/html; charset=\xe9",
+                              b'<html><body><a href="/target">caf\xe9</a></body></html>'),
+}
+"""Path -> (Content-Type with a non-UTF-8 byte, body): issue 14, finding 1."""
