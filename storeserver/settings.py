@@ -37,6 +37,16 @@ MAX_BATCH_BYTES = 32 * 1024 * 1024
 # the server stops reading from sockets (TCP pushes back on the spiders)
 # until the writer catches up; it is what bounds memory while the disk is full.
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024
+# What one record costs beyond its document and URL while the store holds it
+# (the Record and its strings in the queue, the prepared value, the result,
+# the ack): about 280 bytes measured in the queue alone (tracemalloc), so
+# 1 KiB covers every stage. Counted against the bound above, it makes tiny
+# records sent fast stop the reading after 262,144 of them, not never.
+RECORD_OVERHEAD = 1024
+# asyncio reads at most this much per read: a connection waiting for room
+# holds at most this beyond what it was granted, so the store's memory for
+# records stays under max_backlog_bytes + connections x READ_CHUNK.
+READ_CHUNK = 256 * 1024
 
 # A few spider processes per box, a few boxes: a thousand is generous, and
 # each connection costs a receive buffer of up to one record.
@@ -97,8 +107,9 @@ class StoreSettings:
                                          help="Time a connection has to complete its handshake", group=SERVER)
     commit_window_ms: float = setting(DEFAULT_COMMIT_WINDOW_MS, help="How long a batch waits for more records "
                                       "before its commit", unit="ms", min=0, group=STORAGE)
-    max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Records received but not committed, over all "
-                                     "connections; beyond it the server stops reading", above=0, group=STORAGE,
+    max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Memory for records, over all connections: queued "
+                                     "for commit or still arriving, each counted with 1 KiB of overhead; a "
+                                     "connection whose next record does not fit waits", above=0, group=STORAGE,
                                      **SIZE)
     zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level", min=1, max=MAX_ZSTD_LEVEL,
                               why="zstd's levels", group=STORAGE)

@@ -84,6 +84,9 @@ class Peer(asyncio.Protocol):
         self.peer = "?"
         self.closed = False
         self.lost = asyncio.get_running_loop().create_future()  # done at connection_lost
+        # Set by the daemon to stop decoding (bytes stay buffered in self.conn)
+        # until it calls resume_events(): a record store out of memory budget.
+        self.held = False
         self._deadline: asyncio.TimerHandle | None = None
 
     # -- what the daemon implements ---------------------------------------------
@@ -141,6 +144,12 @@ class Peer(asyncio.Protocol):
                 pass  # the connection is past the point where an ERROR may be sent
         self.close()
 
+    def resume_events(self) -> None:
+        """Clear `held` and decode the events already buffered."""
+        self.held = False
+        if not self.closed:
+            self._process()
+
     def close(self) -> None:
         """Close this connection (buffered bytes are still flushed)."""
         if self.transport is not None:
@@ -190,10 +199,13 @@ class Peer(asyncio.Protocol):
             self.fail(ErrorCode.UNAVAILABLE, f"no handshake within {self.listener.handshake_timeout:g} s")
 
     def _feed(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        self._process()
+
+    def _process(self) -> None:
         conn, log = self.conn, self.listener.log
         try:
-            conn.receive_data(data)
-            while not self.closed and (event := conn.next_event()) is not NEED_DATA:
+            while not self.closed and not self.held and (event := conn.next_event()) is not NEED_DATA:
                 kind = type(event)
                 if kind is Auth:
                     self.transport.write(conn.welcome(self.welcome_settings()))
