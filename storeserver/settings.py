@@ -53,12 +53,14 @@ READ_CHUNK = 256 * 1024
 DEFAULT_MAX_CONNECTIONS = 1024
 
 # A peer that has not finished the handshake after this long is dropped, so
-# silent or slow-loris connections cannot hold connection slots.
-DEFAULT_HANDSHAKE_TIMEOUT_S = 10.0
+# silent or slow-loris connections cannot hold connection slots. A handshake
+# is one round trip after HELLO plus two HMACs: 3 s covers any WAN.
+DEFAULT_HANDSHAKE_TIMEOUT_S = 3.0
 # Connections still in their handshake: every spider of a fleet reconnects
 # at once after a store restart, but a handshake takes milliseconds; a peer
-# that opens many and says nothing is told "busy" here, before it can fill
-# the connection cap.
+# that opens many and says nothing only evicts its own oldest ones
+# (wreck/listener.py: half of these slots per source address, the oldest
+# evicted when full), before it can fill the connection cap.
 DEFAULT_MAX_UNAUTHENTICATED = 128
 
 # While commits fail (disk or map full), retry with this backoff.

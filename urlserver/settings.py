@@ -32,8 +32,9 @@ DEFAULT_MAX_CONNECTIONS = 256
 # nothing gets "busy" here instead of starving the connection cap.
 DEFAULT_MAX_UNAUTHENTICATED = 64
 # A handshake is three short lines: seconds to finish it before the
-# connection is dropped (silent and slow-loris peers hold no slot longer).
-DEFAULT_HANDSHAKE_TIMEOUT = 5.0
+# connection is dropped (silent and slow-loris peers hold no slot longer):
+# one round trip after HELLO plus two HMACs, 3 s covers any WAN.
+DEFAULT_HANDSHAKE_TIMEOUT = 3.0
 # RFC 9309 2.4: robots.txt rules SHOULD NOT be cached longer than 24 hours.
 ROBOTS_TTL_MAX = 24 * 3600.0
 # LMDB reserves address space, not disk (sparse on Linux): a frontier of
