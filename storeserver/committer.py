@@ -230,4 +230,9 @@ class Committer:
             log.warning("commits succeed again: resuming acks")
             self._on_full(False, "store commits again")
         self.batches += 1
+        refused = [r for (r, _), res in zip(batch, results) if res is AckResult.REFUSED]
+        if refused:  # one line per batch, whatever the number of records
+            log.error("refused %d record(s) whose doc id holds another URL in this store (doc %d: sent %s); "
+                      "a store belongs to one crawl: give this crawl its own --data", len(refused),
+                      refused[0].doc_id, refused[0].url)
         return [(reply_to, r.doc_id, res) for (r, reply_to), res in zip(batch, results)]

@@ -53,12 +53,13 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
+    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
                  fingerprint: Fingerprint | None = None, extra: bytes | None = None,
                  not_modified: bool = False) -> None:
         self.doc_id = doc_id
+        self.url = url
         self.key = L.DOC_KEY.pack(doc_id)
         self.url_key = L.url_key(url)
         self.value = value
@@ -144,8 +145,13 @@ class WriteStore:
                     added += 1
                     raw += p.raw_len
                     stored += len(p.value)
+                elif L.doc_url(txn.get(p.key, db=self.docs)) == p.url:
+                    results.append(AckResult.DUPLICATE)  # a resend: the first record stands
                 else:
-                    results.append(AckResult.DUPLICATE)
+                    # The doc id holds another URL: a store of another crawl
+                    # (doc ids restart at 1) or a forged record. Neither is a
+                    # duplicate; the spider must hear that nothing was stored.
+                    results.append(AckResult.REFUSED)
             if added or revisits:
                 for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored),
                                 (META_NOT_MODIFIED, revisits)):
