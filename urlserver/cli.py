@@ -54,6 +54,9 @@ def run(
         secret = deploy.secret_from(text, os.environ.get(deploy.SECRET_ENV))
         settings = Settings(**chosen, secret=secret)
         deploy.check_listen(settings.listen.rpartition(":")[0].strip("[]"), secret)
+        if settings.http:
+            from .http import check_address
+            check_address(settings.http, secret)
     except (OSError, deploy.DeployError, options.SettingsError) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
