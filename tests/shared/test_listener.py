@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 
+from wreck import listener as listener_module
 from wreck.listener import LOG_EVENTS, Listener, Peer
 from wreck.protocol import (
     NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Get, Hello, Ready, Role,
@@ -256,3 +257,34 @@ def test_shutdown_drains_with_connections_open_and_reading_stopped_then_closes_t
     assert left == {}
     assert sorted(s for s in seen if isinstance(s, tuple) and s[0] == "closed") == [
         ("closed", "c0"), ("closed", "c1"), ("closed", "c2")]
+
+
+def test_log_lines_about_peers_without_the_secret_are_limited_per_address(caplog):
+    # Issue 14, finding 10: 5,000 bad handshakes made 1.1 MB of log.
+    caplog.set_level(logging.INFO, log.name)
+    now = [0.0]
+
+    async def bad_handshakes(n: int) -> None:
+        for _ in range(n):
+            reader, writer = await asyncio.open_connection(*address[0])
+            await reader.readline()  # HELLO
+            writer.write(b"NOT A HANDSHAKE\n")
+            await reader.read()  # the ERROR line, then the close
+            writer.close()
+
+    address = []
+
+    async def main():
+        async with serving(max_connections=300, max_unauthenticated=300, clock=lambda: now[0]) as (_, addr, _s):
+            address.append(addr)
+            await bad_handshakes(200)
+            first = [r.getMessage() for r in caplog.records if "peer=127.0.0.1:" in r.getMessage()]
+            now[0] += listener_module.LOG_WINDOW_S  # a new window: one more line, with the count left out
+            await bad_handshakes(1)
+            return first
+
+    first = asyncio.run(main())
+    assert len(first) == listener_module.LOG_LINES_PER_ADDRESS
+    assert all("event=protocol_error" in line for line in first)
+    last = [r.getMessage() for r in caplog.records if "peer=127.0.0.1:" in r.getMessage()][-1]
+    assert last.endswith(f"suppressed={200 - listener_module.LOG_LINES_PER_ADDRESS}")
