@@ -16,6 +16,7 @@ import re
 from wreck.options import REQUIRED, SettingsError, number_text, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 from wreck.protocol.settings import is_media_range
+from wreck.protocol.handshake import setting_problem
 
 from .recrawl import parse_duration, policy_for
 
@@ -72,9 +73,7 @@ def _media_ranges(values: tuple[str, ...]) -> str | None:
 
 
 def _handshake_value(text: str) -> str | None:
-    if len(text) > limits.MAX_SETTING_VALUE_LEN:  # announced in a SET line (docs/protocol.txt 5.1)
-        return f"must be at most {limits.MAX_SETTING_VALUE_LEN} characters (the handshake's limit)"
-    return None
+    return setting_problem(text)  # announced in a SET line (docs/protocol.txt 3.1, 5.1)
 
 
 def _product_token(text: str) -> str | None:
