@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from wreck.protocol import (
     NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError,
-    RemoteProtocolError, Role, StoreConnection,
+    RemoteProtocolError, Record, Role, Specific, StoreConnection, http_enum,
 )  # fmt: skip
 from wreck.protocol.record import RECORD_HEADER
 
@@ -234,3 +235,50 @@ def test_a_silent_connection_is_dropped_and_the_caps_hold(capped, service):
     assert "more than 4 connections" in over.answer.reason
     log = daemon.text()
     assert "127.0.0.1:" in log and ("handshake_timeout peer=127.0.0.1:" in log or "no handshake within 1 s" in log)
+
+
+# -- the store's memory bound, measured ------------------------------------------------
+
+
+def test_a_stores_memory_stays_under_its_bound_with_many_partial_records(tmp_path):
+    # Issue 14, finding 4: 40 connections each one byte short of a 32 MiB
+    # record held 1.37 GB. Here 12 connections each one byte short of an
+    # 8 MiB record (96 MiB in all) against a 24 MiB bound: the store reads
+    # what the bound holds, plus at most one read per waiting connection.
+    bound, size, senders = 24 << 20, 8 << 20, 12
+    env = {"WRECK_SECRET": soak.SECRET.decode()}
+    store = Daemon("wreck.storeserver.cli", ["--data", str(tmp_path / "store"), "--listen", "127.0.0.1:0",
+                                             "--max-backlog-bytes", str(bound)], tmp_path / "store.log", env=env)
+    try:
+        before = store.rss_kib()
+        clients = [StoreClient(store.port, secret=soak.SECRET) for _ in range(senders)]
+        records = [Record(i, True, Specific.OK, http_enum(200), 1, f"http://big.test/{i}", None,
+                          b"HTTP/1.1 200 OK\r\n\r\n" + bytes([i]) * size) for i in range(1, senders + 1)]  # fmt: skip
+        wires = [c.conn.send(r) for c, r in zip(clients, records)]
+        for c in clients:
+            c.sock.setblocking(False)
+        left = [memoryview(w)[:-1] for w in wires]  # one byte short of each record
+        peak = before
+        stalled = 0
+        while any(left) and stalled < 200:  # until all is sent or nothing more is taken
+            progress = False
+            for i, c in enumerate(clients):
+                if left[i]:
+                    try:
+                        n = c.sock.send(left[i][:1 << 20])
+                        left[i], progress = left[i][n:], True
+                    except BlockingIOError:
+                        pass
+            peak = max(peak, store.rss_kib())
+            stalled = 0 if progress else stalled + 1
+            if not progress:
+                time.sleep(0.01)
+        peak = max(peak, store.rss_kib())
+        growth_mib = (peak - before) / MiB
+        # The bound, one read (256 KiB) per waiting connection, and the allocator's slack.
+        limit_mib = bound / (1 << 20) + senders * 0.25 + RSS_SLACK_KIB / MiB
+        assert growth_mib < limit_mib, f"RSS grew {growth_mib:.0f} MiB, bound {limit_mib:.0f} MiB"
+        for c in clients:
+            c.close()
+    finally:
+        store.stop()
