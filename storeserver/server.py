@@ -15,7 +15,9 @@
 # connections holding a reservation read on, so their records complete and
 # the store never waits on itself. A spider that does not read its acks is
 # paused the same way once its write buffer is full. Beyond the bound a
-# connection holds at most one read (S.READ_CHUNK).
+# connection holds at most one read (S.READ_CHUNK). A connection that holds
+# memory for a record and sends none of it for --record-stall-timeout while
+# others wait is closed, so no spider can hold the bound for ever.
 # Shutdown: stop accepting, stop reading, let the writer commit what is in
 # hand, await the acks of every record it answered, close.
 """StoreServer: sockets, event loop, acks."""
@@ -27,7 +29,7 @@ import logging
 from collections import deque
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Ack, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol import Ack, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
 
 from wreck.plugins import DOCUMENT, Plugins
 
@@ -50,6 +52,7 @@ class RecordPeer(Peer):
         self.reserved = 0  # memory granted to the record now arriving
         self.waiting_room = False  # paused until the record now arriving fits
         self.write_full = False  # paused until the spider reads its acks
+        self.progress_at = 0.0  # loop time of the last bytes received
         super().__init__(listener)
 
     def make_connection(self, nonce: bytes) -> StoreConnection:
@@ -65,6 +68,10 @@ class RecordPeer(Peer):
             self.server.submit(event, self)
             if self.server.over_bound():
                 self.server.wait_for_room(self)  # the records after it stay undecoded
+
+    def data_received(self, data: bytes) -> None:
+        self.progress_at = self.server.now()
+        super().data_received(data)
 
     def after_events(self) -> None:
         if not self.waiting_room:
@@ -161,8 +168,27 @@ class StoreServer:
             dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
         self.committer.start()
+        self._loop = loop
+        self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
+        self._stall_timer = loop.call_later(self._stall_check_s, self._check_stalls)
         return await self.listener.start(self.settings.host, self.settings.port,
                                          lambda listener: RecordPeer(listener, self))
+
+    def now(self) -> float:
+        return self._loop.time()
+
+    def _check_stalls(self) -> None:
+        """Close connections that hold memory for a record and send nothing of
+        it while others wait (every few seconds, from start())."""
+        self._stall_timer = self._loop.call_later(self._stall_check_s, self._check_stalls)
+        if not self._waiting:
+            return
+        limit = self.settings.record_stall_s
+        now = self.now()
+        for conn in list(self.connections):
+            if conn.reserved and not conn.waiting_room and now - conn.progress_at >= limit:
+                log.warning("event=record_stalled peer=%s name=%s held=%d", conn.peer, conn.name, conn.reserved)
+                conn.fail(ErrorCode.UNAVAILABLE, f"no byte of a record for {limit:g} s while others wait for memory")
 
     def held_bytes(self) -> int:
         """The memory counted against --max-backlog-bytes now."""
@@ -226,6 +252,7 @@ class StoreServer:
             waiting.popleft()
             if not conn.closed:
                 conn.waiting_room = False
+                conn.progress_at = self.now()  # its stall clock starts when it may read again
                 conn.update_reading()
                 conn.resume_events()  # may wait again, at the back of the line
 
@@ -277,6 +304,7 @@ class StoreServer:
             except asyncio.TimeoutError:
                 log.error("shutting down with %d acks unsent (the spiders will resend)", self.unanswered)
 
+        self._stall_timer.cancel()  # nothing is read any more: nothing can stall
         await self.listener.shutdown(drain)
         if committed:
             self.store.close()

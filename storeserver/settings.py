@@ -43,6 +43,11 @@ MAX_BACKLOG_BYTES = 256 * 1024 * 1024
 # 1 KiB covers every stage. Counted against the bound above, it makes tiny
 # records sent fast stop the reading after 262,144 of them, not never.
 RECORD_OVERHEAD = 1024
+# A connection granted memory for a record must keep sending it: one that
+# sends no byte of it for this long, while others wait for memory, is closed
+# (its spider resends the record on a new connection), so a stalled or
+# hostile spider cannot hold the bound for ever.
+DEFAULT_RECORD_STALL_S = 60.0
 # asyncio reads at most this much per read: a connection waiting for room
 # holds at most this beyond what it was granted, so the store's memory for
 # records stays under max_backlog_bytes + connections x READ_CHUNK.
@@ -107,6 +112,9 @@ class StoreSettings:
                                        above=0, group=SERVER)
     handshake_timeout_s: float = setting(DEFAULT_HANDSHAKE_TIMEOUT_S, flag="--handshake-timeout", unit="s", above=0,
                                          help="Time a connection has to complete its handshake", group=SERVER)
+    record_stall_s: float = setting(DEFAULT_RECORD_STALL_S, flag="--record-stall-timeout", unit="s", above=0,
+                                    help="A connection that sends no byte of a record it was given memory for, "
+                                    "this long while others wait for memory, is closed", group=SERVER)
     commit_window_ms: float = setting(DEFAULT_COMMIT_WINDOW_MS, help="How long a batch waits for more records "
                                       "before its commit", unit="ms", min=0, group=STORAGE)
     max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Memory for records, over all connections: queued "

@@ -92,3 +92,20 @@ def test_partial_records_count_and_big_records_still_complete(tmp_path):
         for c, r in zip(clients, records):
             assert c.acks(1) == [Ack(r.doc_id, AckResult.STORED)]
         assert server.held_bytes() == 0
+
+
+def test_a_connection_that_stalls_mid_record_cannot_hold_the_memory_for_ever(tmp_path):
+    bound = 2 << 20
+    stalled = Record(1, True, Specific.OK, http_enum(200), 1, "http://127.0.0.1/stalled", None,
+                     b"HTTP/1.1 200 OK\r\n\r\n" + b"s" * (1900 << 10))  # fmt: skip
+    waiting = Record(2, True, Specific.OK, http_enum(200), 1, "http://127.0.0.1/waiting", None,
+                     b"HTTP/1.1 200 OK\r\n\r\n" + b"w" * (1 << 20))  # fmt: skip
+    with running_server(tmp_path, max_backlog_bytes=bound, record_stall_s=0.5) as (server, port):
+        staller, spider = Client(port, name="staller"), Client(port, name="spider")
+        wire = staller.conn.send(stalled)
+        staller.send_raw(wire[: len(wire) // 2])  # granted its memory, then says no more
+        wait_for(lambda: any(p.reserved and p.name == "staller" for p in peers(server)))
+        spider.send([waiting])  # does not fit beside it: waits
+        assert spider.acks(1) == [Ack(2, AckResult.STORED)]  # stored once the staller is closed
+        said = staller.until_closed()
+        assert "no byte of a record for 0.5 s while others wait for memory" in said[-1].reason
