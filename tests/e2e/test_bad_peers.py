@@ -282,3 +282,26 @@ def test_a_stores_memory_stays_under_its_bound_with_many_partial_records(tmp_pat
             c.close()
     finally:
         store.stop()
+
+
+@pytest.mark.parametrize("service", ["urlserver", "storeserver"])
+def test_silent_connections_reopened_as_they_go_keep_no_spider_out(daemons, service):
+    # Issue 14, finding 6: 64 (urlserver) or 128 (store) silent connections,
+    # reopened as they timed out, kept 20 of 20 spiders out. Now one address
+    # holds at most half the handshake places and a newcomer evicts the
+    # oldest silent one, so every spider that completes its handshake gets in.
+    url, store, *_ = daemons
+    daemon = url if service == "urlserver" else store
+    places = 64 if service == "urlserver" else 128  # the default --max-unauthenticated
+    silent = [_silent(daemon.port) for _ in range(places)]
+    got_in = 0
+    try:
+        for _ in range(20):
+            silent.append(_silent(daemon.port))  # the attacker opens another as one goes
+            spider = _good(service, daemon.port)
+            got_in += bool(spider.ready)
+            spider.close()
+    finally:
+        for sock in silent:
+            sock.close()
+    assert got_in == 20
