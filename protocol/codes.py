@@ -60,6 +60,7 @@ class AckResult(enum.IntEnum):
 
     STORED = 0  # committed now
     DUPLICATE = 1  # this doc_id was already stored; the earlier record stands
+    REFUSED = 2  # this doc_id holds another URL here (another crawl's store, a forged record): nothing stored
 
 
 class Role(enum.Enum):

@@ -20,7 +20,7 @@ from . import limits
 from . import textfields as f
 from .codes import ErrorCode, Role, Specific, Status
 from .connection import Connection
-from .errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError, shown
 from .events import NEED_DATA, Assignment, Bye, Cancel, Done, Error, Get, Idle, Working
 from .handshake import decode_text, encode_error, parse_error
 from .state import CONTROL_TABLE
@@ -82,7 +82,7 @@ class ControlConnection(Connection):
             return Get(count)
         if word == b"ERROR":
             return parse_error(decode_text(line, "ERROR line"))
-        raise RemoteProtocolError(f"unknown message {word[:16]!r} from a spider")
+        raise RemoteProtocolError(f"unknown message {shown(word, 16)} from a spider")
 
     def _mid_message(self) -> bool:
         return self._done_header is not None or super()._mid_message()
@@ -163,7 +163,7 @@ def _parse_server_word(word: bytes, parts: list[bytes], line: bytes) -> object:
         return Bye(reason)
     if word == b"ERROR":
         return parse_error(decode_text(line, "ERROR line"))
-    raise RemoteProtocolError(f"unknown or malformed message {word[:16]!r} from the urlserver")
+    raise RemoteProtocolError(f"unknown or malformed message {shown(word, 16)} from the urlserver")
 
 
 def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
@@ -174,7 +174,7 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
     status = _STATUS.get(parts[2])
     specific = _SPECIFIC.get(parts[4])
     if status is None or specific is None:
-        raise RemoteProtocolError(f"unknown status {parts[2][:20]!r} or specific code {parts[4][:20]!r}")
+        raise RemoteProtocolError(f"unknown status {shown(parts[2], 20)} or specific code {shown(parts[4], 20)}")
     http = f.uint(parts[3], "HTTP code", 999)
     if 0 < http < 100:
         raise RemoteProtocolError(f"HTTP code {http} is not a three-digit code")

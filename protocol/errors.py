@@ -8,6 +8,24 @@ from __future__ import annotations
 from .codes import ErrorCode
 
 
+def shown(value: bytes | str, limit: int = 40) -> str:
+    """A peer's token for an error text: in double quotes, at most `limit`
+    characters, anything but printable ASCII as \\xNN (or \\uNNNN): never a
+    Python repr such as b'FOO', which means nothing to another language."""
+    text = value[:limit].decode("latin-1") if isinstance(value, (bytes, bytearray)) else value[:limit]
+    out = []
+    for c in text:
+        if " " <= c <= "~" and c not in '"\\':
+            out.append(c)
+        elif c in '"\\':
+            out.append("\\" + c)
+        elif ord(c) < 0x100:
+            out.append(f"\\x{ord(c):02x}")
+        else:
+            out.append(f"\\u{ord(c):04x}")
+    return '"' + "".join(out) + '"'
+
+
 class ProtocolError(Exception):
     """Base class. `code` says which kind of rule was broken."""
 

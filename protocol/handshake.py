@@ -20,7 +20,7 @@ from . import limits
 from .syntax import CONTROL as _CONTROL
 from .syntax import KEY as _KEY
 from .codes import ErrorCode
-from .errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError, shown
 from .events import Auth, Error, Hello
 
 VERSION = 1
@@ -61,6 +61,18 @@ def check_text(text: str, what: str, limit: int = limits.MAX_REASON_LEN) -> None
         raise RemoteProtocolError(f"{what} contains a control character")
 
 
+def setting_problem(value: str) -> str | None:
+    """Why `value` cannot be a SET line's value, or None: a value is at most
+    MAX_SETTING_VALUE_LEN octets of UTF-8, without control characters
+    (docs/protocol.txt 3.1). A daemon checks its settings with this at start,
+    so none is refused at every handshake instead."""
+    if _CONTROL.search(value):
+        return "must hold no control character (it is sent in the handshake's SET lines)"
+    if len(value.encode("utf-8")) > limits.MAX_SETTING_VALUE_LEN:
+        return f"must be at most {limits.MAX_SETTING_VALUE_LEN} octets of UTF-8 (the handshake's limit)"
+    return None
+
+
 def decode_text(raw: bytes, what: str) -> str:
     try:
         return raw.decode("utf-8")
@@ -70,7 +82,7 @@ def decode_text(raw: bytes, what: str) -> str:
 
 def _version(token: str) -> int:
     if not token.startswith("WRECK/"):
-        raise RemoteProtocolError(f"not a WRECK peer (it said {token[:40]!r})")
+        raise RemoteProtocolError(f"not a WRECK peer (it said {shown(token, 40)})")
     number = token[6:]
     if number != str(VERSION):
         raise RemoteProtocolError(
@@ -91,7 +103,7 @@ def parse_error(text: str) -> Error:
     except KeyError:
         code = None
     if code is None:
-        raise RemoteProtocolError(f"unknown error code {code_name[:20]!r}")
+        raise RemoteProtocolError(f"unknown error code {shown(code_name, 20)}")
     check_text(reason, "error reason")
     return Error(code, reason)
 
@@ -105,7 +117,7 @@ def parse_hello(line: bytes) -> Hello | Error:
     if len(parts) != 4 or parts[1] != "HELLO":
         raise RemoteProtocolError("greeting must be 'WRECK/1 HELLO <service> <nonce>'")
     if parts[2] not in SERVICES:
-        raise RemoteProtocolError(f"unknown service {parts[2][:20]!r}")
+        raise RemoteProtocolError(f"unknown service {shown(parts[2], 20)}")
     check_nonce(parts[3])
     return Hello(parts[2], parts[3], version)
 
@@ -120,7 +132,7 @@ def parse_auth(line: bytes) -> Auth | Error:
         raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac>'")
     _, _, role, name, nonce, mac = parts
     if role not in ROLES:
-        raise RemoteProtocolError(f"unknown role {role[:20]!r}")
+        raise RemoteProtocolError(f"unknown role {shown(role, 20)}")
     if not _NAME.fullmatch(name):
         raise RemoteProtocolError("name must be 1-64 of A-Z a-z 0-9 . _ : @ -")
     check_nonce(nonce)
@@ -136,6 +148,8 @@ def parse_setting(text: str) -> tuple[str, str]:
     if not sep or not _KEY.fullmatch(key):
         raise RemoteProtocolError("expected 'SET <key> <value>' with key [a-z][a-z0-9_]*")
     check_text(value, f"setting {key}", limits.MAX_SETTING_VALUE_LEN)
+    if len(value.encode("utf-8")) > limits.MAX_SETTING_VALUE_LEN:  # octets, as the line bound counts
+        raise RemoteProtocolError(f"setting {key} longer than {limits.MAX_SETTING_VALUE_LEN} octets", ErrorCode.LIMIT)
     return key, value
 
 
@@ -161,8 +175,10 @@ def encode_ready(settings: dict[str, str], mac: str) -> bytes:
         raise LocalProtocolError(f"more than {limits.MAX_SETTINGS} settings")
     lines = [f"WELCOME {mac}\n"]
     for key, value in settings.items():
-        if not _KEY.fullmatch(key) or _CONTROL.search(value) or len(value) > limits.MAX_SETTING_VALUE_LEN:
-            raise LocalProtocolError(f"setting {key!r} cannot be sent")
+        if not _KEY.fullmatch(key):
+            raise LocalProtocolError(f"setting key {key!r} cannot be sent")
+        if (problem := setting_problem(value)) is not None:
+            raise LocalProtocolError(f"setting {key} cannot be sent: it {problem}")
         lines.append(f"SET {key} {value}\n")
     lines.append("READY\n")
     return "".join(lines).encode("utf-8")

@@ -30,7 +30,7 @@ MAX_EXTRAS = 16
 
 # Settings announced in a handshake; a real server sends about ten.
 MAX_SETTINGS = 64
-MAX_SETTING_VALUE_LEN = 1024
+MAX_SETTING_VALUE_LEN = 1024  # octets of UTF-8, so a SET line fits MAX_SETTING_LINE
 # A SET line: "SET ", a key of at most 32 characters, a space, the value.
 MAX_SETTING_LINE = 4 + 32 + 1 + MAX_SETTING_VALUE_LEN
 

@@ -11,7 +11,7 @@ import re
 import msgspec
 
 from . import limits
-from .errors import RemoteProtocolError
+from .errors import RemoteProtocolError, shown
 
 REQUIRED = ("store", "timeout_update_ms", "timeout_req_ms", "max_doc_size", "user_agent")
 
@@ -62,13 +62,13 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             try:
                 ipaddress.ip_network(cidr)
             except ValueError:
-                raise RemoteProtocolError(f"allow_net: {cidr!r} is not a CIDR") from None
+                raise RemoteProtocolError(f"allow_net: {shown(cidr)} is not a CIDR") from None
         if not store:
             raise RemoteProtocolError("store: no store server announced")
         accept = tuple(t for t in values.get("accept_type", "").split(",") if t)
         for media in accept:
             if not is_media_range(media):
-                raise RemoteProtocolError(f"accept_type: {media!r} is not type/subtype or type/*")
+                raise RemoteProtocolError(f"accept_type: {shown(media)} is not type/subtype or type/*")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -95,7 +95,7 @@ def _positive(values: dict[str, str], key: str, default: int | None = None) -> i
     if text is None and default is not None:
         return default
     if not text or not (text.isascii() and text.isdigit()) or text[0] == "0" or len(text) > 12:
-        raise RemoteProtocolError(f"{key} must be a positive whole number, got {text!r}")
+        raise RemoteProtocolError(f"{key} must be a positive whole number, got {shown(text)}")
     return int(text)
 
 

@@ -10,7 +10,7 @@ from .codes import Role
 from .connection import Connection
 from .errors import LocalProtocolError
 from .events import Record
-from .record import decode_frame, decode_record, encode_frame, encode_record
+from .record import RECORD_HEADER, decode_frame, decode_record, encode_frame, encode_record
 from .state import STORE_TABLE
 
 
@@ -29,6 +29,19 @@ class StoreConnection(Connection):
     ) -> None:  # fmt: skip
         super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name)
         self.max_doc_len = min(max_doc_len, limits.MAX_DOC_LEN)
+
+    def partial_record_bytes(self) -> int:
+        """What the record now arriving will hold once complete: its full size
+        once its header is in, else the bytes buffered so far (0 between
+        records). A receiver counts this against its memory bound before it
+        reads the rest (docs/protocol.txt 6.2: the header gives every length)."""
+        buf = self._buf
+        if not self.opened or not len(buf):
+            return len(buf)
+        header = buf.unpack(RECORD_HEADER)
+        if header is None:
+            return len(buf)
+        return max(len(buf), RECORD_HEADER.size + header[6] + header[7] + header[8])
 
     def _decode_open(self) -> object:
         if self.our_role is Role.SERVER:

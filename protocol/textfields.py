@@ -12,7 +12,7 @@ from urllib.parse import quote, unquote
 
 from . import limits
 from .codes import ErrorCode
-from .errors import LocalProtocolError, RemoteProtocolError
+from .errors import LocalProtocolError, RemoteProtocolError, shown
 from .handshake import check_text
 from .syntax import CONTROL as _CONTROL_CHARS
 from .syntax import KEY_BYTES as _KEY
@@ -31,7 +31,7 @@ MAX_U32 = 2**32 - 1
 def uint(token: bytes, what: str, maximum: int = limits.MAX_ID) -> int:
     """A canonical decimal: ASCII digits, no sign, no leading zero."""
     if not token.isdigit() or (token[0] == 0x30 and len(token) > 1) or len(token) > 19:
-        raise RemoteProtocolError(f"{what} must be a decimal number, got {token[:24]!r}")
+        raise RemoteProtocolError(f"{what} must be a decimal number, got {shown(token, 24)}")
     value = int(token)
     if value > maximum:
         raise RemoteProtocolError(f"{what} {value} is larger than {maximum}", ErrorCode.LIMIT)
@@ -53,7 +53,7 @@ def url(token: bytes, what: str = "URL") -> str:
 
 def host(token: bytes) -> str:
     if len(token) > limits.MAX_HOST_LEN or not _HOST.fullmatch(token):
-        raise RemoteProtocolError(f"bad host name {token[:40]!r}")
+        raise RemoteProtocolError(f"bad host name {shown(token, 40)}")
     return token.decode("ascii")
 
 
@@ -80,7 +80,7 @@ def ip(token: bytes) -> str:
     except ValueError:
         canonical = None
     if canonical != text:
-        raise RemoteProtocolError(f"bad IP address {text[:40]!r} (canonical form required)")
+        raise RemoteProtocolError(f"bad IP address {shown(text, 40)} (canonical form required)")
     if len(_IP_CACHE) >= _IP_CACHE_MAX:
         _IP_CACHE.clear()
     _IP_CACHE[token] = text
@@ -95,7 +95,7 @@ def extras(tokens: list[bytes]) -> dict[str, str]:
     for token in tokens:
         key, sep, value = token.partition(b"=")
         if not sep or not _KEY.fullmatch(key) or not is_token(value):
-            raise RemoteProtocolError(f"bad extension field {token[:40]!r}")
+            raise RemoteProtocolError(f"bad extension field {shown(token, 40)}")
         name = key.decode("ascii")
         if name in found:
             raise RemoteProtocolError(f"extension field {name} given twice")
@@ -130,7 +130,14 @@ def encode_reason(reason: str) -> str:
     return quote(_CONTROL_CHARS.sub(" ", reason[: limits.MAX_REASON_LEN]), safe=_REASON_SAFE)
 
 
+# A "%" not followed by two hex digits: the spec's %XX and nothing else, so
+# "%ZZ" is an error, never guessed at (docs/protocol.txt 5.5, section 8).
+_BAD_PERCENT = re.compile(r"%(?![0-9A-Fa-f]{2})")
+
+
 def decode_reason(value: str) -> str:
+    if "%" in value and _BAD_PERCENT.search(value):
+        raise RemoteProtocolError("reason has a % not followed by two hex digits")
     try:
         text = unquote(value, errors="strict") if "%" in value else value
     except UnicodeDecodeError:

@@ -182,6 +182,9 @@ class UrlSession:
                                              result.ms, reason="record not encodable"))
 
     def _acked(self, trans_id: int, done: Done, result: AckResult) -> None:
+        if result is AckResult.REFUSED:  # nothing stored (docs/protocol.txt 6.5): never report it fetched
+            done = Done(trans_id, Status.FETCH_ERROR, 0, Specific.INTERNAL, done.ms,
+                        reason="the store refused the record: its doc id holds another URL there")
         self._send_done(trans_id, done)
 
     def _send_done(self, trans_id: int, done: Done) -> None:

@@ -49,6 +49,13 @@ FINGERPRINT_THREADS = max(2, os.cpu_count() or 1)
 Results = list[tuple[Any, int, AckResult]]
 
 
+def record_cost(r: Record) -> int:
+    """The memory a queued record holds, as counted against the backlog bound:
+    its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
+    by their number, not only by their bytes (issue 14, finding 4)."""
+    return len(r.document) + len(r.url) + S.RECORD_OVERHEAD
+
+
 class Committer:
     """One writer thread; submit() and backlog_bytes are for the loop."""
 
@@ -69,7 +76,7 @@ class Committer:
         self._queue: deque[tuple[Record, Any]] = deque()
         self._cond = threading.Condition()
         self._stopping = False
-        self.backlog_bytes = 0  # documents submitted, not yet committed
+        self.backlog_bytes = 0  # record_cost() of the records submitted, not yet committed
         self.full = False
         self.batches = 0
         # One compressed batch may wait while the one before it commits.
@@ -85,7 +92,7 @@ class Committer:
     def submit(self, record: Record, reply_to: Any) -> None:
         with self._cond:
             self._queue.append((record, reply_to))
-            self.backlog_bytes += len(record.document) + len(record.url)
+            self.backlog_bytes += record_cost(record)
             if len(self._queue) == 1 or len(self._queue) >= S.MAX_BATCH_RECORDS:
                 self._cond.notify()
 
@@ -139,9 +146,14 @@ class Committer:
         try:
             while (item := self._prepared.get()) is not None:
                 batch, prepared, new_dict = item
-                self._write(batch, prepared, new_dict)
+                results = self._write(batch, prepared, new_dict)
+                if results is None:
+                    continue  # shutting down with the disk still full: unacked
+                # Freed before the loop hears of the commit, so that it sees
+                # the room when it wakes the connections waiting for some.
                 with self._cond:
-                    self.backlog_bytes -= sum(len(r.document) + len(r.url) for r, _ in batch)
+                    self.backlog_bytes -= sum(record_cost(r) for r, _ in batch)
+                self._on_commit(results)
         except BaseException as exc:
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
@@ -193,7 +205,7 @@ class Committer:
             log.info("cleared %d stale LMDB reader(s): a reader died mid-read", cleared)
 
     def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
-               new_dict: tuple[int, bytes] | None) -> None:
+               new_dict: tuple[int, bytes] | None) -> Results | None:
         self._clear_stale_readers()
         delay = S.RETRY_FIRST_S
         while True:
@@ -210,7 +222,7 @@ class Committer:
                     self._on_full(True, f"store cannot commit: {exc}")
                 with self._cond:
                     if self._stopping and delay >= S.RETRY_MAX_S:
-                        return  # shutting down and still full: these stay unacked
+                        return None  # shutting down and still full: these stay unacked
                 time.sleep(delay)
                 delay = min(delay * 2, S.RETRY_MAX_S)
         if self.full:
@@ -218,4 +230,9 @@ class Committer:
             log.warning("commits succeed again: resuming acks")
             self._on_full(False, "store commits again")
         self.batches += 1
-        self._on_commit([(reply_to, r.doc_id, res) for (r, reply_to), res in zip(batch, results)])
+        refused = [r for (r, _), res in zip(batch, results) if res is AckResult.REFUSED]
+        if refused:  # one line per batch, whatever the number of records
+            log.error("refused %d record(s) whose doc id holds another URL in this store (doc %d: sent %s); "
+                      "a store belongs to one crawl: give this crawl its own --data", len(refused),
+                      refused[0].doc_id, refused[0].url)
+        return [(reply_to, r.doc_id, res) for (r, reply_to), res in zip(batch, results)]

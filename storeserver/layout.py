@@ -119,3 +119,9 @@ def decode_doc(doc_id: int, value: bytes) -> tuple[StoredDoc, memoryview]:
         stored_at, dict_id, len(payload),
     )  # fmt: skip
     return meta, payload
+
+
+def doc_url(value: bytes) -> str:
+    """The URL a stored document value was fetched from (no decompression)."""
+    ulen = DOC_HEAD.unpack_from(value)[5]
+    return bytes(value[DOC_HEAD.size : DOC_HEAD.size + ulen]).decode("utf-8")

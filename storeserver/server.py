@@ -6,8 +6,18 @@
 # one write per commit. A protocol error closes that connection only, after
 # an error frame and one log line; nothing else is touched.
 #
-# Flow control: while the writer's backlog is over its cap (a slow or full
-# disk), every connection stops reading, so TCP pushes back on the spiders.
+# Memory (issue 14, finding 4): one bound, --max-backlog-bytes, counts every
+# record the store holds, queued for commit (bytes + RECORD_OVERHEAD each, so
+# tiny records count) or still arriving: as soon as a record's header is in,
+# its connection reserves the record's whole size before reading on. A
+# connection whose record does not fit stops reading (TCP pushes back on that
+# spider) and waits, first come first served, until commits free room;
+# connections holding a reservation read on, so their records complete and
+# the store never waits on itself. A spider that does not read its acks is
+# paused the same way once its write buffer is full. Beyond the bound a
+# connection holds at most one read (S.READ_CHUNK). A connection that holds
+# memory for a record and sends none of it for --record-stall-timeout while
+# others wait is closed, so no spider can hold the bound for ever.
 # Shutdown: stop accepting, stop reading, let the writer commit what is in
 # hand, await the acks of every record it answered, close.
 """StoreServer: sockets, event loop, acks."""
@@ -16,9 +26,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Ack, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol import Ack, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
 
 from wreck.plugins import DOCUMENT, Plugins
 
@@ -38,6 +49,10 @@ class RecordPeer(Peer):
         self.server = server
         self.pending = 0  # records handed to the writer, not yet acked
         self.peer_done = False  # the spider closed its sending side
+        self.reserved = 0  # memory granted to the record now arriving
+        self.waiting_room = False  # paused until the record now arriving fits
+        self.write_full = False  # paused until the spider reads its acks
+        self.progress_at = 0.0  # loop time of the last bytes received
         super().__init__(listener)
 
     def make_connection(self, nonce: bytes) -> StoreConnection:
@@ -51,6 +66,36 @@ class RecordPeer(Peer):
         if type(event) is Record:
             self.pending += 1
             self.server.submit(event, self)
+            if self.server.over_bound():
+                self.server.wait_for_room(self)  # the records after it stay undecoded
+
+    def data_received(self, data: bytes) -> None:
+        self.progress_at = self.server.now()
+        super().data_received(data)
+
+    def after_events(self) -> None:
+        if not self.waiting_room:
+            self.server.reserve(self)
+
+    def on_closed(self) -> None:
+        self.server.release(self)
+
+    def pause_writing(self) -> None:
+        self.write_full = True
+        self.update_reading()
+
+    def resume_writing(self) -> None:
+        self.write_full = False
+        self.update_reading()
+
+    def update_reading(self) -> None:
+        """Read while nothing holds this connection back."""
+        if self.closed:
+            return
+        if self.waiting_room or self.write_full or self.listener.reading_paused:
+            self.transport.pause_reading()
+        else:
+            self.transport.resume_reading()
 
     def on_peer_closed(self) -> None:
         self.peer_done = True  # acks may still be due: close once they are out
@@ -101,6 +146,8 @@ class StoreServer:
         self._answered: asyncio.Event | None = None  # set while unanswered == 0
         self._stopped: asyncio.Event | None = None
         self.committer: Committer | None = None
+        self.partial_bytes = 0  # sum of the connections' reservations for records still arriving
+        self._waiting: deque[RecordPeer] = deque()  # connections whose next record does not fit yet
 
     @property
     def connections(self) -> dict[RecordPeer, None]:
@@ -121,15 +168,93 @@ class StoreServer:
             dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
         self.committer.start()
+        self._loop = loop
+        self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
+        self._stall_timer = loop.call_later(self._stall_check_s, self._check_stalls)
         return await self.listener.start(self.settings.host, self.settings.port,
                                          lambda listener: RecordPeer(listener, self))
+
+    def now(self) -> float:
+        return self._loop.time()
+
+    def _check_stalls(self) -> None:
+        """Close connections that hold memory for a record and send nothing of
+        it while others wait (every few seconds, from start())."""
+        self._stall_timer = self._loop.call_later(self._stall_check_s, self._check_stalls)
+        if not self._waiting:
+            return
+        limit = self.settings.record_stall_s
+        now = self.now()
+        for conn in list(self.connections):
+            if conn.reserved and not conn.waiting_room and now - conn.progress_at >= limit:
+                log.warning("event=record_stalled peer=%s name=%s held=%d", conn.peer, conn.name, conn.reserved)
+                conn.fail(ErrorCode.UNAVAILABLE, f"no byte of a record for {limit:g} s while others wait for memory")
+
+    def held_bytes(self) -> int:
+        """The memory counted against --max-backlog-bytes now."""
+        return self.committer.backlog_bytes + self.partial_bytes
 
     def submit(self, record: Record, conn: RecordPeer) -> None:
         self.unanswered += 1
         self._answered.clear()
+        # The record moves from its connection's reservation to the queue
+        # (record_cost); what follows it is reserved again in after_events.
+        self.partial_bytes -= conn.reserved
+        conn.reserved = 0
         self.committer.submit(record, conn)
-        if not self.listener.reading_paused and self.committer.backlog_bytes > self.settings.max_backlog_bytes:
-            self.listener.pause_reading(True)
+
+    def reserve(self, conn: RecordPeer) -> None:
+        """Grant `conn` the memory of the record now arriving, or pause it."""
+        need = conn.conn.partial_record_bytes()
+        if need:
+            need += S.RECORD_OVERHEAD
+        if need <= conn.reserved or conn.waiting_room:
+            return
+        if not self._grant(conn, need):
+            self.wait_for_room(conn)
+
+    def over_bound(self) -> bool:
+        return self.held_bytes() > self.settings.max_backlog_bytes
+
+    def wait_for_room(self, conn: RecordPeer) -> None:
+        """Stop reading and decoding `conn` until its next record fits."""
+        conn.waiting_room = conn.held = True
+        self._waiting.append(conn)
+        conn.update_reading()
+
+    def _grant(self, conn: RecordPeer, need: int) -> bool:
+        extra = need - conn.reserved
+        held = self.held_bytes()
+        # With nothing held, one record always fits, even one over the bound.
+        if held + extra > self.settings.max_backlog_bytes and held > 0:
+            return False
+        conn.reserved = need
+        self.partial_bytes += extra
+        return True
+
+    def release(self, conn: RecordPeer) -> None:
+        """A connection closed: its reservation is free again."""
+        self.partial_bytes -= conn.reserved
+        conn.reserved = 0
+        self._wake()
+
+    def _wake(self) -> None:
+        """Let waiting connections read again, in order, while they fit."""
+        waiting = self._waiting
+        while waiting:
+            conn = waiting[0]
+            if not conn.closed:
+                # What is buffered (at most one read, S.READ_CHUNK) or the
+                # record now arriving, whichever is larger.
+                need = conn.conn.partial_record_bytes() + S.RECORD_OVERHEAD
+                if not self._grant(conn, need):
+                    return
+            waiting.popleft()
+            if not conn.closed:
+                conn.waiting_room = False
+                conn.progress_at = self.now()  # its stall clock starts when it may read again
+                conn.update_reading()
+                conn.resume_events()  # may wait again, at the back of the line
 
     def _committed(self, results: Results) -> None:
         by_conn: dict[RecordPeer, list[Ack]] = {}
@@ -144,10 +269,7 @@ class StoreServer:
         self.unanswered -= len(results)
         if self.unanswered == 0:
             self._answered.set()
-        listener = self.listener
-        if (listener.reading_paused and not listener.stopping
-                and self.committer.backlog_bytes < self.settings.max_backlog_bytes // 2):
-            listener.pause_reading(False)
+        self._wake()
 
     def _full(self, full: bool, text: str) -> None:
         notice = Notice(int(NoticeCode.FULL if full else NoticeCode.RESUMED), text)
@@ -182,6 +304,7 @@ class StoreServer:
             except asyncio.TimeoutError:
                 log.error("shutting down with %d acks unsent (the spiders will resend)", self.unanswered)
 
+        self._stall_timer.cancel()  # nothing is read any more: nothing can stall
         await self.listener.shutdown(drain)
         if committed:
             self.store.close()

@@ -37,18 +37,35 @@ MAX_BATCH_BYTES = 32 * 1024 * 1024
 # the server stops reading from sockets (TCP pushes back on the spiders)
 # until the writer catches up; it is what bounds memory while the disk is full.
 MAX_BACKLOG_BYTES = 256 * 1024 * 1024
+# What one record costs beyond its document and URL while the store holds it
+# (the Record and its strings in the queue, the prepared value, the result,
+# the ack): about 280 bytes measured in the queue alone (tracemalloc), so
+# 1 KiB covers every stage. Counted against the bound above, it makes tiny
+# records sent fast stop the reading after 262,144 of them, not never.
+RECORD_OVERHEAD = 1024
+# A connection granted memory for a record must keep sending it: one that
+# sends no byte of it for this long, while others wait for memory, is closed
+# (its spider resends the record on a new connection), so a stalled or
+# hostile spider cannot hold the bound for ever.
+DEFAULT_RECORD_STALL_S = 60.0
+# asyncio reads at most this much per read: a connection waiting for room
+# holds at most this beyond what it was granted, so the store's memory for
+# records stays under max_backlog_bytes + connections x READ_CHUNK.
+READ_CHUNK = 256 * 1024
 
 # A few spider processes per box, a few boxes: a thousand is generous, and
 # each connection costs a receive buffer of up to one record.
 DEFAULT_MAX_CONNECTIONS = 1024
 
 # A peer that has not finished the handshake after this long is dropped, so
-# silent or slow-loris connections cannot hold connection slots.
-DEFAULT_HANDSHAKE_TIMEOUT_S = 10.0
+# silent or slow-loris connections cannot hold connection slots. A handshake
+# is one round trip after HELLO plus two HMACs: 3 s covers any WAN.
+DEFAULT_HANDSHAKE_TIMEOUT_S = 3.0
 # Connections still in their handshake: every spider of a fleet reconnects
 # at once after a store restart, but a handshake takes milliseconds; a peer
-# that opens many and says nothing is told "busy" here, before it can fill
-# the connection cap.
+# that opens many and says nothing only evicts its own oldest ones
+# (wreck/listener.py: half of these slots per source address, the oldest
+# evicted when full), before it can fill the connection cap.
 DEFAULT_MAX_UNAUTHENTICATED = 128
 
 # While commits fail (disk or map full), retry with this backoff.
@@ -95,10 +112,14 @@ class StoreSettings:
                                        above=0, group=SERVER)
     handshake_timeout_s: float = setting(DEFAULT_HANDSHAKE_TIMEOUT_S, flag="--handshake-timeout", unit="s", above=0,
                                          help="Time a connection has to complete its handshake", group=SERVER)
+    record_stall_s: float = setting(DEFAULT_RECORD_STALL_S, flag="--record-stall-timeout", unit="s", above=0,
+                                    help="A connection that sends no byte of a record it was given memory for, "
+                                    "this long while others wait for memory, is closed", group=SERVER)
     commit_window_ms: float = setting(DEFAULT_COMMIT_WINDOW_MS, help="How long a batch waits for more records "
                                       "before its commit", unit="ms", min=0, group=STORAGE)
-    max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Records received but not committed, over all "
-                                     "connections; beyond it the server stops reading", above=0, group=STORAGE,
+    max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Memory for records, over all connections: queued "
+                                     "for commit or still arriving, each counted with 1 KiB of overhead; a "
+                                     "connection whose next record does not fit waits", above=0, group=STORAGE,
                                      **SIZE)
     zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level", min=1, max=MAX_ZSTD_LEVEL,
                               why="zstd's levels", group=STORAGE)

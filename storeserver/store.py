@@ -20,6 +20,7 @@ import lmdb
 import msgspec
 
 from wreck.protocol import AckResult, Specific
+from wreck.lmdbformat import FormatError, check_marker, check_readonly, check_size
 from wreck.private import private_dir, private_files
 
 from . import dedup
@@ -53,12 +54,13 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
+    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
                  fingerprint: Fingerprint | None = None, extra: bytes | None = None,
                  not_modified: bool = False) -> None:
         self.doc_id = doc_id
+        self.url = url
         self.key = L.DOC_KEY.pack(doc_id)
         self.url_key = L.url_key(url)
         self.value = value
@@ -86,6 +88,12 @@ class WriteStore:
         )  # fmt: skip
         if fresh:
             private_files(path / "data.mdb", path / "lock.mdb")
+        try:  # before any page is read through the map, or a named database created
+            check_size(self.env, str(path))
+            check_marker(self.env, str(path), "storeserver")
+        except FormatError as exc:
+            self.env.close()
+            raise StoreError(str(exc)) from None
         self.stale_readers_cleared = self.env.reader_check()
         self.docs = self.env.open_db(L.DB_DOCS)
         self.urls = self.env.open_db(L.DB_URLS, dupsort=True, dupfixed=True)
@@ -144,8 +152,13 @@ class WriteStore:
                     added += 1
                     raw += p.raw_len
                     stored += len(p.value)
+                elif L.doc_url(txn.get(p.key, db=self.docs)) == p.url:
+                    results.append(AckResult.DUPLICATE)  # a resend: the first record stands
                 else:
-                    results.append(AckResult.DUPLICATE)
+                    # The doc id holds another URL: a store of another crawl
+                    # (doc ids restart at 1) or a forged record. Neither is a
+                    # duplicate; the spider must hear that nothing was stored.
+                    results.append(AckResult.REFUSED)
             if added or revisits:
                 for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored),
                                 (META_NOT_MODIFIED, revisits)):
@@ -174,12 +187,17 @@ class ReadStore:
             raise StoreError(f"no store in {data} (expected {path}/data.mdb)")
         try:
             self.env = lmdb.open(str(path), readonly=True, lock=True, max_dbs=MAX_DBS, subdir=True)
+            check_size(self.env, str(path))
+            check_readonly(self.env, str(path), "storeserver")
             self.docs = self.env.open_db(L.DB_DOCS, create=False)
             self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
             self.meta = self.env.open_db(L.DB_META, create=False)
             self.dicts = self.env.open_db(L.DB_DICTS, create=False)
             self.fprints = self._optional_db(L.DB_FPRINTS)
             self.extra = self._optional_db(L.DB_EXTRA)
+        except FormatError as exc:
+            self.env.close()
+            raise StoreError(str(exc)) from None
         except lmdb.Error as exc:
             raise StoreError(f"cannot open the store in {path}: {exc}") from None
         self._dec = Decompressors(self._load_dict)

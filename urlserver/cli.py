@@ -79,6 +79,9 @@ def run(
         settings = Settings(data=data, **settled.of(TABLE), secret=secret)
         host = settings.listen.rpartition(":")[0].strip("[]")
         deploy.check_listen(host, secret)
+        if settings.http:
+            from .http import check_address
+            check_address(settings.http, secret)
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None

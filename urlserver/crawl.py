@@ -499,11 +499,18 @@ class Crawl:
             target.waiting = Waiting.NONE
         self._wake(target, now)
 
-    def working(self, spider, trans_ids, now: float) -> None:
+    def working(self, spider, trans_ids, now: float) -> list[int]:
+        """Extend `spider`'s claims; returns the ids it does not hold (unknown,
+        finished, expired or another spider's), which the server answers with
+        CANCEL (docs/protocol.txt 5.4)."""
+        unheld = []
         for trans_id in trans_ids:
             claim = self.claims.get(trans_id)
             if claim is not None and claim.spider is spider:
                 self.claims.extend(claim, now + self.settings.timeout_update)
+            else:
+                unheld.append(trans_id)
+        return unheld
 
     @translate_errors
     def expire(self, now: float) -> list[Claim]:

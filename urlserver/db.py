@@ -37,6 +37,7 @@ import struct
 import lmdb
 import msgspec
 
+from wreck.lmdbformat import FormatError, check_marker, check_size
 from wreck.private import private_dir, private_files
 
 from .urlstate import UrlState
@@ -169,6 +170,12 @@ class Db:
                              metasync=sync, writemap=False, readahead=False, mode=0o600)
         if fresh:
             private_files(os.path.join(path, "data.mdb"), os.path.join(path, "lock.mdb"))
+        try:  # before any page is read through the map, or a named database created
+            check_size(self.env, path)
+            check_marker(self.env, path, "urlserver")
+        except FormatError as exc:
+            self.env.close()
+            raise StateError(str(exc)) from None
         for name in self.NAMES:
             setattr(self, name, self.env.open_db(name.encode()))
 
@@ -228,12 +235,13 @@ def saved_items(path: str, name: str) -> list[tuple[bytes, bytes]]:
     summaries and tests, beside a running urlserver); [] if unreadable."""
     try:
         env = lmdb.open(path, readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
-    except lmdb.Error:
+    except (lmdb.Error, FormatError):
         return []
     try:
+        check_size(env, path)  # a truncated file: no SIGBUS, nothing read
         with env.begin() as txn:
             return list(txn.cursor(db=env.open_db(name.encode(), txn=txn, create=False)))
-    except lmdb.Error:
+    except (lmdb.Error, FormatError):
         return []
     finally:
         env.close()
@@ -246,10 +254,11 @@ def saved_counts(path: str) -> dict[str, int]:
     except lmdb.Error:
         return {}
     try:
+        check_size(env, path)
         with env.begin() as txn:
             raw = txn.get(b"counts", db=env.open_db(b"meta", txn=txn, create=False))
         return dict(msgspec.msgpack.decode(raw)) if raw else {}
-    except lmdb.Error:
+    except (lmdb.Error, FormatError):
         return {}
     finally:
         env.close()

@@ -3,6 +3,14 @@
 # prometheus-client, a custom collector reading the engine's counters at
 # scrape time), /status (JSON via msgspec), /url?u=URL (one URL's state)
 # and / (an HTML dashboard that refreshes itself every few seconds).
+#
+# Like the daemons' listeners (docs/protocol.txt 10), it is refused beyond
+# loopback without the crawl's secret (check_address), and it bounds its
+# connections (MAX_CONNECTIONS): a flood of them answers 503 and never
+# starves the spiders' accepts of descriptors. /metrics reads counters the
+# engine keeps as it goes, so a scrape costs the same at 100 hosts or
+# 100,000; the one gauge that needs a scan of every host (robots.txt rules
+# held) is rescanned at most once per SLOW_GAUGE_S (issue 14, finding 8).
 """Status JSON, Prometheus metrics and the dashboard."""
 
 from __future__ import annotations
@@ -17,6 +25,7 @@ import msgspec
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+from wreck.deploy import DeployError, SECRET_ENV, is_loopback
 from wreck.protocol.settings import split_host_port
 
 from .politeness import Waiting
@@ -43,6 +52,24 @@ def rates(samples, stats: dict, now: float) -> dict[str, float]:
     span = now - base[0]
     return {"handouts_per_s": (stats["handouts"] - base[1]) / span, "done_per_s": (stats["done"] - base[2]) / span,
             "links_per_s": (stats["discovered"] - base[3]) / span}
+
+
+# An operator's browser and a Prometheus scraper or two: 32 at once is
+# plenty; beyond it a request gets 503 at once and holds no descriptor.
+MAX_CONNECTIONS = 32
+# The robots.txt-rules gauge scans every host: at 100,000 hosts a scan costs
+# milliseconds, so it is redone at most this often whatever the scrape rate.
+SLOW_GAUGE_S = 10.0
+
+
+def check_address(address: str, secret: bytes) -> None:
+    """Refuse --http beyond loopback without a secret, as --listen is."""
+    host = split_host_port(address, listen=True)[0] or "0.0.0.0"
+    if not secret and not is_loopback(host):
+        raise DeployError(
+            f"refusing to serve --http on {host} without a shared secret: /status shows the crawl to anyone "
+            f"who can reach it; give --secret-file FILE or set {SECRET_ENV}, or keep --http on 127.0.0.1"
+        )
 
 
 def status(server) -> dict:
@@ -97,30 +124,49 @@ def waiting_for(crawl, waiting: dict[str, int]) -> list[str]:
 
 
 class _Collector:
-    def __init__(self, server) -> None:
+    """Prometheus metrics from the engine's running counters: nothing here
+    walks the hosts or the URLs per scrape (the robots.txt gauge aside,
+    rescanned at most once per SLOW_GAUGE_S)."""
+
+    def __init__(self, server, *, clock=time.monotonic) -> None:
         self.server = server
+        self.clock = clock
+        self._robots = (float("-inf"), 0)  # (when scanned, rules held)
+
+    def robots_held(self) -> int:
+        now = self.clock()
+        scanned, held = self._robots
+        if now - scanned >= SLOW_GAUGE_S:
+            origins = self.server.crawl.frontier.origins.values()
+            held = sum(1 for h in origins if h.robots.rules is not None)
+            self._robots = (now, held)
+        return held
 
     def collect(self):
-        st = status(self.server)
+        server = self.server
+        crawl = server.crawl
+        fr = crawl.frontier
         urls = GaugeMetricFamily("wreck_urls", "Known URLs by state", labels=["state"])
-        for state, n in st["urls"].items():
+        for state, n in fr.counts.items():
             urls.add_metric([state.lower()], n)
         yield urls
-        yield GaugeMetricFamily("wreck_queued_urls", "URLs in host queues", value=st["queued"])
-        yield GaugeMetricFamily("wreck_in_flight", "Transactions in flight", value=st["in_flight"])
-        yield GaugeMetricFamily("wreck_hosts_known", "Hosts (origins) known", value=st["hosts"]["known"])
-        yield GaugeMetricFamily("wreck_spiders", "Connected spiders", value=len(st["spiders"]))
-        yield GaugeMetricFamily("wreck_dns_cache_entries", "DNS cache entries", value=st["dns_cache"])
-        yield GaugeMetricFamily("wreck_robots_cache_entries", "robots.txt rules held", value=st["robots_cache"])
-        for name, value in st["counters"].items():
+        yield GaugeMetricFamily("wreck_queued_urls", "URLs in host queues", value=fr.queued_total)
+        yield GaugeMetricFamily("wreck_in_flight", "Transactions in flight", value=len(crawl.claims))
+        yield GaugeMetricFamily("wreck_hosts_known", "Hosts (origins) known", value=len(fr.origins))
+        yield GaugeMetricFamily("wreck_spiders", "Connected spiders",
+                                value=sum(1 for s in server.spiders if s.conn.opened))
+        yield GaugeMetricFamily("wreck_dns_cache_entries", "DNS cache entries", value=len(server.resolver.cache))
+        yield GaugeMetricFamily("wreck_robots_cache_entries", "robots.txt rules held", value=self.robots_held())
+        counters = {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})}
+        for name, value in counters.items():
             yield CounterMetricFamily(f"wreck_{name}", f"Count of {name.replace('_', ' ')}", value=value)
         errors = CounterMetricFamily("wreck_errors", "URLs ended in ERROR by kind", labels=["kind"])
-        for kind, n in st["errors_by_kind"].items():
+        for kind, n in crawl.errors_by_kind.items():
             errors.add_metric([kind], n)
         yield errors
         plugin_errors = CounterMetricFamily("wreck_plugin_errors", "Plugin hooks that failed, by plugin",
                                             labels=["plugin"])
-        for name, n in st["plugins"]["errors"].items():
+        for name, n in crawl.plugins.status()["errors"].items():
             plugin_errors.add_metric([name], n)
         yield plugin_errors
 
@@ -158,6 +204,7 @@ class HttpStatus:
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Collector(server))
         self._listener = None
+        self.active = 0  # connections open now (MAX_CONNECTIONS)
 
     async def start(self, address: str) -> tuple[str, int]:
         host, port = split_host_port(address, listen=True)
@@ -187,6 +234,11 @@ class HttpStatus:
         return 404, "text/plain", b"not found\n"
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.active >= MAX_CONNECTIONS:
+            writer.write(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            writer.close()  # unread: nothing of it is kept
+            return
+        self.active += 1
         try:
             head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
             if len(head) > MAX_HEAD:
@@ -205,4 +257,5 @@ class HttpStatus:
                 ValueError, ConnectionError):
             pass
         finally:
+            self.active -= 1
             writer.close()

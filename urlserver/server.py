@@ -71,7 +71,8 @@ class ControlPeer(Peer):
             elif kind is Get:
                 self.idle_sent = False
             elif kind is Working:
-                server.crawl.working(self, event.trans_ids, time.time())
+                for trans_id in server.crawl.working(self, event.trans_ids, time.time()):
+                    self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
         except StateError as exc:
             server.state_unwritable(exc)
 

@@ -16,6 +16,7 @@ import re
 from wreck.options import REQUIRED, SettingsError, number_text, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 from wreck.protocol.settings import is_media_range
+from wreck.protocol.handshake import setting_problem
 
 from .recrawl import parse_duration, policy_for
 
@@ -32,8 +33,9 @@ DEFAULT_MAX_CONNECTIONS = 256
 # nothing gets "busy" here instead of starving the connection cap.
 DEFAULT_MAX_UNAUTHENTICATED = 64
 # A handshake is three short lines: seconds to finish it before the
-# connection is dropped (silent and slow-loris peers hold no slot longer).
-DEFAULT_HANDSHAKE_TIMEOUT = 5.0
+# connection is dropped (silent and slow-loris peers hold no slot longer):
+# one round trip after HELLO plus two HMACs, 3 s covers any WAN.
+DEFAULT_HANDSHAKE_TIMEOUT = 3.0
 # RFC 9309 2.4: robots.txt rules SHOULD NOT be cached longer than 24 hours.
 ROBOTS_TTL_MAX = 24 * 3600.0
 # LMDB reserves address space, not disk (sparse on Linux): a frontier of
@@ -72,9 +74,7 @@ def _media_ranges(values: tuple[str, ...]) -> str | None:
 
 
 def _handshake_value(text: str) -> str | None:
-    if len(text) > limits.MAX_SETTING_VALUE_LEN:  # announced in a SET line (docs/protocol.txt 5.1)
-        return f"must be at most {limits.MAX_SETTING_VALUE_LEN} characters (the handshake's limit)"
-    return None
+    return setting_problem(text)  # announced in a SET line (docs/protocol.txt 3.1, 5.1)
 
 
 def _product_token(text: str) -> str | None:

@@ -35,6 +35,7 @@ import shlex
 import signal
 from collections.abc import Iterator
 
+from wreck.deploy import SECRET_ENV
 from wreck.plugins import Plugins, UrlContext
 
 log = logging.getLogger("urlserver")
@@ -63,9 +64,12 @@ class ExternalFilter:
     async def start(cls, command: str, *, timeout: float) -> ExternalFilter:
         """Start `/bin/sh -c command`, in its own process group so that
         close() can end every process of a pipeline."""
+        # The crawl's secret stays with the daemons: the command judges URLs,
+        # it has no business speaking the protocol (issue 14, finding 10).
+        env = {k: v for k, v in os.environ.items() if k != SECRET_ENV}
         proc = await asyncio.create_subprocess_exec(
             "/bin/sh", "-c", command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            start_new_session=True, limit=MAX_LINE,
+            start_new_session=True, limit=MAX_LINE, env=env,
         )  # fmt: skip
         return cls(proc, command, timeout=timeout)
 

@@ -9,15 +9,26 @@
 #     sockets created with protocol IPPROTO_TCP, and an accepted socket may
 #     not be one; without it each small request/answer exchange pays a
 #     Nagle/delayed-ACK stall of about 40 ms;
-#   - refuses a connection beyond --max-connections or --max-unauthenticated
-#     with "ERROR busy" (docs/protocol.txt 3.1 and 10, Table 15), or with
-#     "ERROR unavailable" once it is shutting down;
+#   - bounds the connections still in their handshake, overall
+#     (--max-unauthenticated) and per source address (half of that), and
+#     when a bound is reached evicts the OLDEST such connection with
+#     "ERROR busy" rather than refusing the new one: a handshake takes one
+#     round trip, so silent connections reopened as they time out are the
+#     ones evicted and a real spider gets in (issue 14, finding 6); one
+#     address can never hold the slots of the others;
+#   - refuses a connection beyond --max-connections, once no connection in
+#     its handshake is left to evict, with "ERROR busy" (docs/protocol.txt
+#     3.1 and 10, Table 15), or with "ERROR unavailable" when shutting down;
 #   - closes a connection whose handshake is not complete in time, after
 #     "ERROR unavailable" (docs/protocol.txt 3.1);
 #   - draws each connection's nonce (NONCE_BYTES from os.urandom, 3.2);
 #   - answers the AUTH with the daemon's settings, sends an error frame then
 #     closes on a RemoteProtocolError (that connection only);
-#   - logs in one vocabulary for both daemons (LOG_EVENTS below);
+#   - logs in one vocabulary for both daemons (LOG_EVENTS below), and
+#     about peers that have not authenticated at most LOG_LINES_PER_ADDRESS
+#     lines per LOG_WINDOW_S per source address (the next line says how
+#     many were suppressed): without the secret, 5,000 bad handshakes made
+#     1.1 MB of log (issue 14, finding 10);
 #   - shuts down in order: stop accepting, stop reading, let the daemon
 #     drain (its own awaitable), close every connection and await each one's
 #     connection_lost.
@@ -29,6 +40,7 @@ import asyncio
 import logging
 import os
 import socket
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -40,14 +52,25 @@ from wreck.protocol import (
 # Every event name the base logs, with its keys (always in this order):
 #   listening        address
 #   connection_refused peer reason
+#   connection_evicted peer reason          (the oldest in its handshake made room)
 #   handshake_timeout peer
 #   peer_connected   peer name
 #   auth_failed      peer name code reason   (wrong or missing secret)
 #   protocol_error   peer name code reason   (the peer broke the protocol)
 #   peer_error       peer name code reason   (the peer sent an ERROR frame)
 #   peer_gone        peer name               (an authenticated peer left)
-LOG_EVENTS = ("listening", "connection_refused", "handshake_timeout", "peer_connected", "auth_failed",
+LOG_EVENTS = ("listening", "connection_refused", "connection_evicted", "handshake_timeout", "peer_connected", "auth_failed",
               "protocol_error", "peer_error", "peer_gone")  # fmt: skip
+
+# One source address may hold at most this share of the handshake slots, so
+# an address that opens many silent connections only ever evicts its own.
+PER_ADDRESS_SHARE = 2
+
+# Log lines about unauthenticated peers, per source address and window: an
+# operator sees that an address misbehaves, not each of its attempts.
+LOG_LINES_PER_ADDRESS = 10
+LOG_WINDOW_S = 60.0
+LOG_ADDRESSES = 4096  # addresses whose windows are remembered (bounded: addresses are cheap to vary)
 
 ACCEPT_BACKLOG = 512  # pending accepts the kernel holds: a crawl's spiders reconnect at once after a restart
 CLOSE_WAIT_S = 5.0  # at shutdown, for closed transports to report connection_lost (a stuck peer's buffer)
@@ -56,6 +79,13 @@ CLOSE_WAIT_S = 5.0  # at shutdown, for closed transports to report connection_lo
 def new_nonce() -> bytes:
     """A fresh server nonce (docs/protocol.txt 3.2)."""
     return os.urandom(NONCE_BYTES)
+
+
+def peer_host(peername: Any) -> str:
+    """The source address of a peer alone (its port dropped), '?' if unknown."""
+    if not peername or not isinstance(peername, tuple):
+        return "?"
+    return peername[0]
 
 
 def peer_address(peername: Any) -> str:
@@ -82,8 +112,12 @@ class Peer(asyncio.Protocol):
         self.conn = self.make_connection(new_nonce())
         self.transport: asyncio.Transport | None = None
         self.peer = "?"
+        self.host = "?"  # the source address, without the port
         self.closed = False
         self.lost = asyncio.get_running_loop().create_future()  # done at connection_lost
+        # Set by the daemon to stop decoding (bytes stay buffered in self.conn)
+        # until it calls resume_events(): a record store out of memory budget.
+        self.held = False
         self._deadline: asyncio.TimerHandle | None = None
 
     # -- what the daemon implements ---------------------------------------------
@@ -141,6 +175,12 @@ class Peer(asyncio.Protocol):
                 pass  # the connection is past the point where an ERROR may be sent
         self.close()
 
+    def resume_events(self) -> None:
+        """Clear `held` and decode the events already buffered."""
+        self.held = False
+        if not self.closed:
+            self._process()
+
     def close(self) -> None:
         """Close this connection (buffered bytes are still flushed)."""
         if self.transport is not None:
@@ -154,15 +194,17 @@ class Peer(asyncio.Protocol):
         sock = transport.get_extra_info("socket")
         if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # see the comment at the top
-        self.peer = peer_address(transport.get_extra_info("peername"))
+        peername = transport.get_extra_info("peername")
+        self.peer, self.host = peer_address(peername), peer_host(peername)
         listener = self.listener
-        refusal = listener.refusal()
+        refusal = listener.admit(self)
         if refusal is not None:
             code, why = refusal
-            listener.log.warning("event=connection_refused peer=%s reason=%r", self.peer, why)
+            listener.warn_unauthenticated(self.host, "event=connection_refused peer=%s reason=%r", self.peer, why)
             self.fail(code, why)
             return
         listener.connections[self] = None
+        listener.handshaking(self, True)
         transport.write(self.conn.hello())
         self._deadline = asyncio.get_running_loop().call_later(listener.handshake_timeout, self._handshake_deadline)
         if listener.reading_paused:
@@ -186,22 +228,26 @@ class Peer(asyncio.Protocol):
 
     def _handshake_deadline(self) -> None:
         if not self.closed and not self.conn.opened:
-            self.listener.log.warning("event=handshake_timeout peer=%s", self.peer)
+            self.listener.warn_unauthenticated(self.host, "event=handshake_timeout peer=%s", self.peer)
             self.fail(ErrorCode.UNAVAILABLE, f"no handshake within {self.listener.handshake_timeout:g} s")
 
     def _feed(self, data: bytes) -> None:
+        self.conn.receive_data(data)
+        self._process()
+
+    def _process(self) -> None:
         conn, log = self.conn, self.listener.log
         try:
-            conn.receive_data(data)
-            while not self.closed and (event := conn.next_event()) is not NEED_DATA:
+            while not self.closed and not self.held and (event := conn.next_event()) is not NEED_DATA:
                 kind = type(event)
                 if kind is Auth:
                     self.transport.write(conn.welcome(self.welcome_settings()))
                     self._deadline.cancel()
+                    self.listener.handshaking(self, False)
                     log.info("event=peer_connected peer=%s name=%s", self.peer, self.name)
                 elif kind is Error:
-                    log.warning("event=peer_error peer=%s name=%s code=%s reason=%r",
-                                self.peer, self.name, event.code.name, event.reason)
+                    self._warn("event=peer_error peer=%s name=%s code=%s reason=%r",
+                               self.peer, self.name, event.code.name, event.reason)
                     self.close()
                 elif kind is ConnectionClosed:
                     self.on_peer_closed()
@@ -210,12 +256,18 @@ class Peer(asyncio.Protocol):
                     self.on_event(event)
         except RemoteProtocolError as exc:
             what = "auth_failed" if exc.code is ErrorCode.AUTH else "protocol_error"
-            log.warning("event=%s peer=%s name=%s code=%s reason=%r", what, self.peer, self.name,
-                        exc.code.name, str(exc))
+            self._warn("event=%s peer=%s name=%s code=%s reason=%r", what, self.peer, self.name,
+                       exc.code.name, str(exc))
             self.fail(exc.code, str(exc))
             return
         if not self.closed:
             self.after_events()
+
+    def _warn(self, fmt: str, *args: object) -> None:
+        if self.conn.opened:
+            self.listener.log.warning(fmt, *args)
+        else:
+            self.listener.warn_unauthenticated(self.host, fmt, *args)
 
     def _gone(self) -> None:
         if self.closed:
@@ -223,6 +275,7 @@ class Peer(asyncio.Protocol):
         self.closed = True
         if self._deadline is not None:
             self._deadline.cancel()  # a closed connection is not kept alive by its timer
+        self.listener.handshaking(self, False)
         registered = self.listener.connections.pop(self, False) is None
         if registered and self.conn.opened:
             self.listener.log.info("event=peer_gone peer=%s name=%s", self.peer, self.name)
@@ -234,26 +287,76 @@ class Listener:
     """An asyncio server and its live Peers: caps, pause, orderly shutdown."""
 
     def __init__(self, *, log: logging.Logger, max_connections: int, max_unauthenticated: int,
-                 handshake_timeout: float) -> None:
+                 handshake_timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.log = log
+        self.clock = clock
+        self._log_windows: dict[str, list] = {}  # address -> [window start, lines, suppressed]
         self.max_connections = max_connections
         self.max_unauthenticated = max_unauthenticated
         self.handshake_timeout = handshake_timeout
+        self.max_unauthenticated_per_address = max(1, max_unauthenticated // PER_ADDRESS_SHARE)
         # Live connections in accepting order (a dict as an ordered set), handshake or not.
         self.connections: dict[Peer, None] = {}
+        # Those still in their handshake, oldest first: all, and per source address.
+        self._handshaking: dict[Peer, None] = {}
+        self._handshaking_from: dict[str, dict[Peer, None]] = {}
         self.stopping = False
         self.reading_paused = False
         self._server: asyncio.base_events.Server | None = None
 
-    def refusal(self) -> tuple[ErrorCode, str] | None:
-        """The error a new connection gets now, or None to serve it."""
+    def admit(self, peer: Peer) -> tuple[ErrorCode, str] | None:
+        """Make room for a new connection (evicting the oldest one still in
+        its handshake where a bound is reached); the error it gets instead,
+        or None to serve it."""
         if self.stopping:
             return ErrorCode.UNAVAILABLE, "shutting down"
+        same = self._handshaking_from.get(peer.host, {})
+        if len(same) >= self.max_unauthenticated_per_address:
+            self._evict(next(iter(same)), f"more than {self.max_unauthenticated_per_address} connections "
+                                          f"from {peer.host} in their handshake")
+        elif len(self._handshaking) >= self.max_unauthenticated:
+            self._evict(next(iter(self._handshaking)),
+                        f"more than {self.max_unauthenticated} connections in their handshake")
         if len(self.connections) >= self.max_connections:
-            return ErrorCode.BUSY, f"more than {self.max_connections} connections"
-        if sum(not p.conn.opened for p in self.connections) >= self.max_unauthenticated:
-            return ErrorCode.BUSY, f"more than {self.max_unauthenticated} connections in their handshake"
+            if not self._handshaking:
+                return ErrorCode.BUSY, f"more than {self.max_connections} connections"
+            self._evict(next(iter(self._handshaking)), f"more than {self.max_connections} connections")
         return None
+
+    def warn_unauthenticated(self, host: str, fmt: str, *args: object) -> None:
+        """Log a warning about a peer without the secret, rate-limited per address."""
+        now = self.clock()
+        windows = self._log_windows
+        window = windows.get(host)
+        if window is None or now - window[0] >= LOG_WINDOW_S:
+            if window is None and len(windows) >= LOG_ADDRESSES:
+                windows.clear()  # forget every address rather than grow: at worst a few lines more
+            suppressed = window[2] if window is not None else 0
+            window = windows[host] = [now, 0, 0]
+            if suppressed:
+                fmt += " suppressed=%d"
+                args += (suppressed,)
+        if window[1] >= LOG_LINES_PER_ADDRESS:
+            window[2] += 1
+            return
+        window[1] += 1
+        self.log.warning(fmt, *args)
+
+    def _evict(self, peer: Peer, why: str) -> None:
+        self.warn_unauthenticated(peer.host, "event=connection_evicted peer=%s reason=%r", peer.peer, why)
+        peer.fail(ErrorCode.BUSY, f"evicted: {why}")
+
+    def handshaking(self, peer: Peer, still: bool) -> None:
+        """Track `peer` as in its handshake (still=True) or no longer."""
+        from_host = self._handshaking_from.setdefault(peer.host, {})
+        if still:
+            self._handshaking[peer] = None
+            from_host[peer] = None
+            return
+        self._handshaking.pop(peer, None)
+        from_host.pop(peer, None)
+        if not from_host:
+            del self._handshaking_from[peer.host]
 
     def opened(self) -> list[Peer]:
         """The live connections past their handshake, in accepting order."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import random
 import socket
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from wreck.protocol import (
     NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError,
-    RemoteProtocolError, Role, StoreConnection,
+    RemoteProtocolError, Record, Role, Specific, StoreConnection, http_enum,
 )  # fmt: skip
 from wreck.protocol.record import RECORD_HEADER
 
@@ -211,22 +212,96 @@ def test_a_silent_connection_is_dropped_and_the_caps_hold(capped, service):
     daemon = capped[service]
     inside = _good(service, daemon.port)  # authenticated before the silent ones come
     assert inside.ready
-    silent = [_silent(daemon.port), _silent(daemon.port)]
-    # a third connection still in its handshake is one too many: busy, before HELLO
-    turned_away = _good(service, daemon.port)
-    assert type(turned_away.answer) is Error and turned_away.answer.code is ErrorCode.BUSY
-    assert "in their handshake" in turned_away.answer.reason
-    # the silent ones are dropped when their handshake time is up, and told why
-    for sock in silent:
-        said = _until_closed(sock)
-        assert said.endswith(b"ERROR unavailable no handshake within 1 s\n"), said
-    # the spider that was in all along is unaffected; now others get in, up to the cap
+    # One address holds one of the two handshake places (half): a second
+    # silent connection from it takes the place of the first, which is told why.
+    first, second = _silent(daemon.port), _silent(daemon.port)
+    assert _until_closed(first).endswith(b"ERROR busy evicted: more than 1 connections from 127.0.0.1 "
+                                         b"in their handshake\n")
+    # the one left is dropped when its handshake time is up, and told why
+    said = _until_closed(second)
+    assert said.endswith(b"ERROR unavailable no handshake within 1 s\n"), said
+    # a silent connection never keeps a spider out: the spider takes its place
+    third = _silent(daemon.port)
+    let_in = _good(service, daemon.port)
+    assert let_in.ready
+    assert b"ERROR busy evicted" in _until_closed(third)
+    # the spider that was in all along is unaffected; others get in, up to the cap
     if service == "urlserver":
         assert type(inside.ping()).__name__ == "Idle"
-    others = [_good(service, daemon.port) for _ in range(3)]
+    others = [_good(service, daemon.port) for _ in range(2)]
     assert all(other.ready for other in others)
-    over = _good(service, daemon.port)
+    over = _good(service, daemon.port)  # every place held by an authenticated spider: busy
     assert type(over.answer) is Error and over.answer.code is ErrorCode.BUSY
     assert "more than 4 connections" in over.answer.reason
     log = daemon.text()
     assert "127.0.0.1:" in log and ("handshake_timeout peer=127.0.0.1:" in log or "no handshake within 1 s" in log)
+
+
+# -- the store's memory bound, measured ------------------------------------------------
+
+
+def test_a_stores_memory_stays_under_its_bound_with_many_partial_records(tmp_path):
+    # Issue 14, finding 4: 40 connections each one byte short of a 32 MiB
+    # record held 1.37 GB. Here 12 connections each one byte short of an
+    # 8 MiB record (96 MiB in all) against a 24 MiB bound: the store reads
+    # what the bound holds, plus at most one read per waiting connection.
+    bound, size, senders = 24 << 20, 8 << 20, 12
+    env = {"WRECK_SECRET": soak.SECRET.decode()}
+    store = Daemon("wreck.storeserver.cli", ["--data", str(tmp_path / "store"), "--listen", "127.0.0.1:0",
+                                             "--max-backlog-bytes", str(bound)], tmp_path / "store.log", env=env)
+    try:
+        before = store.rss_kib()
+        clients = [StoreClient(store.port, secret=soak.SECRET) for _ in range(senders)]
+        records = [Record(i, True, Specific.OK, http_enum(200), 1, f"http://big.test/{i}", None,
+                          b"HTTP/1.1 200 OK\r\n\r\n" + bytes([i]) * size) for i in range(1, senders + 1)]  # fmt: skip
+        wires = [c.conn.send(r) for c, r in zip(clients, records)]
+        for c in clients:
+            c.sock.setblocking(False)
+        left = [memoryview(w)[:-1] for w in wires]  # one byte short of each record
+        peak = before
+        stalled = 0
+        while any(left) and stalled < 200:  # until all is sent or nothing more is taken
+            progress = False
+            for i, c in enumerate(clients):
+                if left[i]:
+                    try:
+                        n = c.sock.send(left[i][:1 << 20])
+                        left[i], progress = left[i][n:], True
+                    except BlockingIOError:
+                        pass
+            peak = max(peak, store.rss_kib())
+            stalled = 0 if progress else stalled + 1
+            if not progress:
+                time.sleep(0.01)
+        peak = max(peak, store.rss_kib())
+        growth_mib = (peak - before) / MiB
+        # The bound, one read (256 KiB) per waiting connection, and the allocator's slack.
+        limit_mib = bound / (1 << 20) + senders * 0.25 + RSS_SLACK_KIB / MiB
+        assert growth_mib < limit_mib, f"RSS grew {growth_mib:.0f} MiB, bound {limit_mib:.0f} MiB"
+        for c in clients:
+            c.close()
+    finally:
+        store.stop()
+
+
+@pytest.mark.parametrize("service", ["urlserver", "storeserver"])
+def test_silent_connections_reopened_as_they_go_keep_no_spider_out(daemons, service):
+    # Issue 14, finding 6: 64 (urlserver) or 128 (store) silent connections,
+    # reopened as they timed out, kept 20 of 20 spiders out. Now one address
+    # holds at most half the handshake places and a newcomer evicts the
+    # oldest silent one, so every spider that completes its handshake gets in.
+    url, store, *_ = daemons
+    daemon = url if service == "urlserver" else store
+    places = 64 if service == "urlserver" else 128  # the default --max-unauthenticated
+    silent = [_silent(daemon.port) for _ in range(places)]
+    got_in = 0
+    try:
+        for _ in range(20):
+            silent.append(_silent(daemon.port))  # the attacker opens another as one goes
+            spider = _good(service, daemon.port)
+            got_in += bool(spider.ready)
+            spider.close()
+    finally:
+        for sock in silent:
+            sock.close()
+    assert got_in == 20

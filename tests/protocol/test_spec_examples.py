@@ -102,6 +102,8 @@ def auth_failed(kind):
     with pytest.raises(RemoteProtocolError) as info:
         server.next_event()
     assert info.value.code is ErrorCode.AUTH and server.state is State.ERROR
+    # The example's text is the server's own (issue 14: they had parted ways).
+    assert str(info.value) == f"client {NAME} failed authentication (wrong or missing shared secret)"
     return server, client
 
 
@@ -127,7 +129,7 @@ EXAMPLES = {
         Ready(SETTINGS, independent_mac("server", "urlserver")),
     ]),
     "9.4": ("server", lambda: auth_failed(C), [
-        Error(ErrorCode.AUTH, "wrong or missing shared secret"),
+        Error(ErrorCode.AUTH, f"client {NAME} failed authentication (wrong or missing shared secret)"),
     ]),
     "9.5": ("client", lambda: opened(C), [Get(16)]),
     "9.6": ("server", lambda: opened(C, credit=2), [

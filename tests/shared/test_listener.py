@@ -11,6 +11,7 @@ import logging
 import os
 import socket
 
+from wreck import listener as listener_module
 from wreck.listener import LOG_EVENTS, Listener, Peer
 from wreck.protocol import (
     NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Get, Hello, Ready, Role,
@@ -96,7 +97,7 @@ def test_every_accepted_socket_gets_tcp_nodelay():
     assert ("nodelay", 1) in [s for s in seen if isinstance(s, tuple)]
 
 
-def test_beyond_the_handshake_cap_or_the_connection_cap_a_peer_is_told_busy():
+def test_beyond_the_handshake_cap_the_oldest_is_evicted_and_beyond_the_connection_cap_a_peer_is_told_busy():
     async def main():
         async with serving(max_connections=2, max_unauthenticated=1) as (listener, address, _):
             first = Client("first")
@@ -104,26 +105,76 @@ def test_beyond_the_handshake_cap_or_the_connection_cap_a_peer_is_told_busy():
             assert type(await first.next()) is Hello  # in its handshake: holds the one place
             second = Client("second")
             await second.connect(address)
-            busy_handshake = await second.next()
-            assert type(await second.next()) is ConnectionClosed
-            first.writer.write(first.conn.authenticate())
-            assert type(await first.next()) is Ready
+            assert type(await second.next()) is Hello  # gets the place ...
+            evicted = await first.next()  # ... of the oldest, which is told why and closed
+            assert type(await first.next()) is ConnectionClosed
+            second.writer.write(second.conn.authenticate())
+            assert type(await second.next()) is Ready
             third = Client("third")
             await third.connect(address)
             assert type(await third.handshake()) is Ready  # the handshake place is free again
             fourth = Client("fourth")
             await fourth.connect(address)
-            busy_connections = await fourth.next()
-            assert [p.name for p in listener.opened()] == ["first", "third"]
-            for c in (first, third):
+            busy_connections = await fourth.next()  # every place held by an authenticated spider
+            assert [p.name for p in listener.opened()] == ["second", "third"]
+            for c in (second, third):
                 c.close()
-            return busy_handshake, busy_connections
+            return evicted, busy_connections
 
-    busy_handshake, busy_connections = asyncio.run(main())
-    assert type(busy_handshake) is Error and busy_handshake.code is ErrorCode.BUSY
-    assert busy_handshake.reason == "more than 1 connections in their handshake"
+    evicted, busy_connections = asyncio.run(main())
+    assert type(evicted) is Error and evicted.code is ErrorCode.BUSY
+    assert evicted.reason == "evicted: more than 1 connections from 127.0.0.1 in their handshake"
     assert type(busy_connections) is Error and busy_connections.code is ErrorCode.BUSY
     assert busy_connections.reason == "more than 2 connections"
+
+
+async def _silent(address, source: str) -> tuple:
+    reader, writer = await asyncio.open_connection(*address, local_addr=(source, 0))
+    assert (await reader.readline()).startswith(b"WRECK/1 HELLO ")
+    return reader, writer
+
+
+def test_silent_connections_from_one_address_never_keep_real_spiders_out():
+    # Issue 14, finding 6: 64 or 128 silent connections, reopened as they
+    # timed out, kept 20 of 20 spiders out. Here many more silent connections
+    # than there are handshake places, from the spiders' own address and from
+    # another, and every real spider still gets in.
+    async def main():
+        async with serving(max_connections=200, max_unauthenticated=8) as (listener, address, _):
+            silent = [await _silent(address, "127.0.0.2") for _ in range(40)]
+            silent += [await _silent(address, "127.0.0.1") for _ in range(40)]
+            answers, spiders = [], []
+            for i in range(20):
+                spiders.append(spider := Client(f"spider-{i}"))
+                await spider.connect(address)
+                answers.append(await spider.handshake())
+                silent.append(await _silent(address, "127.0.0.1"))  # reopened as fast as they go
+            # One address never holds more than half the places, nor evicts another's.
+            waiting = listener._handshaking_from
+            assert all(len(peers) <= 4 for peers in waiting.values())
+            for _, writer in silent:
+                writer.close()
+            return answers, len(listener.opened())
+
+    answers, opened = asyncio.run(main())
+    assert [type(a) for a in answers] == [Ready] * 20
+    assert opened == 20
+
+
+def test_a_spider_in_its_handshake_is_not_evicted_by_another_address():
+    async def main():
+        async with serving(max_connections=200, max_unauthenticated=8) as (_, address, _seen):
+            spider = Client("spider")
+            await spider.connect(address)
+            assert type(await spider.next()) is Hello  # then it is slow to answer
+            silent = [await _silent(address, "127.0.0.2") for _ in range(40)]
+            spider.writer.write(spider.conn.authenticate())
+            answer = await spider.next()
+            for _, writer in silent:
+                writer.close()
+            return answer
+
+    assert type(asyncio.run(main())) is Ready
 
 
 def test_a_silent_peer_is_closed_at_the_handshake_deadline_and_others_are_served(caplog):
@@ -206,3 +257,34 @@ def test_shutdown_drains_with_connections_open_and_reading_stopped_then_closes_t
     assert left == {}
     assert sorted(s for s in seen if isinstance(s, tuple) and s[0] == "closed") == [
         ("closed", "c0"), ("closed", "c1"), ("closed", "c2")]
+
+
+def test_log_lines_about_peers_without_the_secret_are_limited_per_address(caplog):
+    # Issue 14, finding 10: 5,000 bad handshakes made 1.1 MB of log.
+    caplog.set_level(logging.INFO, log.name)
+    now = [0.0]
+
+    async def bad_handshakes(n: int) -> None:
+        for _ in range(n):
+            reader, writer = await asyncio.open_connection(*address[0])
+            await reader.readline()  # HELLO
+            writer.write(b"NOT A HANDSHAKE\n")
+            await reader.read()  # the ERROR line, then the close
+            writer.close()
+
+    address = []
+
+    async def main():
+        async with serving(max_connections=300, max_unauthenticated=300, clock=lambda: now[0]) as (_, addr, _s):
+            address.append(addr)
+            await bad_handshakes(200)
+            first = [r.getMessage() for r in caplog.records if "peer=127.0.0.1:" in r.getMessage()]
+            now[0] += listener_module.LOG_WINDOW_S  # a new window: one more line, with the count left out
+            await bad_handshakes(1)
+            return first
+
+    first = asyncio.run(main())
+    assert len(first) == listener_module.LOG_LINES_PER_ADDRESS
+    assert all("event=protocol_error" in line for line in first)
+    last = [r.getMessage() for r in caplog.records if "peer=127.0.0.1:" in r.getMessage()][-1]
+    assert last.endswith(f"suppressed={200 - listener_module.LOG_LINES_PER_ADDRESS}")

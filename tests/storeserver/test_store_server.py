@@ -116,6 +116,29 @@ def test_a_duplicate_doc_id_is_stored_once_and_acked_again(tmp_path):
     assert store.meta_info()["docs"] == 2
 
 
+def test_a_store_of_another_crawl_refuses_its_records_instead_of_calling_them_duplicates(tmp_path, caplog):
+    # Issue 14, finding 7: crawl B's pages were acked as duplicates of crawl
+    # A's (same doc ids, other URLs) and never stored.
+    crawl_a = [make_record(i, url=f"http://a.example/{i}") for i in (1, 2, 3)]
+    crawl_b = [make_record(i, url=f"http://b.example/{i}") for i in (1, 2, 3, 4)]
+    with running_server(tmp_path) as (_, port):
+        c = Client(port)
+        c.send(crawl_a)
+        assert c.acks(3) == [Ack(i, AckResult.STORED) for i in (1, 2, 3)]
+    with caplog.at_level(logging.ERROR, "storeserver"), running_server(tmp_path) as (_, port):
+        c = Client(port)
+        c.send(crawl_b)
+        acks = sorted(c.acks(4), key=lambda a: a.doc_id)
+        assert acks == [Ack(1, AckResult.REFUSED), Ack(2, AckResult.REFUSED), Ack(3, AckResult.REFUSED),
+                        Ack(4, AckResult.STORED)]
+        c.send(crawl_a[:1])  # crawl A's own resend is still a duplicate
+        assert c.acks(1) == [Ack(1, AckResult.DUPLICATE)]
+    assert "give this crawl its own --data" in caplog.text
+    store = ReadStore(tmp_path)
+    assert [store.get(i)[0].url for i in (1, 2, 3, 4)] == [r.url for r in crawl_a] + [crawl_b[3].url]
+    assert store.doc_ids_for_url("http://b.example/1") == []
+
+
 def _header(**over):
     fields = dict(doc_id=9, success=1, specific=0, http=http_enum(200), pad=0, ms=1, url_len=8, new_len=0, doc_len=0)
     fields.update(over)
