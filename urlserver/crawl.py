@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from urllib.parse import unquote
 
@@ -116,6 +117,8 @@ class Crawl:
         for host in self.frontier.origins.values():
             if host.queued:
                 self.politeness.schedule(host, self._now)
+        if s.retry_errors:
+            self._retry_on_request()
         self.commit()
 
     # -- lifecycle ------------------------------------------------------------------
@@ -150,6 +153,27 @@ class Crawl:
             fr.push(fr.by_id[host_id], entry, front=True)
         if saved:
             log.warning("event=claims_requeued count=%d reason=restart", len(saved))
+
+    def _retry_on_request(self) -> None:
+        """--retry-errors [--only REGEX]: ERROR URLs and retries waiting for
+        their due time are queued again now, with their full tries
+        (urlstate RETRY_REQUESTED), and an unreachable robots.txt is forgotten,
+        so its origin fetches it again at its next turn, when --only chooses
+        its ORIGIN/robots.txt or one of the URLs requeued on it
+        (docs/url-states.md, "Retry on request")."""
+        only = re.compile(self.settings.retry_only) if self.settings.retry_only is not None else None
+        wanted = (lambda url: True) if only is None else (lambda url: only.search(url) is not None)
+        fr = self.frontier
+        retries, errors, touched = fr.retry_requested(wanted)
+        requeued = {host.origin for host in touched}
+        forgotten = [origin.decode() for origin, raw in fr.txn.cursor(db=self.db.robots)
+                     if r.unpack(raw).kind == r.UNREACHABLE
+                     and (origin.decode() in requeued or wanted(origin.decode() + "/robots.txt"))]
+        for origin in forgotten:
+            fr.txn.delete(origin.encode(), db=self.db.robots)
+        self.stats["retry_requested"] = retries + errors
+        log.warning("event=retry_requested urls=%d errors=%d retries=%d robots=%d only=%r",
+                    retries + errors, errors, retries, len(forgotten), self.settings.retry_only)
 
     # -- input ----------------------------------------------------------------------
 

@@ -379,3 +379,45 @@ class Frontier:
             self.push(self.by_id[host_id], entry)
             moved += 1
         return moved
+
+    # -- retry on request (--retry-errors) ----------------------------------------------
+
+    def retry_requested(self, wanted) -> tuple[int, int, set[Origin]]:
+        """Queue again, at the tail of their origin's queue, every FETCH_ERROR
+        URL waiting in the delayed queue and every ERROR URL whose URL
+        `wanted(url)` accepts (RETRY_REQUESTED), their tries and expiries reset
+        so each gets its full retries again. (retries, errors) requeued and the
+        origins they joined. A scan of the records: run once, at a start."""
+        txn, touched = self.txn, set()
+        retries = errors = 0
+        if self.counts["FETCH_ERROR"]:
+            held = list(txn.cursor(db=self.db.delayed))  # read first: the loop deletes
+            for key, value in held:
+                host_id, entry = d.unpack_held(value)
+                fp = d.entry_fp(entry)
+                rec = self.record(fp)
+                if rec is None or rec.state != UrlState.FETCH_ERROR or not wanted(rec.url):
+                    continue  # a feed's next poll, a recrawl's next visit, or not chosen
+                txn.delete(key, db=self.db.delayed)
+                self.delayed_total -= 1
+                host = self.by_id[host_id]
+                self._requeue(fp, rec, host, entry)
+                touched.add(host)
+                retries += 1
+        if self.counts["ERROR"]:
+            error = UrlState.ERROR
+            failed = [(fp, raw) for fp, raw in txn.cursor(db=self.db.urls) if d.URLREC.unpack_from(raw)[0] == error]
+            for fp, raw in failed:
+                rec = UrlRecord.unpack(raw)
+                if not wanted(rec.url):
+                    continue
+                host = self.origin_for(*split_host(rec.url))
+                self._requeue(fp, rec, host, d.pack_entry(fp, rec.depth, rec.hops, rec.url))
+                touched.add(host)
+                errors += 1
+        return retries, errors, touched
+
+    def _requeue(self, fp: bytes, rec: UrlRecord, host: Origin, entry: bytes) -> None:
+        rec.tries = rec.expiries = rec.doc_id = 0  # its full retries again; the fetch is a new document
+        self.move(fp, UrlEvent.RETRY_REQUESTED, "retry requested", rec=rec)
+        self.push(host, entry)

@@ -73,6 +73,16 @@ def _media_ranges(values: tuple[str, ...]) -> str | None:
     return None
 
 
+def _regex(text: str | None) -> str | None:
+    if text is None:
+        return None
+    try:
+        re.compile(text)
+    except re.error as e:
+        return f"{text!r} is not a regular expression ({e})"
+    return None
+
+
 def _handshake_value(text: str) -> str | None:
     return setting_problem(text)  # announced in a SET line (docs/protocol.txt 3.1, 5.1)
 
@@ -231,6 +241,12 @@ class Settings:
     max_bytes: int = setting(0, help="End the crawl once this many bytes of documents (headers and bodies) are "
                                      "fetched in all", parse=parse_size,
                              show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS, per_run=True)
+    # retry on request (issue 13): this start puts ERROR and deferred URLs
+    # back in the queue (Crawl._retry_on_request); a run's choice, never kept.
+    retry_errors: bool = setting(False, help="Queue ERROR and deferred URLs (retries, robots.txt retries) again now, "
+                                 "with their full tries", group=RETRIES, per_run=True)
+    retry_only: str | None = setting(None, flag="--only", help="With --retry-errors: only URLs matching REGEX",
+                                     check=_regex, metavar="REGEX", group=RETRIES, per_run=True)
 
     def __post_init__(self) -> None:
         """Refuse impossible values: every field's bounds, then the rules
@@ -244,3 +260,5 @@ class Settings:
             raise SettingsError("--feed-max-interval", "--feed-max-interval must be at least --feed-min-interval")
         if self.dns_max_ttl < self.dns_min_ttl:
             raise SettingsError("--dns-max-ttl", "--dns-max-ttl must be at least --dns-min-ttl")
+        if self.retry_only is not None and not self.retry_errors:
+            raise SettingsError("--only", "--only chooses among the URLs of --retry-errors: give both")

@@ -54,6 +54,7 @@ class UrlEvent(enum.Enum):
     UNSENDABLE = "the protocol refused to encode its assignment"
     REQUEUED_AFTER_RESTART = "it was in flight when the urlserver stopped"
     MARKED_AS_FEED = "the operator added it as a feed after it was fetched as a page"
+    RETRY_REQUESTED = "the operator asked for its retry (--retry-errors): queued again with its full tries"
 
     # Members are singletons: hash by identity, in C. Enum's own __hash__ is
     # Python code, and a (state, event) lookup is on every handout and DONE.
@@ -81,8 +82,10 @@ MOVES: dict[tuple[UrlState | None, UrlEvent], UrlState] = {
     (S.IN_FLIGHT, E.UNSENDABLE): S.ERROR,
     (S.IN_FLIGHT, E.REQUEUED_AFTER_RESTART): S.PENDING,
     (S.FETCH_ERROR, E.DUE): S.PENDING,  # the retry
+    (S.FETCH_ERROR, E.RETRY_REQUESTED): S.PENDING,  # --retry-errors: now, not at its due time
     (S.FETCHED, E.DUE): S.PENDING,  # --recrawl: the next visit
     (S.FETCHED, E.MARKED_AS_FEED): S.PENDING,
+    (S.ERROR, E.RETRY_REQUESTED): S.PENDING,  # --retry-errors
 }  # fmt: skip
 
 del S, E
