@@ -71,6 +71,7 @@ def test_a_page_that_failed_ends_as_error(two_runs):
     assert status["urls"]["ERROR"] == 1 and status["urls"].get("FETCHED", 0) == 0
     assert not stored.get(page)  # nothing stored for it, or a failure
     assert "retry_requested" not in status["counters"]
+    assert "retried on request" not in run.stdout
 
 
 def test_the_same_command_with_retry_errors_fetches_and_stores_it(two_runs):
@@ -79,6 +80,7 @@ def test_the_same_command_with_retry_errors_fetches_and_stores_it(two_runs):
     assert _requests(records, "/p-0.html") == [200]  # asked again, now answered
     assert status["urls"].get("ERROR", 0) == 0 and status["urls"]["FETCHED"] == 1
     assert status["counters"]["retry_requested"] == 1
+    assert "retried on request: 1 URLs (--retry-errors)" in run.stdout
     log = ((tmp / "crawl") / "logs" / "urlserver.log").read_text()
     assert "event=retry_requested urls=1 errors=1 retries=0" in log
     assert stored[page] is True

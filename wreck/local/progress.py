@@ -180,6 +180,8 @@ def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, f
         f"  URLs: {by_state}",
         *([f"  errors: {errors_text(last_status)}"] if last_status.get("errors_by_kind") else []),
         *deferred_lines(last_status),
+        *([f"  retried on request: {counters['retry_requested']} URLs (--retry-errors)"]
+          if counters.get("retry_requested") else []),
         *feeds,
         f"  stored: {store.docs} documents, {_human(raw)} ({_human(stored)} on disk, compression {ratio})"
         + (f"; {store.not_modified} not modified (304)" if store.not_modified else ""),
