@@ -119,3 +119,15 @@ def test_only_without_retry_errors_is_refused_naming_the_flag():
     with pytest.raises(SettingsError, match="not a regular expression") as caught:
         Settings(data="d", retry_errors=True, retry_only="([")
     assert caught.value.flag == "--only"
+
+
+def test_a_host_waiting_for_its_robots_txt_retry_is_served_now(tmp_path):
+    c = _crawl(tmp_path, robots_max_tries=5)  # the robots.txt 500 is retried: its URLs wait, PENDING
+    c.add_seed("http://down.test/")
+    assert _run(c, 0.0, _broken) == ["http://down.test/robots.txt"]
+    assert c.lookup("http://down.test/")["state"] == "PENDING"
+    c.close()
+    c = _crawl(tmp_path, now=1.0, robots_max_tries=5, retry_errors=True, retry_only="down")
+    assert _run(c, 1.0, _fixed) == ["http://down.test/robots.txt", "http://down.test/"]
+    assert c.lookup("http://down.test/")["state"] == "FETCHED"
+    c.close()
