@@ -203,7 +203,8 @@ class Politeness:
         slot.inflight += 1
         slot.gap = max(origin.delay, self.delay, slot.slow)
         slot.next_ok = now + slot.gap
-        self.touched.add(slot)
+        if slot.gap:  # no delay, nothing to keep across a restart (and no write per handout)
+            self.touched.add(slot)
         slot = self.ip_slot(origin.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
@@ -221,7 +222,8 @@ class Politeness:
         name = self.name_slot(origin)
         name.inflight -= 1
         name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
-        self.touched.add(name)
+        if name.gap:
+            self.touched.add(name)
         parked, name.parked = name.parked, []
         slot = self.ips.get(ip)
         if slot is None:
