@@ -8,6 +8,7 @@ from __future__ import annotations
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.dns import Resolution
+from wreck.urlserver.politeness import Politeness
 from wreck.urlserver.settings import Settings
 
 
@@ -96,3 +97,19 @@ def test_the_ip_slot_survives_a_restart_when_the_ip_delay_is_set(tmp_path):
     robots_b = _take(c, 104.0)  # b.test's first request, on a.test's address
     assert robots_b.url == "http://b.test/robots.txt"
     c.close()
+
+
+def test_the_restore_rule_slot_by_slot():
+    """Politeness.restore alone: saved (is_ip, key, next_ok, delay, in_flight) at a restart at t=100."""
+    pol = Politeness(delay=1.0, host_concurrency=1, ip_concurrency=4, ip_delay=0.0)
+    held = pol.restore([
+        (False, "done.test", 101.0, 2.0, False),  # answered: last handout/end + delay
+        (False, "busy.test", 101.0, 2.0, True),  # in flight at the kill: restart + delay
+        (False, "old.test", 50.0, 2.0, False),  # its turn came long ago: no slot
+        (False, "ahead.test", 900.0, 2.0, False),  # a wall clock stepped back: at most one delay
+        (False, "slower.test", 100.25, 0.5, False),  # handed out at 99.75; this run's --delay (1 s) is longer
+        (True, "10.0.0.1", 101.0, 2.0, True),  # no --ip-delay this run: IP slots are not held
+    ], 100.0)
+    next_ok = {key: slot.next_ok for key, slot in pol.names.items()}
+    assert next_ok == {"done.test": 101.0, "busy.test": 102.0, "ahead.test": 102.0, "slower.test": 100.75}
+    assert held == 4 and not pol.ips
