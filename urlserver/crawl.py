@@ -89,6 +89,8 @@ class Crawl:
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay,
                                      backoff_max=s.backoff_max)
+        self.politeness.restore(self.frontier.saved_paces, clock())  # no host sooner than its delay
+        self.frontier.saved_paces = []
         self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
@@ -125,6 +127,8 @@ class Crawl:
 
     @translate_errors
     def commit(self) -> None:
+        for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
+            self.db.put_pace(self.frontier.txn, *pace)
         self.frontier.commit()
 
     @translate_errors

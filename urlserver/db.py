@@ -14,6 +14,9 @@
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
 #                                     interval (only with --recrawl)
+#   paces    "n"+host name | "i"+IP -> next_ok(f64) delay(f32) in_flight(u8):
+#                                     a politeness slot as of the last commit
+#                                     (politeness.py: restored at start)
 #
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
@@ -50,6 +53,8 @@ ENTRY = struct.Struct("!8sHB")  # fp, depth, hops; url follows
 URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
 HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
 DKEY = struct.Struct("!Q8s")  # due_ms, fp
+PACE = struct.Struct("!dfB")  # next_ok (s), delay (s), transactions in flight (0/1): 13 bytes a slot
+PACE_NAME, PACE_IP = b"n", b"i"  # paces key prefixes: a host name's slot, an IP address's slot
 
 
 class StateError(Exception):
@@ -159,7 +164,7 @@ class Db:
     """The environment and its named databases."""
 
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
-             "revisits")
+             "revisits", "paces")
 
     @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
@@ -225,6 +230,21 @@ class Db:
 
     def put_robots_record(self, txn, origin: str, raw: bytes) -> None:
         txn.put(origin.encode(), raw, db=self.robots)
+
+    def put_pace(self, txn, is_ip: bool, key: str, next_ok: float, delay: float, in_flight: bool) -> None:
+        """Persist one politeness slot (of a host name, or of an IP address if `is_ip`)."""
+        prefix = PACE_IP if is_ip else PACE_NAME
+        txn.put(prefix + key.encode("utf-8", "surrogateescape"), PACE.pack(next_ok, delay, in_flight),
+                db=self.paces)
+
+    def paces_saved(self, txn) -> list[tuple[bool, str, float, float, bool]]:
+        """Every persisted slot: (is_ip, host name or IP, next_ok, delay, in_flight)."""
+        out = []
+        for raw_key, value in txn.cursor(db=self.paces):
+            next_ok, delay, in_flight = PACE.unpack(value)
+            out.append((raw_key[:1] == PACE_IP, raw_key[1:].decode("utf-8", "surrogateescape"),
+                        next_ok, delay, bool(in_flight)))
+        return out
 
     def close(self) -> None:
         self.env.close()

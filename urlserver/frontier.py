@@ -121,6 +121,7 @@ class Frontier:
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
+            self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
         if not self.seen.load(self._seen_path, self._stamp()):
             self._rebuild_seen()
 

@@ -12,6 +12,15 @@
 # A host name that answers 429 or 5xx is slowed down as a whole: its slot's
 # delay (Slot.slow) doubles with each such answer up to a cap, a
 # Retry-After holds the name that long, and each other answer halves it.
+# Slots survive a restart, even a kill -9: every slot touched since the last
+# commit is written with it (db.py's paces: next allowed time, delay, whether
+# a transaction was in flight), before the assignments go out, and restore()
+# seeds the slots at start. The rule (docs/architecture.md, politeness):
+#   next_ok = min(saved next_ok, restart + delay)  (last handout or end + delay)
+#   next_ok = restart + delay                      if one was in flight
+# A transaction in flight at the kill ended at an unknown time: before the
+# restart if its spider gave up or answered the dead server, so counting its
+# end as the restart itself is the earliest safe bound the new server has.
 """Origins, their host-name and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
@@ -49,12 +58,13 @@ class Slot:
     """Politeness of one host name (shared by its origins: http, https, other
     ports), or of one IP address (shared by every name on it)."""
 
-    __slots__ = ("key", "inflight", "next_ok", "parked", "slow")
+    __slots__ = ("key", "inflight", "next_ok", "parked", "slow", "gap")
 
     def __init__(self, key: str) -> None:
         self.key = key
         self.inflight = 0
         self.next_ok = 0.0
+        self.gap = 0.0  # the delay last applied (persisted: the in-flight rule counts it from a restart)
         self.slow = 0.0  # a host name's delay raised after 429/5xx answers (0: not slowed down)
         self.parked: list = []  # hosts waiting for one of this slot's transactions to end
 
@@ -116,6 +126,7 @@ class Politeness:
         self._tie = itertools.count()
         self.ips: dict[str, Slot] = {}
         self.names: dict[str, Slot] = {}
+        self.touched: set[Slot] = set()  # slots changed since the last commit (take_touched)
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -190,10 +201,16 @@ class Politeness:
         """A transaction for `origin` was handed out at `now`."""
         slot = self.name_slot(origin)
         slot.inflight += 1
-        slot.next_ok = now + max(origin.delay, self.delay, slot.slow)
+        slot.gap = max(origin.delay, self.delay, slot.slow)
+        slot.next_ok = now + slot.gap
+        if slot.gap:  # no delay, nothing to keep across a restart (and no write per handout)
+            self.touched.add(slot)
         slot = self.ip_slot(origin.ip)
         slot.inflight += 1
         slot.next_ok = now + self.ip_delay
+        if self.ip_delay:
+            slot.gap = self.ip_delay
+            self.touched.add(slot)
 
     def finished(self, origin: Origin, ip: str, now: float) -> list[Origin]:
         """A transaction ended at `now`; the hosts parked on its name or IP, to reschedule.
@@ -205,12 +222,16 @@ class Politeness:
         name = self.name_slot(origin)
         name.inflight -= 1
         name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+        if name.gap:
+            self.touched.add(name)
         parked, name.parked = name.parked, []
         slot = self.ips.get(ip)
         if slot is None:
             return parked
         slot.inflight -= 1
         slot.next_ok = max(slot.next_ok, now + self.ip_delay)
+        if self.ip_delay:
+            self.touched.add(slot)
         parked += slot.parked
         slot.parked = []
         return parked
@@ -222,6 +243,8 @@ class Politeness:
         slot.slow = min(self.backoff_max, 2 * base)
         hold = slot.slow if retry_after is None else max(slot.slow, min(retry_after, self.backoff_max))
         slot.next_ok = max(slot.next_ok, now + hold)
+        slot.gap = max(slot.gap, hold)  # a restart honours the Retry-After too
+        self.touched.add(slot)
 
     def recover(self, origin: Origin) -> None:
         """`origin` answered normally: halve its name's slow-down, until it is gone."""
@@ -230,3 +253,35 @@ class Politeness:
             slot.slow /= 2
             if slot.slow <= max(origin.delay, self.delay):
                 slot.slow = 0.0
+
+    # -- across restarts (see the rule at the top) -------------------------------------
+
+    def take_touched(self) -> list[tuple[bool, str, float, float, bool]]:
+        """The slots changed since the last call, as db.Db.put_pace's arguments
+        (is_ip, key, next_ok, delay, in_flight); the commit writes them."""
+        ips = self.ips
+        out = [(slot.key in ips and ips[slot.key] is slot, slot.key, slot.next_ok, slot.gap, slot.inflight > 0)
+               for slot in self.touched]
+        self.touched.clear()
+        return out
+
+    def restore(self, saved, now: float) -> int:
+        """Seed the slots from `saved` (db.Db.paces_saved) at a start at `now`;
+        the number of slots that still hold their name or address."""
+        held = 0
+        for is_ip, key, next_ok, gap, in_flight in saved:
+            if is_ip and not self.ip_delay:
+                continue  # no IP delay this run: an IP slot only counts transactions
+            base = next_ok - gap  # the last handout, or the end of the last transaction
+            gap = max(gap, self.ip_delay if is_ip else self.delay)  # this run's delay may be longer
+            next_ok = base + gap
+            # in flight: its end is unknown, the restart is the earliest safe bound; and never
+            # more than one delay from now (a wall clock stepped back must not hold a host for long)
+            next_ok = now + gap if in_flight else min(next_ok, now + gap)
+            if next_ok <= now:
+                continue  # its turn has come: the slot is made when first needed
+            slot = Slot(key)
+            slot.next_ok, slot.gap = next_ok, gap
+            (self.ips if is_ip else self.names)[key] = slot
+            held += 1
+        return held
