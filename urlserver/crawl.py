@@ -520,6 +520,7 @@ class Crawl:
         rules = r.RobotsRules(rec, s.robots_token)
         target.robots.move(RobotsEvent.FOUND_UNREACHABLE if unreachable else RobotsEvent.LEARNED, rules)
         target.delay = max(s.delay, rules.crawl_delay())
+        self.politeness.delay_learned(target, now)
         if not unreachable:
             self.sitemaps.from_robots(origin, rules.sitemaps())
         log.info("event=robots origin=%s outcome=%s why=%r delay=%.3g", origin, rec.kind, rec.why, target.delay)

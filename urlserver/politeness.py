@@ -236,6 +236,14 @@ class Politeness:
         slot.parked = []
         return parked
 
+    def delay_learned(self, origin: Origin, now: float) -> None:
+        """`origin.delay` was just set from its robots.txt (Crawl-delay), whose
+        transaction ended at `now` under the old delay: the host's next
+        request waits the new one from then (RFC 9309 leaves Crawl-delay to
+        crawlers; it counts between any two requests, robots.txt included)."""
+        name = self.name_slot(origin)
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+
     def slow_down(self, origin: Origin, now: float, retry_after: float | None) -> None:
         """`origin` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
         slot = self.name_slot(origin)

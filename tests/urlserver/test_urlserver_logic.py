@@ -371,3 +371,20 @@ def test_host_concurrency_hands_out_that_many_at_once(tmp_path):
     c.done("s", fetched(got[0]), 0.0)
     assert c.take("s", 0.0) is not None
     c.close()
+
+
+def test_a_crawl_delay_counts_from_the_robots_txt_request_too(tmp_path):
+    """The first page waits the Crawl-delay after robots.txt's DONE, not the
+    shorter --delay the robots.txt transaction was handed out under."""
+    c = crawl_engine(tmp_path, delay=0.0)
+    c.add_seed("http://a.test/")
+    c.take("s", 0.0)
+    for h in c.dns_requests():
+        c.dns_result(h, Resolution("127.0.0.2", "", 1e12), 0.0)
+    robots = c.take("s", 0.0)
+    assert robots.url.endswith("/robots.txt")
+    c.done("s", fetched(robots, body=b"User-agent: *\nCrawl-delay: 5\n"), 0.1)
+    assert c.take("s", 5.0) is None
+    page = c.take("s", 5.1)
+    assert page is not None and page.url == "http://a.test/"
+    c.close()
