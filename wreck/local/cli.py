@@ -29,7 +29,7 @@ import typer
 
 from wreck import crawlfile, dirlock, options
 from wreck.private import private_dir, private_open
-from wreck.seedfile import has_feeds
+from wreck.seedfile import SeedError, has_feeds, survey
 
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
@@ -100,6 +100,7 @@ def crawl(
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
+    _refuse(_counts_problem(procs, concurrency) or _data_problem(data))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -117,6 +118,9 @@ def crawl(
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
+    stdin = sys.stdin.read() if seeds == "-" else None
+    if urls or seeds or not layout.started():
+        _check_seeds(seeds, urls or [], settled.values["urlserver"].get("allow_net", ()), stdin)
     try:
         layout.make()
         dirlock.hold(data, "crawl")
@@ -138,12 +142,59 @@ def crawl(
         private_dir(data)
         copy = layout.seeds_stdin
         with private_open(copy, "w") as fh:
-            fh.write(sys.stdin.read())
+            fh.write(stdin)
         seeds = str(copy)
     passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
     store_args = ["--settings-file", str(layout.settings)]
-    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(settled.of("urlserver").get("recrawl")))
+    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
+
+
+def _refuse(problem: str | None) -> None:
+    """A mistake in the command: one line on stderr, exit 2, nothing started."""
+    if problem:
+        typer.echo(f"wreck-crawl: {problem}", err=True)
+        raise typer.Exit(2)
+
+
+def _counts_problem(procs: int, concurrency: int) -> str | None:
+    for flag, value in (("--procs", procs), ("--concurrency", concurrency)):
+        if value < 1:
+            return f"{flag} must be at least 1 (got {value})"
+    return None
+
+
+def _data_problem(data: Path) -> str | None:
+    """Why --data cannot hold a crawl: not a directory, or not writable
+    (checked on the nearest directory that exists, which the crawl creates under)."""
+    if data.exists() and not data.is_dir():
+        return f"--data {data} is a file, not a directory"
+    existing = data
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"--data {data}: {existing} is a file, not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"--data {data}: {existing} is not writable"
+    return None
+
+
+def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | None) -> None:
+    """Bad seeds: one line each on stderr, and the crawl goes on with the
+    good ones; none good at all (or the seeds file unreadable): exit 2."""
+    try:
+        found = survey(seeds, urls, allow_net, stdin)
+    except SeedError as exc:
+        _refuse(str(exc))
+    if not found.good and found.problems:
+        *others, last = found.problems
+        for line in others:
+            typer.echo(f"wreck-crawl: {line}", err=True)
+        _refuse(f"{last} (no valid seed: nothing to crawl)" if not others else f"{last}; no valid seed in {len(found.problems)}: nothing to crawl")
+    for line in found.problems:
+        typer.echo(f"wreck-crawl: {line} (skipped)", err=True)
+    if not found.good and (seeds is not None or urls):
+        _refuse(f"{'standard input' if seeds == '-' else seeds or 'the command line'} holds no seed URL")
 
 
 def main() -> None:
