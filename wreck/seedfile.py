@@ -77,9 +77,9 @@ def survey(source: str | None, args: Iterable[str], allow_net: Iterable[str] = (
                 place = f"seed {number}" if where == "<args>" else f"{where}:{number}"
                 found.problems.append(f"{place}: {_shown(url)}: {why}")
     except UnicodeDecodeError as exc:  # standard input decodes strictly
-        raise SeedError(f"cannot read seeds file {source}: {exc.reason}") from None
+        raise SeedError(f"cannot read {source}: {exc.reason}") from None
     except OSError as exc:
-        raise SeedError(f"cannot read seeds file {source}: {exc.strerror or exc}") from None
+        raise SeedError(f"cannot read {source}: {exc.strerror or exc}") from None
     return found
 
 

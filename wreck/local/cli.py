@@ -21,14 +21,16 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from wreck import crawlfile, dirlock, options
+from wreck import crawlfile, datadir, dirlock, options
 from wreck.private import private_dir, private_open
+from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
 
 from wreck.storeserver.settings import StoreSettings
@@ -46,7 +48,7 @@ URLSERVER_OWN = {
     "data": "the urlserver's state is DIR/frontier of wreck-crawl's --data",
     "store": "wreck-crawl starts the store and passes its address",
     "listen": "a free loopback port, read back from the urlserver child",
-    "http": "a free loopback port, for the progress line",
+    "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
 }
@@ -62,6 +64,7 @@ STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
 # in the file, or given with --config).
 PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
 EXIT_IN_USE = 1  # another wreck-crawl owns --data
+DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
 LEFTOVER_WAIT_S = 30.0
@@ -94,13 +97,15 @@ def crawl(
     config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: \\[urlserver] and \\[storeserver] tables, as --print-config shows); flags win over it."),
     reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from the settings kept with the crawl, and keep them."),
     print_config: bool = typer.Option(False, "--print-config", help="Print the crawl's effective settings (TOML) and exit."),
+    http: str = typer.Option(DEFAULT_HTTP, "--http", metavar="HOST:PORT", help="Where the dashboard and /status listen "
+                             "(printed at start; port 0: one the OS picks)."),
     *,
     chosen: dict[str, Any],
     store_chosen: dict[str, Any],
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
-    _refuse(_counts_problem(procs, concurrency) or _data_problem(data))
+    _refuse(_counts_problem(procs, concurrency) or datadir.problem(data) or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -121,6 +126,11 @@ def crawl(
     stdin = sys.stdin.read() if seeds == "-" else None
     if urls or seeds or not layout.started():
         _check_seeds(seeds, urls or [], settled.values["urlserver"].get("allow_net", ()), stdin)
+    if feeds is not None:
+        try:
+            survey(feeds, ())  # readable; its bad lines are the urlserver's to report, with the feeds' rules
+        except SeedError as exc:
+            _refuse(f"--feeds: {exc}")
     try:
         layout.make()
         dirlock.hold(data, "crawl")
@@ -147,7 +157,8 @@ def crawl(
     passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
     store_args = ["--settings-file", str(layout.settings)]
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous,
+                         http=http))
 
 
 def _refuse(problem: str | None) -> None:
@@ -164,18 +175,20 @@ def _counts_problem(procs: int, concurrency: int) -> str | None:
     return None
 
 
-def _data_problem(data: Path) -> str | None:
-    """Why --data cannot hold a crawl: not a directory, or not writable
-    (checked on the nearest directory that exists, which the crawl creates under)."""
-    if data.exists() and not data.is_dir():
-        return f"--data {data} is a file, not a directory"
-    existing = data
-    while not existing.exists() and existing != existing.parent:
-        existing = existing.parent
-    if not existing.is_dir():
-        return f"--data {data}: {existing} is a file, not a directory"
-    if not os.access(existing, os.W_OK | os.X_OK):
-        return f"--data {data}: {existing} is not writable"
+def _http_problem(address: str) -> str | None:
+    """Whether the urlserver child could serve --http there: asked by binding
+    it once now, so a busy port is one line here, not a child's traceback."""
+    try:
+        host, port = split_host_port(address, listen=True)
+    except ValueError as exc:
+        return f"--http {exc}"
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's server does
+            probe.bind((host or "0.0.0.0", port))
+    except OSError as exc:
+        return f"--http {address}: cannot listen there: {exc.strerror or exc}"
     return None
 
 
@@ -185,7 +198,7 @@ def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | Non
     try:
         found = survey(seeds, urls, allow_net, stdin)
     except SeedError as exc:
-        _refuse(str(exc))
+        _refuse(f"--seeds: {exc}")
     if not found.good and found.problems:
         *others, last = found.problems
         for line in others:

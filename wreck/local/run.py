@@ -42,9 +42,9 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = (), *, continuous: bool = False) -> int:
-    """Run a local crawl into `data` until it is done or interrupted; the
-    process exit code (0 done, 1 a daemon failed, 130 interrupted)."""
+        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0") -> int:
+    """Run a local crawl into `data` until it is done or interrupted, its
+    dashboard on `http` (HOST:PORT, port 0: any); the process exit code (0 done, 1 a daemon failed, 130 interrupted)."""
     console = Console()
     where = Layout(data)
     where.make()
@@ -67,7 +67,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
+            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]),
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
