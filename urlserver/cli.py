@@ -192,13 +192,15 @@ def _check_seeds(source: str | None, urls: list[str], feeds: str | None, allow_n
     problems = found.problems + (feed_lines.problems if feed_lines else [])
     given = source is not None or bool(urls)
     if given and not found.good and not (feed_lines and feed_lines.good):
-        for line in problems[:-1]:
+        for line, _ in problems[:-1]:
             typer.echo(f"urlserver: {line}", err=True)
-        last = problems[-1] if problems else f"{'standard input' if source == '-' else source or 'the command line'} holds no seed URL"
-        typer.echo(f"urlserver: {last} (no valid seed: nothing to crawl)", err=True)
+        if problems:
+            typer.echo(f"urlserver: {problems[-1][0]} (no valid seed: nothing to crawl)", err=True)
+        else:
+            typer.echo(f"urlserver: {'standard input' if source == '-' else source or 'the command line'} holds no seed URL", err=True)
         raise typer.Exit(2)
-    for line in problems:
-        typer.echo(f"urlserver: {line} (skipped)", err=True)
+    for line, outcome in problems:
+        typer.echo(f"urlserver: {line} ({outcome})", err=True)
 
 
 def _list_plugins(wanted: bool) -> None:

@@ -23,6 +23,8 @@ from wreck.netpolicy import FORBIDDEN_V4, AddressPolicy
 from wreck.urlnorm import normalize
 
 FEED_PREFIX = "feed:"
+FORBIDDEN = "forbidden address"  # netpolicy's refusal text
+ADDRESS_OUTCOME = "queued, to end ERROR with this reason"
 SHOWN_CHARS = 80  # of a bad seed quoted in a message: a line is never a page long
 
 
@@ -32,10 +34,16 @@ class SeedError(Exception):
 
 @dataclasses.dataclass
 class Survey:
-    """What survey() found: the usable seeds and one line per bad one."""
+    """What survey() found: the usable seeds, and one (line, outcome) per bad
+    one: a line that is no http(s) URL is skipped; a URL at an address the
+    policy refuses is still queued, to end ERROR with its reason at /url."""
 
     good: list[str] = dataclasses.field(default_factory=list)
-    problems: list[str] = dataclasses.field(default_factory=list)
+    problems: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        """Each problem with its outcome, for stderr."""
+        return [f"{line} ({outcome})" for line, outcome in self.problems]
 
 
 def read_lines(source: str | None, args: Iterable[str], stdin: str | None = None) -> Iterator[tuple[str, int, str]]:
@@ -75,7 +83,8 @@ def survey(source: str | None, args: Iterable[str], allow_net: Iterable[str] = (
                 found.good.append(url)
             else:
                 place = f"seed {number}" if where == "<args>" else f"{where}:{number}"
-                found.problems.append(f"{place}: {_shown(url)}: {why}")
+                outcome = ADDRESS_OUTCOME if why.startswith(FORBIDDEN) else "skipped"
+                found.problems.append((f"{place}: {_shown(url)}: {why}", outcome))
     except UnicodeDecodeError as exc:  # standard input decodes strictly
         raise SeedError(f"cannot read {source}: {exc.reason}") from None
     except OSError as exc:

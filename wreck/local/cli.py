@@ -200,12 +200,12 @@ def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | Non
     except SeedError as exc:
         _refuse(f"--seeds: {exc}")
     if not found.good and found.problems:
-        *others, last = found.problems
-        for line in others:
+        *others, (last, _) = found.problems
+        for line, _ in others:
             typer.echo(f"wreck-crawl: {line}", err=True)
-        _refuse(f"{last} (no valid seed: nothing to crawl)" if not others else f"{last}; no valid seed in {len(found.problems)}: nothing to crawl")
-    for line in found.problems:
-        typer.echo(f"wreck-crawl: {line} (skipped)", err=True)
+        _refuse(f"{last} (no valid seed: nothing to crawl)")
+    for line in found.lines():
+        typer.echo(f"wreck-crawl: {line}", err=True)
     if not found.good and (seeds is not None or urls):
         _refuse(f"{'standard input' if seeds == '-' else seeds or 'the command line'} holds no seed URL")
 
