@@ -21,7 +21,7 @@ from typing import Any
 import typer
 import uvloop
 
-from wreck import crawlfile, datadir, dirlock, options
+from wreck import crawlfile, datadir, dirlock, oneline, options
 from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, secret_from
 from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
@@ -115,7 +115,7 @@ async def run(settings: S.StoreSettings) -> int:
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "storeserver")
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import crawlfile, datadir, deploy, dirlock, options
+from wreck import crawlfile, datadir, deploy, dirlock, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -218,7 +218,7 @@ def plugins_text() -> str:
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "urlserver")
 
 
 if __name__ == "__main__":

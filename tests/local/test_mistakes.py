@@ -119,3 +119,19 @@ def test_a_daemon_run_by_hand_refuses_a_mistake_in_one_line(where, module, args,
 @pytest.mark.parametrize("module", [URLSERVER, STORESERVER])
 def test_a_daemon_refuses_data_that_is_a_file(where, module):
     _one_line(_run(module, "--data", "afile", "--listen", "127.0.0.1:0", cwd=where), "--data afile is a file")
+
+
+USAGE_MISTAKES = [
+    (CRAWL, [GOOD, "--data", "crawl", "--procs", "abc"], ["wreck-crawl: ", "--procs", "see wreck-crawl --help"]),
+    (CRAWL, [GOOD, "--data", "crawl", "--bogus"], ["No such option: --bogus"]),
+    (CRAWL, [GOOD], ["Missing option '--data'"]),
+    (URLSERVER, ["--data", "state", "--max-pages", "many"], ["urlserver: ", "--max-pages"]),
+    (STORESERVER, ["--data", "state", "--bogus"], ["storeserver: ", "--bogus"]),
+    ("wreck.spider.cli", ["--connect", "127.0.0.1:7001", "--procs", "0"], ["spider: ", "--procs"]),
+]
+
+
+@pytest.mark.parametrize("module,args,words", USAGE_MISTAKES, ids=[" ".join(a)[:40] for _, a, _ in USAGE_MISTAKES])
+def test_a_usage_mistake_is_one_line_not_a_usage_box(where, module, args, words):
+    """Flags the command line parser refuses (unknown, not a number, below a bound)."""
+    _one_line(_run(module, *args, cwd=where), *words)

@@ -28,7 +28,7 @@ from typing import Any
 
 import typer
 
-from wreck import crawlfile, datadir, dirlock, options
+from wreck import crawlfile, datadir, dirlock, oneline, options
 from wreck.private import private_dir, private_open
 from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
@@ -211,7 +211,7 @@ def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | Non
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "wreck-crawl")
 
 
 if __name__ == "__main__":
