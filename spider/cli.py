@@ -25,7 +25,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from wreck import supervise
+from wreck import oneline, supervise
 from wreck.deploy import SECRET_ENV, DeployError, secret_from
 from wreck.protocol.settings import split_host_port
 
@@ -134,7 +134,7 @@ def spider(
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "spider")
 
 
 if __name__ == "__main__":

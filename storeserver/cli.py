@@ -21,7 +21,7 @@ from typing import Any
 import typer
 import uvloop
 
-from wreck import crawlfile, dirlock, options
+from wreck import crawlfile, datadir, dirlock, oneline, options
 from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, secret_from
 from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
@@ -61,6 +61,9 @@ def serve(
     logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
                         format="%(asctime)s storeserver %(levelname)s %(message)s")
     data = chosen.pop("data")
+    if datadir.problem(data):
+        typer.echo(f"storeserver: {datadir.problem(data)}", err=True)
+        raise typer.Exit(2)
     try:
         host, port = split_host_port(listen, listen=True)
         text = secret_file.read_text() if secret_file else None
@@ -112,7 +115,7 @@ async def run(settings: S.StoreSettings) -> int:
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "storeserver")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import asyncio
+import io
 import logging
 import os
 import signal
@@ -23,8 +24,9 @@ import typer
 
 from pathlib import Path
 
-from wreck import crawlfile, deploy, dirlock, options
+from wreck import crawlfile, datadir, deploy, dirlock, oneline, options
 from wreck.private import private_dir
+from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
 
 from . import seeds
@@ -71,6 +73,9 @@ def run(
                         format="%(asctime)s %(levelname)s %(message)s")
     log.setLevel(logging.INFO)
     data = chosen.pop("data")
+    if datadir.problem(data):
+        typer.echo(f"urlserver: {datadir.problem(data)}", err=True)
+        raise typer.Exit(2)
     kept = settings_file or Path(data) / KEPT
     try:
         text = open(secret_file, encoding="utf-8").read() if secret_file else None
@@ -88,6 +93,10 @@ def run(
     if print_config:
         typer.echo(settled.text(), nl=False)
         raise typer.Exit(0)
+    stdin = sys.stdin.read() if seeds_file == "-" else None
+    _check_seeds(seeds_file, urls or [], feeds, settings.allow_net, stdin)
+    if stdin is not None:
+        sys.stdin = io.StringIO(stdin)  # read once for the check; seeds.load reads it again from here
     try:
         dirlock.hold(private_dir(data), "urlserver")
         settled.save()
@@ -166,6 +175,34 @@ async def _report_stats(server, interval: float) -> None:
         plugins.stats(status_of(server))
 
 
+def _check_seeds(source: str | None, urls: list[str], feeds: str | None, allow_net, stdin: str | None) -> None:
+    """Before anything starts: a seeds or feeds file that cannot be read, or
+    seeds given with none valid, is one line on stderr and exit 2; bad seeds
+    beside good ones are reported (file and line) and skipped."""
+    try:
+        found = survey(source, urls, allow_net, stdin)
+    except SeedError as exc:
+        typer.echo(f"urlserver: --seeds: {exc}", err=True)
+        raise typer.Exit(2) from None
+    try:
+        feed_lines = survey(feeds, (), allow_net) if feeds is not None else None
+    except SeedError as exc:
+        typer.echo(f"urlserver: --feeds: {exc}", err=True)
+        raise typer.Exit(2) from None
+    problems = found.problems + (feed_lines.problems if feed_lines else [])
+    given = source is not None or bool(urls)
+    if given and not found.good and not (feed_lines and feed_lines.good):
+        for line, _ in problems[:-1]:
+            typer.echo(f"urlserver: {line}", err=True)
+        if problems:
+            typer.echo(f"urlserver: {problems[-1][0]} (no valid seed: nothing to crawl)", err=True)
+        else:
+            typer.echo(f"urlserver: {'standard input' if source == '-' else source or 'the command line'} holds no seed URL", err=True)
+        raise typer.Exit(2)
+    for line, outcome in problems:
+        typer.echo(f"urlserver: {line} ({outcome})", err=True)
+
+
 def _list_plugins(wanted: bool) -> None:
     if wanted:
         typer.echo(plugins_text())
@@ -181,7 +218,7 @@ def plugins_text() -> str:
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "urlserver")
 
 
 if __name__ == "__main__":

@@ -51,11 +51,26 @@ LIMITS = "Global limits"
 
 
 def _cidrs(values: tuple[str, ...]) -> str | None:
+    # Strict, as the spiders parse the handshake's allow_net (protocol/settings.py):
+    # a CIDR with host bits set would pass here and be refused by every spider.
     for cidr in values:
         try:
-            ipaddress.ip_network(cidr, strict=False)
+            ipaddress.ip_network(cidr)
         except ValueError:
-            return f"{cidr!r} is not a CIDR (e.g. 127.0.0.0/8 or fd00::/8)"
+            try:
+                meant = ipaddress.ip_network(cidr, strict=False)
+            except ValueError:
+                return f"{cidr!r} is not a CIDR (e.g. 127.0.0.0/8 or fd00::/8)"
+            return f"{cidr!r} has host bits set: did you mean {meant}?"
+    return None
+
+
+def _regexes(values: tuple[str, ...]) -> str | None:
+    for text in values:
+        try:
+            re.compile(text)
+        except re.error as exc:
+            return f"{text!r} is not a regular expression: {exc}"
     return None
 
 
@@ -153,9 +168,9 @@ class Settings:
     scope: str = setting("host", help="Which links are followed: same host, same registered domain, any",
                          choices=SCOPES, group=SCOPE)
     include: tuple[str, ...] = setting((), help="Only URLs matching REGEX (repeatable)", repeatable=True,
-                                       metavar="REGEX", group=SCOPE)
+                                       check=_regexes, metavar="REGEX", group=SCOPE)
     exclude: tuple[str, ...] = setting((), help="No URL matching REGEX (repeatable)", repeatable=True,
-                                       metavar="REGEX", group=SCOPE)
+                                       check=_regexes, metavar="REGEX", group=SCOPE)
     max_depth: int = setting(1000, help="Link depth from the seeds", unit="links", min=0, group=SCOPE)
     max_url_len: int = setting(2048, help="Longer URLs are FILTERED", unit="octets", min=1, max=limits.MAX_URL_LEN,
                                why="the protocol's limit", group=SCOPE)

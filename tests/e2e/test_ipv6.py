@@ -95,7 +95,9 @@ def test_an_ipv6_only_host_is_crawled_over_ipv6(tmp_path, v6_web):
 def test_an_ipv6_loopback_host_is_never_contacted_unless_admitted(tmp_path, v6_web):
     seed, seen, dns = v6_web
     run = _crawl(tmp_path, seed, dns, "127.0.0.0/8")
-    assert run.returncode == 0, run.stdout + run.stderr
+    # nothing fetched because of the address policy: exit 3 with the hint (issue 13)
+    assert run.returncode == 3, run.stdout + run.stderr
+    assert "--allow-net" in run.stderr
     assert seen == []
     state = subprocess.run([sys.executable, "-c", (
         "import sys; from wreck.urlserver.crawl import Crawl; from wreck.urlserver.settings import Settings;"

@@ -40,12 +40,14 @@ def test_flags_reach_the_settings(tmp_path, captured):
 
 
 def test_feed_and_sitemap_flags_reach_the_settings(tmp_path, captured):
-    result = _run(tmp_path, "--feeds", "feeds.txt", "--feed-min-interval", "1", "--feed-max-interval", "8",
+    feeds = tmp_path / "feeds.txt"  # a feeds file that cannot be read is refused at start
+    feeds.write_text("https://example.org/feed.xml\n")
+    result = _run(tmp_path, "--feeds", str(feeds), "--feed-min-interval", "1", "--feed-max-interval", "8",
                   "--feed-backoff", "3", "--sitemaps", "--sitemap-max-urls", "20", "--sitemaps-per-host", "2",
                   "--sitemap-depth", "1")
     assert result.exit_code == 0, result.output
     s = captured["settings"]
-    assert captured["feeds"] == "feeds.txt"
+    assert captured["feeds"] == str(feeds)
     assert (s.feed_min_interval, s.feed_max_interval, s.feed_backoff, s.sitemaps, s.sitemap_max_urls,
             s.sitemaps_per_host, s.sitemap_depth) == (1.0, 8.0, 3.0, True, 20, 2, 1)
 

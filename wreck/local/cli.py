@@ -21,15 +21,17 @@
 from __future__ import annotations
 
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from wreck import crawlfile, dirlock, options
+from wreck import crawlfile, datadir, dirlock, oneline, options
 from wreck.private import private_dir, private_open
-from wreck.seedfile import has_feeds
+from wreck.protocol.settings import split_host_port
+from wreck.seedfile import SeedError, has_feeds, survey
 
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
@@ -46,7 +48,7 @@ URLSERVER_OWN = {
     "data": "the urlserver's state is DIR/frontier of wreck-crawl's --data",
     "store": "wreck-crawl starts the store and passes its address",
     "listen": "a free loopback port, read back from the urlserver child",
-    "http": "a free loopback port, for the progress line",
+    "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
 }
@@ -62,6 +64,7 @@ STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
 # in the file, or given with --config).
 PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
 EXIT_IN_USE = 1  # another wreck-crawl owns --data
+DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
 LEFTOVER_WAIT_S = 30.0
@@ -94,12 +97,15 @@ def crawl(
     config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: \\[urlserver] and \\[storeserver] tables, as --print-config shows); flags win over it."),
     reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from the settings kept with the crawl, and keep them."),
     print_config: bool = typer.Option(False, "--print-config", help="Print the crawl's effective settings (TOML) and exit."),
+    http: str = typer.Option(DEFAULT_HTTP, "--http", metavar="HOST:PORT", help="Where the dashboard and /status listen "
+                             "(printed at start; port 0: one the OS picks)."),
     *,
     chosen: dict[str, Any],
     store_chosen: dict[str, Any],
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
+    _refuse(_counts_problem(procs, concurrency) or datadir.problem(data) or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -117,6 +123,14 @@ def crawl(
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
+    stdin = sys.stdin.read() if seeds == "-" else None
+    if urls or seeds or not layout.started():
+        _check_seeds(seeds, urls or [], settled.values["urlserver"].get("allow_net", ()), stdin)
+    if feeds is not None:
+        try:
+            survey(feeds, ())  # readable; its bad lines are the urlserver's to report, with the feeds' rules
+        except SeedError as exc:
+            _refuse(f"--feeds: {exc}")
     try:
         layout.make()
         dirlock.hold(data, "crawl")
@@ -138,16 +152,66 @@ def crawl(
         private_dir(data)
         copy = layout.seeds_stdin
         with private_open(copy, "w") as fh:
-            fh.write(sys.stdin.read())
+            fh.write(stdin)
         seeds = str(copy)
     passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
     store_args = ["--settings-file", str(layout.settings)]
-    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or []) or bool(settled.of("urlserver").get("recrawl")))
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous))
+    continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous,
+                         http=http))
+
+
+def _refuse(problem: str | None) -> None:
+    """A mistake in the command: one line on stderr, exit 2, nothing started."""
+    if problem:
+        typer.echo(f"wreck-crawl: {problem}", err=True)
+        raise typer.Exit(2)
+
+
+def _counts_problem(procs: int, concurrency: int) -> str | None:
+    for flag, value in (("--procs", procs), ("--concurrency", concurrency)):
+        if value < 1:
+            return f"{flag} must be at least 1 (got {value})"
+    return None
+
+
+def _http_problem(address: str) -> str | None:
+    """Whether the urlserver child could serve --http there: asked by binding
+    it once now, so a busy port is one line here, not a child's traceback."""
+    try:
+        host, port = split_host_port(address, listen=True)
+    except ValueError as exc:
+        return f"--http {exc}"
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as asyncio's server does
+            probe.bind((host or "0.0.0.0", port))
+    except OSError as exc:
+        return f"--http {address}: cannot listen there: {exc.strerror or exc}"
+    return None
+
+
+def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | None) -> None:
+    """Bad seeds: one line each on stderr, and the crawl goes on with the
+    good ones; none good at all (or the seeds file unreadable): exit 2."""
+    try:
+        found = survey(seeds, urls, allow_net, stdin)
+    except SeedError as exc:
+        _refuse(f"--seeds: {exc}")
+    if not found.good and found.problems:
+        *others, (last, _) = found.problems
+        for line, _ in others:
+            typer.echo(f"wreck-crawl: {line}", err=True)
+        _refuse(f"{last} (no valid seed: nothing to crawl)")
+    for line in found.lines():
+        typer.echo(f"wreck-crawl: {line}", err=True)
+    if not found.good and (seeds is not None or urls):
+        _refuse(f"{'standard input' if seeds == '-' else seeds or 'the command line'} holds no seed URL")
 
 
 def main() -> None:
-    app()
+    oneline.main(app, "wreck-crawl")
 
 
 if __name__ == "__main__":

@@ -38,13 +38,20 @@ URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
 EXIT_INTERRUPTED = 130
+# A crawl that ended having fetched nothing because the address policy
+# refused its hosts (names that resolve to loopback or private addresses are
+# known only after resolution, so this is said at the end, not refused at start).
+EXIT_ADDRESS_POLICY = 3
+FORBIDDEN = "FORBIDDEN_ADDRESS"  # the urlserver's error kind (protocol/codes.py)
 SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRET_LEN
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = (), *, continuous: bool = False) -> int:
-    """Run a local crawl into `data` until it is done or interrupted; the
-    process exit code (0 done, 1 a daemon failed, 130 interrupted)."""
+        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0") -> int:
+    """Run a local crawl into `data` until it is done or interrupted, its
+    dashboard on `http` (HOST:PORT, port 0: any); the process exit code
+    (0 done, 1 a daemon failed, 3 nothing fetched because of the address
+    policy, 130 interrupted)."""
     console = Console()
     where = Layout(data)
     where.make()
@@ -67,7 +74,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0", *([] if continuous else ["--exit-when-done"]),
+            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]),
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
@@ -113,7 +120,21 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         last = final
     text = summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
+    refused = _refused_by_address_policy(last) if finished else None
+    if refused:
+        Console(stderr=True).print(f"wreck-crawl: {refused}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_ADDRESS_POLICY
     return 0 if finished else EXIT_INTERRUPTED
+
+
+def _refused_by_address_policy(last: dict) -> str | None:
+    """Why a finished crawl fetched nothing, if the address policy did it."""
+    urls = last.get("urls", {})
+    forbidden = last.get("errors_by_kind", {}).get(FORBIDDEN, 0)
+    if not forbidden or urls.get("FETCHED", 0) or urls.get("REDIRECTED", 0):
+        return None
+    return (f"nothing fetched: {forbidden} URL(s) resolved to addresses the crawl refuses (loopback, private, "
+            f"reserved); to crawl them, give --allow-net with their network, e.g. --allow-net 127.0.0.0/8")
 
 
 def _stop_all(children: list[Child]) -> None:
