@@ -193,3 +193,19 @@ def markdown_table(path, heading: str, first_column: str | None = None) -> list[
         if rows and (first_column is None or rows[0][0] == first_column):
             return rows[2:]  # after the header and the rule
     raise AssertionError(f"no table {first_column!r} under {heading!r} in {path}")
+
+
+def run_until_idle(c, now, answer):
+    """Hand out and answer everything fetchable at `now` (DNS answered; every
+    assignment, robots.txt included, answered by `answer`); the URLs handed out."""
+    seen = []
+    while True:
+        a = c.take("s", now)
+        for h in c.dns_requests():
+            c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
+        if a is None:
+            a = c.take("s", now)
+        if a is None:
+            return seen
+        seen.append(a.url)
+        c.done("s", answer(a), now)

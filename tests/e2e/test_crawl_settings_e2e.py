@@ -23,6 +23,7 @@ import pytest
 
 from tests.daemon_helpers import ControlClient, Daemon
 from tests.store_helpers import Client as StoreClient
+from tests.proctree import alive, children, descendants
 from tests.web import RunningWeb, SiteSpec
 from tests.web.truth import normalize
 from wreck.deploy import SECRET_ENV
@@ -69,38 +70,12 @@ def _snapshot(root: Path) -> dict[str, tuple[int, int, bytes]]:
     return seen
 
 
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(p) for p in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    return found
-
-
-def _descendants(pid: int) -> set[int]:
-    found, todo = set(), [pid]
-    while todo:
-        new = _children(todo.pop()) - found
-        found |= new
-        todo += new
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _wait_gone(pids: set[int]) -> None:
     deadline = time.monotonic() + GONE_TIMEOUT_S
-    while {p for p in pids if _alive(p)} and time.monotonic() < deadline:
+    while {p for p in pids if alive(p)} and time.monotonic() < deadline:
         time.sleep(0.1)
     for pid in pids:
-        if _alive(pid):
+        if alive(pid):
             os.kill(pid, signal.SIGKILL)
 
 
@@ -134,8 +109,8 @@ class Crawling:
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      stdin=subprocess.DEVNULL)
         web.log.wait_for(lambda records: len(records) > 2, timeout=CRAWL_FLAGS_TIMEOUT_S)  # all are up
-        self.daemons = {_cmdline(pid).split(" -m ")[1].split()[0]: pid for pid in _children(self.proc.pid)}
-        self.everyone = _descendants(self.proc.pid)
+        self.daemons = {_cmdline(pid).split(" -m ")[1].split()[0]: pid for pid in children(self.proc.pid)}
+        self.everyone = descendants(self.proc.pid)
 
     def close(self) -> str:
         if self.proc.poll() is None:
@@ -255,7 +230,7 @@ def test_wreck_crawls_daemons_refuse_a_local_peer_without_the_runs_secret_and_sh
             (store_port,) = _listening_ports(store_pid)
             store_peer = StoreClient(store_port, handshake=False)
             assert "AUTH" in str(store_peer.handshake())
-            argvs = {pid: _cmdline(pid) for pid in _descendants(crawl.proc.pid) | {crawl.proc.pid} if _alive(pid)}
+            argvs = {pid: _cmdline(pid) for pid in descendants(crawl.proc.pid) | {crawl.proc.pid} if alive(pid)}
         finally:
             out = crawl.close()
     logs = {p.name: p.read_text(errors="replace") for p in (tmp_path / "crawl" / "logs").iterdir()}

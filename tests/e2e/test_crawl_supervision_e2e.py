@@ -10,44 +10,18 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
 
+from tests.proctree import alive, children, descendants
 from tests.web import RunningWeb, SiteSpec
 
 GONE_TIMEOUT_S = 60.0  # a loaded machine stops a spider's workers slowly
 
 
-def _children(pid: int) -> set[int]:
-    found: set[int] = set()
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            found |= {int(p) for p in (task / "children").read_text().split()}
-        except OSError:
-            continue
-    return found
-
-
-def _descendants(pid: int) -> set[int]:
-    found, todo = set(), [pid]
-    while todo:
-        new = _children(todo.pop()) - found
-        found |= new
-        todo += new
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return False
-
-
 def _wait_gone(pids: set[int]) -> set[int]:
     deadline = time.monotonic() + GONE_TIMEOUT_S
-    while (left := {p for p in pids if _alive(p)}) and time.monotonic() < deadline:
+    while (left := {p for p in pids if alive(p)}) and time.monotonic() < deadline:
         time.sleep(0.1)
     return left
 
@@ -66,8 +40,8 @@ def crawling(tmp_path):
         below: set[int] = set()
         try:
             web.log.wait_for(lambda records: len(records) > 2, timeout=60)  # the spider fetches: all are up
-            daemons = _children(proc.pid)
-            below = _descendants(proc.pid) - daemons
+            daemons = children(proc.pid)
+            below = descendants(proc.pid) - daemons
             assert len(daemons) == 3 and len(below) >= 2  # store, urlserver, spider; the spider's workers
             yield proc, daemons, below
         finally:
@@ -87,7 +61,7 @@ def test_sigterm_stops_every_child_before_wreck_crawl_exits(crawling):
     output = proc.communicate(timeout=120)[0]
     assert proc.returncode == 130, output
     assert "Crawl stopped (run the same command again to resume)" in output
-    assert not {p for p in daemons if _alive(p)}, "wreck-crawl waits for its daemons"
+    assert not {p for p in daemons if alive(p)}, "wreck-crawl waits for its daemons"
     assert not _wait_gone(below)
 
 

@@ -6,6 +6,7 @@ higher one."""
 
 from __future__ import annotations
 
+from tests.urlserver_helpers import run_until_idle
 from wreck.protocol import Done, Specific, Status
 from wreck.spider import feeds as spider_feeds
 from wreck.urlserver.crawl import Crawl
@@ -20,22 +21,6 @@ def _crawl(tmp_path, now=0.0, **kw):
                 exit_when_done=True, retry_delay=100.0, max_retries=3, robots_retry=50.0, linger=10.0)
     base.update(kw)
     return Crawl.open(Settings(**base), clock=lambda: now)
-
-
-def _run(c, now, answer):
-    """Hand out and answer everything fetchable at `now` (DNS answered; robots.txt
-    through `answer` too); the URLs handed out."""
-    seen = []
-    while True:
-        a = c.take("s", now)
-        for h in c.dns_requests():
-            c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-        if a is None:
-            a = c.take("s", now)
-        if a is None:
-            return seen
-        seen.append(a.url)
-        c.done("s", answer(a), now)
 
 
 def _ok(a, *links, **extra):
@@ -57,7 +42,7 @@ def test_a_one_shot_crawl_ends_with_its_retries_deferred_and_the_next_run_fetche
     c = _crawl(tmp_path)
     c.add_seed("http://up.test/")
     c.add_seed("http://down.test/")
-    fetched = _run(c, 0.0, _web)
+    fetched = run_until_idle(c, 0.0, _web)
     assert "http://up.test/b" in fetched and "http://down.test/" not in fetched
     assert c.finish_reason(0.0) == "deferred retries"  # the retries are due after --linger
     deferred = c.deferred(0.0)
@@ -70,7 +55,7 @@ def test_a_one_shot_crawl_ends_with_its_retries_deferred_and_the_next_run_fetche
     c = _crawl(tmp_path, now=200.0)
     fixed = lambda a: (Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1)
                        if a.url.endswith("/robots.txt") else _ok(a))
-    again = _run(c, 200.0, fixed)
+    again = run_until_idle(c, 200.0, fixed)
     assert "http://up.test/busy" in again and "http://down.test/" in again
     assert c.finish_reason(200.0) == "done"
     c.close()
@@ -79,9 +64,9 @@ def test_a_one_shot_crawl_ends_with_its_retries_deferred_and_the_next_run_fetche
 def test_a_retry_due_within_the_linger_time_is_waited_for(tmp_path):
     c = _crawl(tmp_path, linger=150.0)
     c.add_seed("http://up.test/")
-    _run(c, 0.0, _web)
+    run_until_idle(c, 0.0, _web)
     assert c.finish_reason(0.0) is None  # /busy is due at 100 s, within 150 s
-    assert _run(c, 100.0, _web) == ["http://up.test/busy"]
+    assert run_until_idle(c, 100.0, _web) == ["http://up.test/busy"]
 
 
 def test_retry_after_is_the_retry_time_bounded_by_backoff_max(tmp_path):
@@ -95,7 +80,7 @@ def test_retry_after_is_the_retry_time_bounded_by_backoff_max(tmp_path):
         retry = 5 if a.url.startswith("http://up.test") else 86400
         return Done(a.trans_id, Status.FETCH_ERROR, 503, Specific.HTTP_ERROR, 1, retry_after=retry)
 
-    _run(c, 0.0, answer)
+    run_until_idle(c, 0.0, answer)
     deferred = c.deferred(0.0)
     assert sorted(s["due"] for s in deferred["sample"]) == [5.0, 30.0]  # not 100 s, not a day
 
@@ -112,7 +97,7 @@ def test_a_feed_found_by_its_content_is_fetched_once_in_a_one_shot_crawl(tmp_pat
             return _ok(a, *stories, feed="rss", feedsum=spider_feeds.checksum(list(stories)))
         return _ok(a, FEED) if a.url == "http://news.test/" else _ok(a)
 
-    fetched = _run(c, 0.0, answer)
+    fetched = run_until_idle(c, 0.0, answer)
     assert set(stories) <= set(fetched) and fetched.count(FEED) == 1
     assert c.frontier.lookup(FEED)["state"] == "FETCHED" and not c.frontier.delayed_total
     assert c.finish_reason(0.0) == "done"
@@ -127,24 +112,24 @@ def _pages(a):
 def test_max_total_pages_ends_the_crawl_and_a_higher_limit_continues(tmp_path):
     c = _crawl(tmp_path, max_total_pages=3)
     c.add_seed("http://up.test/")
-    assert len(_run(c, 0.0, _pages)) == 4  # robots.txt and 3 pages
+    assert len(run_until_idle(c, 0.0, _pages)) == 4  # robots.txt and 3 pages
     assert c.finish_reason(0.0) == "limit reached: --max-total-pages 3"
     assert c.frontier.counts["FETCHED"] == 3 and c.frontier.queued_total
     c.close()
     c = _crawl(tmp_path, max_total_pages=5)
-    assert len(_run(c, 1.0, _pages)) == 2
+    assert len(run_until_idle(c, 1.0, _pages)) == 2
     assert c.finish_reason(1.0) == "limit reached: --max-total-pages 5"
 
 
 def test_max_bytes_counts_the_size_of_fetched_pages_across_runs(tmp_path):
     c = _crawl(tmp_path, max_bytes=2500)
     c.add_seed("http://up.test/")
-    _run(c, 0.0, _pages)
+    run_until_idle(c, 0.0, _pages)
     assert c.frontier.counts["FETCHED"] == 3 and c.bytes_fetched == 3000
     assert c.finish_reason(0.0) == "limit reached: --max-bytes 2500"
     c.close()
     c = _crawl(tmp_path, max_bytes=4500)
-    _run(c, 1.0, _pages)
+    run_until_idle(c, 1.0, _pages)
     assert c.frontier.counts["FETCHED"] == 5
 
 
@@ -167,9 +152,9 @@ def test_max_time_ends_the_handouts_and_in_flight_work_finishes_first(tmp_path):
 def test_a_host_paced_by_its_delay_is_waited_for_however_long(tmp_path):
     c = _crawl(tmp_path, delay=100.0)  # longer than --linger: still the crawl's pace, not a deferral
     c.add_seed("http://up.test/")
-    assert _run(c, 0.0, _pages) == ["http://up.test/robots.txt"]
+    assert run_until_idle(c, 0.0, _pages) == ["http://up.test/robots.txt"]
     assert c.finish_reason(0.0) is None
-    assert _run(c, 100.0, _pages) == ["http://up.test/"]
+    assert run_until_idle(c, 100.0, _pages) == ["http://up.test/"]
     assert c.finish_reason(100.0) is None
 
 
@@ -231,4 +216,4 @@ def test_max_time_counts_each_run_so_a_resume_continues(tmp_path):
     assert c.take("s", 61.0) is None and c.finish_reason(61.0) == "limit reached: --max-time 60"
     c.close()
     c = _crawl(tmp_path, now=100.0, max_time=600.0)  # started again, with a higher limit
-    assert "http://up.test/" in _run(c, 100.0, _pages)
+    assert "http://up.test/" in run_until_idle(c, 100.0, _pages)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
+from tests.urlserver_helpers import run_until_idle
 from wreck.options import SettingsError
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver.crawl import Crawl
-from wreck.urlserver.dns import Resolution
 from wreck.urlserver.settings import Settings
 
 
@@ -21,21 +21,6 @@ def _crawl(tmp_path, now=0.0, **kw):
                 robots_max_tries=1, linger=10.0)
     base.update(kw)
     return Crawl.open(Settings(**base), clock=lambda: now)
-
-
-def _run(c, now, answer):
-    """Hand out and answer everything fetchable at `now`; the URLs handed out."""
-    seen = []
-    while True:
-        a = c.take("s", now)
-        for h in c.dns_requests():
-            c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-        if a is None:
-            a = c.take("s", now)
-        if a is None:
-            return seen
-        seen.append(a.url)
-        c.done("s", answer(a), now)
 
 
 def _ok(a, *links):
@@ -63,7 +48,7 @@ def _first_run(tmp_path):
     c = _crawl(tmp_path)
     c.add_seed("http://up.test/")
     c.add_seed("http://down.test/")
-    _run(c, 0.0, _broken)
+    run_until_idle(c, 0.0, _broken)
     states = {u: c.lookup(u)["state"] for u in ("http://up.test/gone", "http://up.test/busy",
                                                  "http://up.test/fine", "http://down.test/")}
     assert states == {"http://up.test/gone": "ERROR", "http://up.test/busy": "FETCH_ERROR",
@@ -77,7 +62,7 @@ def test_retry_errors_queues_error_and_waiting_urls_again_with_their_full_tries(
     assert c.stats["retry_requested"] == 3
     busy = c.lookup("http://up.test/busy")
     assert busy["state"] == "PENDING" and busy["tries"] == 0 and busy["reason"] == "retry requested"
-    again = _run(c, 1.0, _fixed)
+    again = run_until_idle(c, 1.0, _fixed)
     assert sorted(again) == ["http://down.test/", "http://down.test/robots.txt",
                              "http://up.test/busy", "http://up.test/gone"]  # /fine is not fetched again
     for url in ("http://up.test/gone", "http://up.test/busy", "http://up.test/fine", "http://down.test/"):
@@ -90,7 +75,7 @@ def test_only_requeues_the_urls_its_regex_matches(tmp_path):
     _first_run(tmp_path)
     c = _crawl(tmp_path, now=1.0, retry_errors=True, retry_only=r"/gone$")
     assert c.stats["retry_requested"] == 1
-    assert _run(c, 1.0, _fixed) == ["http://up.test/gone"]
+    assert run_until_idle(c, 1.0, _fixed) == ["http://up.test/gone"]
     assert c.lookup("http://up.test/gone")["state"] == "FETCHED"
     assert c.lookup("http://up.test/busy")["state"] == "FETCH_ERROR"  # still waits for its due time
     assert c.lookup("http://down.test/")["state"] == "ERROR"
@@ -103,12 +88,12 @@ def test_a_start_without_the_flag_requeues_nothing(tmp_path):
     c.close()  # requeued, not fetched
     c = _crawl(tmp_path, now=2.0)
     assert "retry_requested" not in c.stats
-    assert _run(c, 2.0, _fixed) == ["http://up.test/gone"]  # the one queued by the start before
+    assert run_until_idle(c, 2.0, _fixed) == ["http://up.test/gone"]  # the one queued by the start before
     assert c.lookup("http://up.test/busy")["state"] == "FETCH_ERROR"
     assert c.lookup("http://down.test/")["state"] == "ERROR"
     c.close()
     c = _crawl(tmp_path, now=3.0)
-    assert _run(c, 3.0, _fixed) == []
+    assert run_until_idle(c, 3.0, _fixed) == []
     c.close()
 
 
@@ -124,10 +109,10 @@ def test_only_without_retry_errors_is_refused_naming_the_flag():
 def test_a_host_waiting_for_its_robots_txt_retry_is_served_now(tmp_path):
     c = _crawl(tmp_path, robots_max_tries=5)  # the robots.txt 500 is retried: its URLs wait, PENDING
     c.add_seed("http://down.test/")
-    assert _run(c, 0.0, _broken) == ["http://down.test/robots.txt"]
+    assert run_until_idle(c, 0.0, _broken) == ["http://down.test/robots.txt"]
     assert c.lookup("http://down.test/")["state"] == "PENDING"
     c.close()
     c = _crawl(tmp_path, now=1.0, robots_max_tries=5, retry_errors=True, retry_only="down")
-    assert _run(c, 1.0, _fixed) == ["http://down.test/robots.txt", "http://down.test/"]
+    assert run_until_idle(c, 1.0, _fixed) == ["http://down.test/robots.txt", "http://down.test/"]
     assert c.lookup("http://down.test/")["state"] == "FETCHED"
     c.close()
