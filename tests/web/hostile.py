@@ -1,10 +1,12 @@
 # The hostile host, evil.wreck.test: every way a web server can hurt a crawler.
+# SiteSpec.hostile_hosts > 1 serves copies named evil1, evil2, ... alike.
 #
 # HostileHost.handle() routes a request to a handler that writes raw bytes to
 # the Conn; it returns whether the connection may be reused.  Paths:
 #
 #   /                      index linking to every path below
 #   /robots.txt            allow-all (the host is hostile, not shy), one Sitemap: line
+#                          (/sitemap-bulk.xml, or with HostileSpec.sitemap_bomb /sitemap-bomb.xml.gz)
 #   /target                plain 200 page: where the redirects end
 #   /redirect/chain/N      302 -> /redirect/chain/N-1 ... /redirect/chain/0 -> /target
 #   /redirect/loop         302 -> /redirect/loop-back -> 302 -> /redirect/loop
@@ -87,9 +89,9 @@ class HostileHost:
     """Request router of evil.wreck.test."""
 
     def __init__(self, spec: HostileSpec, *, port: int, seed: int,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, name: str = HOSTILE_NAME) -> None:
         self.spec, self.port = spec, port
-        self.origin = f"http://{HOSTILE_NAME}:{port}"
+        self.origin = f"http://{name}:{port}"
         self.breakage = Breakage(spec)
         self.feeds = Feeds(spec, self.origin, clock=clock)
         self.traps = Traps(seed)

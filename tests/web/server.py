@@ -63,6 +63,8 @@ class TestWeb:
         self._gzipped: dict[tuple[str, str], bytes] = {}
         self.site: Site | None = None
         self.hostile: HostileHost | None = None
+        self.hostiles: dict[str, HostileHost] = {}
+        """Every hostile host by name; self.hostile is evil.wreck.test's."""
         self.revisit: RevisitHosts | None = None
         self.intl: IntlHost | None = None
 
@@ -83,9 +85,10 @@ class TestWeb:
         """Bind, generate the site, start serving (and the DNS responder)."""
         socks, port = bind_all(self.ips(), self.spec.port)
         self.site = build_site(self.spec, port)
-        if self.spec.hostile:
-            self.hostile = HostileHost(self.spec.hostile_spec, port=port, seed=self.spec.seed,
-                                       clock=self._clock)
+        self.hostiles = {name: HostileHost(self.spec.hostile_spec, port=port, seed=self.spec.seed,
+                                           clock=self._clock, name=name)
+                         for name in self.spec.hostile_names()}
+        self.hostile = self.hostiles.get(HOSTILE_NAME)
         if self.spec.revisit is not None:
             self.revisit = RevisitHosts(self.spec.revisit)
         if self.spec.intl:
@@ -170,10 +173,10 @@ class TestWeb:
         local_ip = conn.writer.get_extra_info("sockname")[0]
         if req.method not in ("GET", "HEAD"):
             return await send_response(conn, req, 405, [("Allow", "GET, HEAD")], b"")
-        if req.host == HOSTILE_NAME and self.hostile:
+        if hostile := self.hostiles.get(req.host):
             if local_ip != self.spec.hostile_ip:
                 return await _misdirected(conn, req)
-            return await self.hostile.handle(req, conn)
+            return await hostile.handle(req, conn)
         if self.revisit is not None and req.host in self.revisit.addresses():
             if local_ip != self.spec.revisit.ip:
                 return await _misdirected(conn, req)

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 
 from . import robots
 from .truth import compute_truth
-from .spec import HOSTILE_NAME, UNRESOLVABLE_NAME, SiteSpec
+from .spec import UNRESOLVABLE_NAME, SiteSpec
 
 WORDS = (
     "crawler frontier politeness robots fetch spider queue host domain page link "
@@ -95,8 +95,7 @@ class Site:
     def addresses(self) -> dict[str, str]:
         """Every served host name -> IPv4 address (the DNS/hosts-file table)."""
         table = {h.name: h.ip for h in self.hosts.values()}
-        if self.spec.hostile:
-            table[HOSTILE_NAME] = self.spec.hostile_ip
+        table.update(dict.fromkeys(self.spec.hostile_names(), self.spec.hostile_ip))
         if self.spec.revisit is not None:
             from .revisit import RevisitHosts
 

@@ -62,6 +62,9 @@ class HostileSpec:
     """/reset-mid-body sends this many of its announced 100000 bytes before RST."""
     robots_redirect: str | None = None
     """When set, /robots.txt answers 301 to this URL (e.g. a forbidden address)."""
+    sitemap_bomb: bool = False
+    """When set, robots.txt's Sitemap: line names /sitemap-bomb.xml.gz (millions of
+    tiny elements, tens of KB gzipped: issue 14, finding 5) instead of /sitemap-bulk.xml."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -120,6 +123,9 @@ class SiteSpec:
     hostile: bool = True
     """Serve evil.wreck.test too."""
     hostile_spec: HostileSpec = HostileSpec()
+    hostile_hosts: int = 1
+    """Hostile hosts served when hostile is set: evil.wreck.test, then evil1, evil2, ...
+    (all alike, on hostile_ip), so a test can mix many among the ordinary hosts."""
     keepalive_timeout: float = 15.0
     """Idle keep-alive connections are closed after this many seconds."""
     first_ip: str = str(FIRST_SITE_IP)
@@ -134,8 +140,8 @@ class SiteSpec:
     """Serve intl.wreck.test too: pages in legacy encodings linking non-ASCII URLs (intl.py)."""
 
     def __post_init__(self) -> None:
-        if self.hosts < 1 or self.pages_per_host < 1 or self.hosts_per_ip < 1:
-            raise ValueError("hosts, pages_per_host and hosts_per_ip must be >= 1")
+        if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:
+            raise ValueError("hosts, pages_per_host, hosts_per_ip and hostile_hosts must be >= 1")
         if self.hosts > 250 * 250:
             raise ValueError("at most 62500 hosts fit the address plan")
         ipaddress.IPv4Address(self.first_ip)  # ValueError on anything but IPv4
@@ -146,6 +152,12 @@ class SiteSpec:
     def host_name(self, index: int) -> str:
         """Name of ordinary host number `index`."""
         return f"h{index}.{DOMAIN}"
+
+    def hostile_names(self) -> list[str]:
+        """Names of the hostile hosts served (none unless hostile is set)."""
+        if not self.hostile:
+            return []
+        return [HOSTILE_NAME] + [f"evil{k}.{DOMAIN}" for k in range(1, self.hostile_hosts)]
 
     def host_ip(self, index: int) -> str:
         """Address of host `index`: hosts_per_ip consecutive hosts share one."""
