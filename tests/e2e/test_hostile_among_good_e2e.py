@@ -9,16 +9,43 @@ unresolvable host."""
 
 from __future__ import annotations
 
+import http.client
+import zlib
 from urllib.parse import urlsplit
 
 import pytest
 
 from tests.e2e_helpers import FAST_RETRIES, crawl_to_the_end, stored_urls, url_states
 from tests.web import HostileSpec, RunningWeb, SiteSpec, compute_truth
+from tests.web.sitemaps import BOMB_ELEMENTS
 
 pytestmark = pytest.mark.e2e
 GOOD_HOSTS, HOSTILE_HOSTS = 50, 8
 HOSTILE_PAGES = ("/header-bytes/pdf", "/header-bytes/charset", "/nested-html")
+
+
+def _get(web, host: str, path: str) -> tuple[int, bytes]:
+    conn = http.client.HTTPConnection(web.site.addresses()[host], web.port, timeout=10)
+    try:
+        conn.request("GET", path, headers={"Host": host})
+        response = conn.getresponse()
+        return response.status, response.read()
+    finally:
+        conn.close()
+
+
+def test_every_hostile_host_names_a_small_bomb_that_inflates_to_millions_of_elements():
+    spec = SiteSpec(hosts=1, pages_per_host=1, hostile_hosts=3, hostile_spec=HostileSpec(sitemap_bomb=True))
+    with RunningWeb(spec) as web:
+        names = spec.hostile_names()
+        assert len(set(names)) == 3 and all(web.site.addresses()[n] == spec.hostile_ip for n in names)
+        for name in names:
+            status, robots = _get(web, name, "/robots.txt")
+            assert status == 200 and f"Sitemap: {web.url(name, '/sitemap-bomb.xml.gz')}" in robots.decode()
+        status, bomb = _get(web, names[-1], "/sitemap-bomb.xml.gz")
+    assert status == 200 and len(bomb) < 100_000  # tens of KB on the wire
+    xml = zlib.decompress(bomb, wbits=31)
+    assert xml.count(b"<x/>") == BOMB_ELEMENTS and b"<urlset" in xml
 
 
 def test_eight_hostile_hosts_among_fifty_good_cost_no_good_page(tmp_path):
