@@ -4,7 +4,8 @@ one line and still exits 0 with its final figures, no traceback; the next
 start on the same --data rebuilds the seen-set from the committed state.
 
 The full disk is injected (SeenSet.save raises ENOSPC in the daemon, which
-runs as a subprocess the way wreck-crawl starts it), so no real disk fills."""
+runs as a subprocess the way wreck-crawl starts it), so no real disk fills;
+then, as root, on a real full disk (a small tmpfs this test mounts)."""
 
 from __future__ import annotations
 
@@ -74,3 +75,52 @@ def test_a_full_disk_at_a_clean_stop_ends_a_completed_crawl_with_exit_0_and_one_
     assert code == 0, err
     assert '"FETCHED":2' in out.replace(" ", "")
     assert (data / SEEN_FILE).exists()
+
+
+def test_a_really_full_disk_at_a_clean_stop(tmp_path):
+    """The same on a real full disk (a 16 MiB tmpfs filled with ballast once
+    the crawl is committed and idle), stopped with SIGTERM as wreck-crawl does."""
+    import os
+    import signal
+
+    import pytest
+
+    from tests.e2e_helpers import url_states
+    from tests.e2e.test_full_disk_crawl import _fill
+    from wreck.urlserver.urlstate import UrlState
+
+    if os.geteuid() != 0:
+        pytest.skip("filling a real disk needs root to mount a tmpfs")
+    mnt = tmp_path / "small"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True).returncode:
+        pytest.skip("cannot mount a tmpfs")
+    try:
+        cmd = _command(tmp_path, "-m", "wreck.urlserver.cli")
+        cmd[cmd.index("--data") + 1] = str(mnt / "data")
+        cmd.remove("--exit-when-done")  # runs until stopped, as a continuous crawl does
+
+        async def main():
+            proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            line = await asyncio.get_running_loop().run_in_executor(None, proc.stdout.readline)
+            host, _, port = line.split()[-1].rpartition(":")
+            spider = FakeSpider((host, int(port)), respond=lambda a: not_found(a) if a.url.endswith(
+                "/robots.txt") else fetched(a))
+            await spider.start()
+            async with asyncio.timeout(30):
+                while url_states(mnt / "data").get("http://h0.test/") is None or \
+                        url_states(mnt / "data")["http://h0.test/"].state != UrlState.FETCHED:
+                    await asyncio.sleep(0.05)
+            await spider.close()
+            _fill(mnt)
+            proc.send_signal(signal.SIGTERM)
+            out, err = await asyncio.get_running_loop().run_in_executor(None, lambda: proc.communicate(timeout=60))
+            return proc.returncode, out, err
+
+        code, out, err = asyncio.run(main())
+        assert "Traceback" not in err
+        assert code == 0, err
+        assert sum("seen-set not saved" in line for line in err.splitlines()) == 1
+        assert FINISHED_LINE in out
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
