@@ -133,9 +133,22 @@ class Frontier:
         return self.db.last_txnid()
 
     def save_seen(self) -> None:
-        """After the last commit: save the Bloom filter for a fast next start."""
+        """After the last commit: save the Bloom filter for a fast next start.
+
+        A write that fails (a full disk, a read-only remount) is one log
+        line, not an error: the committed state is whole without the file,
+        and the next start rebuilds a missing or stale one (its stamp is
+        the last transaction id, see load())."""
         self.commit()
-        self.seen.save(self._seen_path, self._stamp())
+        try:
+            self.seen.save(self._seen_path, self._stamp())
+        except OSError as exc:
+            log.warning("seen-set not saved (%s); the next start rebuilds it from the state",
+                        exc.strerror or exc)
+            try:
+                os.unlink(f"{self._seen_path}.tmp")  # a partial file must not hold the space
+            except OSError:
+                pass
 
     def _rebuild_seen(self) -> None:
         with self.db.begin() as txn:

@@ -25,3 +25,45 @@ def test_a_child_is_read_even_when_the_parent_holds_over_1024_descriptors(tmp_pa
     finally:
         for fd in held:
             os.close(fd)
+
+
+
+# A daemon that writes 300 KiB to stderr in lines of 1 KiB, then exits 0.
+NOISY = "import sys\nfor i in range(300):\n    sys.stderr.write(f'{i:08d} ' + 'x' * 1014 + '\\n')\n"
+BOUND = 64 << 10
+
+
+def test_a_child_s_log_rotates_past_its_bound_keeping_a_few_old_files(tmp_path):
+    from wreck.local.logfile import RotatingLog
+
+    (tmp_path / "noisy.py").write_text(NOISY)
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    log = logs / "noisy.log"
+    child = Child("noisy", "noisy", [], log, {**os.environ, "PYTHONPATH": str(tmp_path)},
+                  log_file=RotatingLog(log, max_bytes=BOUND, backups=2))
+    assert child.proc.wait(30) == 0
+    assert "00000299 " in child.tail()  # the last line is in the live log, once copied
+    files = sorted(p.name for p in logs.iterdir())
+    assert files == ["noisy.log", "noisy.log.1", "noisy.log.2"]  # two old files kept, older ones dropped
+    for name in files:
+        assert 0 < (logs / name).stat().st_size <= BOUND
+        assert (logs / name).stat().st_mode & 0o777 == 0o600  # logs name URLs and peers
+    kept = b"".join((logs / name).read_bytes() for name in reversed(files))
+    assert kept.endswith(b"00000299 " + b"x" * 1014 + b"\n")
+    first = int(kept[:8])
+    # each 1 KiB line is one write, atomic on a pipe (below PIPE_BUF): files start on a line
+    assert kept == b"".join(b"%08d " % i + b"x" * 1014 + b"\n" for i in range(first, 300))  # nothing lost within
+
+
+def test_a_log_write_that_fails_is_dropped_and_the_copy_goes_on(tmp_path):
+    """A full disk under the logs must not stop the copy: the child would block on its stderr."""
+    from wreck.local.logfile import RotatingLog
+
+    log = RotatingLog(tmp_path / "gone" / "x.log")  # its directory is missing: every write fails
+    log.write(b"a line\n")
+    log.write(b"another\n")
+    assert log.dropped == len(b"a line\nanother\n")
+    (tmp_path / "gone").mkdir()  # space is back
+    log.write(b"written\n")
+    assert (tmp_path / "gone" / "x.log").read_bytes() == b"written\n"

@@ -3,7 +3,10 @@
 # the children in a safe order) and dying with its parent (so a wreck-crawl
 # killed with -9 leaves no orphan crawling): wreck/supervise.py does both,
 # and the stop with a grace. A child announces where it listens on its first
-# stdout lines; its stderr, and its stdout after those, go to a log file.
+# stdout lines; its stderr, and its stdout after those, go to a log file
+# through pipes that a thread per pipe copies into a RotatingLog (so the log
+# stays bounded; logfile.py): the threads only read and append, and the
+# pipes are enlarged where Linux allows, so a child never waits on wreck-crawl.
 # What a child must not show on its command line (the run's secret) reaches
 # it in its environment, which only its own user can read.
 """Start, watch and stop the daemons of a local crawl."""
@@ -17,12 +20,15 @@ import threading
 from pathlib import Path
 
 from wreck import supervise
-from wreck.private import private_open
+
+from .logfile import RotatingLog
 
 READY_TIMEOUT_S = 30.0  # a daemon that has not said where it listens by then is broken
 STOP_TIMEOUT_S = 30.0  # SIGTERM first; SIGKILL only after this (the store drains its batch)
 DRAIN_TIMEOUT_S = 5.0  # for the last stdout lines of a child that has exited
 LOG_TAIL_BYTES = 2000
+PIPE_BYTES = 1 << 20  # a child's stderr pipe (64 KiB by default): slack while the copier is descheduled
+COPY_CHUNK = 64 << 10  # one read of stderr; lines may be split across a rotation, never lost
 
 
 class ChildFailed(Exception):
@@ -33,16 +39,24 @@ class Child:
     """One daemon started as `python -m MODULE ARGS`, its stderr in `log`."""
 
     def __init__(self, name: str, module: str, args: list[str], log: Path,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, *, log_file: RotatingLog | None = None) -> None:
         self.name, self.log = name, log
-        self._log_file = private_open(log, "ab")  # 0600: logs name URLs and peers
+        self._log_file = log_file or RotatingLog(log)  # 0600: logs name URLs and peers
         self._drainer: threading.Thread | None = None
         self._kept: str | None = None
         self.proc = subprocess.Popen(
             [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=self._log_file, preexec_fn=supervise.own_session_dying_with_parent,
+            stderr=subprocess.PIPE, preexec_fn=supervise.own_session_dying_with_parent,
             bufsize=0,  # unbuffered, as supervise.read_ready_line needs
         )  # fmt: skip
+        _enlarge(self.proc.stderr)
+        self._stderr = threading.Thread(target=self._copy_stderr, name=f"{name}-stderr", daemon=True)
+        self._stderr.start()
+
+    def _copy_stderr(self) -> None:
+        read = self.proc.stderr.read
+        while chunk := read(COPY_CHUNK):  # empty at EOF: the child (and any child of its own) is gone
+            self._log_file.write(chunk)
 
     def read_line(self, prefix: str, timeout: float = READY_TIMEOUT_S) -> str:
         """The rest of the first stdout line that starts with `prefix`."""
@@ -61,7 +75,6 @@ class Child:
         def copy() -> None:
             for line in self.proc.stdout:
                 self._log_file.write(line)
-                self._log_file.flush()
                 if keep is not None and line.startswith(keep.encode()):
                     self._kept = line[len(keep) :].decode("utf-8", "replace").strip()
 
@@ -75,6 +88,9 @@ class Child:
         return self._kept
 
     def tail(self) -> str:
+        """The end of the log (after the child's last stderr is copied, if it has exited)."""
+        if self.proc.poll() is not None:
+            self._stderr.join(DRAIN_TIMEOUT_S)
         try:
             with open(self.log, "rb") as f:
                 f.seek(0, os.SEEK_END)
@@ -90,3 +106,13 @@ class Child:
         """SIGTERM, wait, SIGKILL if it will not go; its exit code."""
         supervise.stop([self.proc], timeout)
         return self.proc.returncode
+
+
+def _enlarge(pipe) -> None:
+    """Give `pipe` PIPE_BYTES of buffer where Linux allows (F_SETPIPE_SZ), else leave it."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(pipe.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass  # not Linux, or above /proc/sys/fs/pipe-max-size for an unprivileged user: the default stands

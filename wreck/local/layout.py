@@ -8,7 +8,8 @@
 #                        which the children start from (wreck/crawlfile.py)
 #   DIR/crawl.lock       held by the wreck-crawl that owns DIR (wreck/dirlock.py)
 #   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings)
-#   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600)
+#   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600), rotated
+#                        to NAME.log.1.. past a size bound (logfile.py)
 #   DIR/seeds-stdin.txt  seeds read from standard input ('--seeds -'): the
 #                        urlserver child has no terminal, so it gets a file
 #
