@@ -70,3 +70,15 @@ def test_the_shared_layer_imports_no_daemon():
             continue  # wreck-crawl sits above the daemons and starts them
         crossing += [f"{path.relative_to(ROOT)} imports {n}" for n in _imports(path) if _package(n) in DAEMONS]
     assert not crossing, "\n".join(crossing)
+
+
+def test_no_test_imports_another_test_module_or_bench():
+    """Shared fixtures live in tests/*_helpers.py and tests/web/; bench may
+    use tests' code, never the other way round."""
+    crossing = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[0] == "bench" or any(p.startswith("test_") for p in parts[1:]):
+                crossing.append(f"{path.relative_to(ROOT)} imports {name}")
+    assert not crossing, "\n".join(crossing)

@@ -13,7 +13,6 @@ from its last commit and the crawl completes with every page stored once.
 
 from __future__ import annotations
 
-import errno
 import os
 import subprocess
 import time
@@ -25,6 +24,7 @@ from tests.chaos import ChaosSpec, Crawl, Progress, verify
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from wreck.urlserver.urlstate import UrlState
 
+from tests.disk_helpers import fill
 from tests.e2e_helpers import url_states as _url_states
 
 TIMEOUT = 60.0
@@ -55,20 +55,6 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
-def _fill(mnt: Path) -> Path:
-    """Write ballast until the disk is full; its path."""
-    ballast = mnt / "ballast"
-    chunk = b"\0" * (64 << 10)
-    with open(ballast, "wb") as fh:
-        try:
-            while True:
-                fh.write(chunk)
-                fh.flush()
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-    return ballast
-
-
 def _until(condition, what: str, crawl: Crawl) -> None:
     deadline = time.monotonic() + TIMEOUT
     while not condition():
@@ -93,7 +79,7 @@ def _crawl_into_a_full_disk(tmp_path: Path, disk: Path, *, on: str, while_full) 
         progress = Progress(paths["store"])
         try:
             _until(lambda: progress.docs() >= 5, "the first documents", crawl)
-            while_full(crawl, progress, _fill(disk))
+            while_full(crawl, progress, fill(disk))
             assert crawl.urlserver.proc.wait(TIMEOUT) == 0, crawl.logs()
         finally:
             crawl.stop()

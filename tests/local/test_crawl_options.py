@@ -9,6 +9,7 @@ import dataclasses
 import pytest
 from typer.testing import CliRunner
 
+from tests.options_helpers import unlike_default
 from wreck import options
 from wreck.local import cli
 from wreck.storeserver import cli as store_cli
@@ -16,26 +17,6 @@ from wreck.urlserver import cli as urlserver_cli
 from wreck.urlserver.settings import Settings
 
 WIDE = {"COLUMNS": "200", "TERMINAL_WIDTH": "200"}
-
-# Values unlike the defaults for the fields a number rule cannot make up.
-SAMPLES = {
-    "user_agent": "test-bot/1 (+mailto:ops@example.test)", "robots_token": "test-bot", "scope": "any",
-    "include": ("/a/",), "exclude": ("/b/", "/c/"), "accept_type": ("text/html", "image/*"),
-    "dns": "127.0.0.1:5353", "hosts_file": "/tmp/hosts", "allow_net": ("127.0.0.0/8", "::1/128"),
-    "plugins": ("pattern=deny.txt",), "url_filter_cmd": "grep -v x", "recrawl": 7200.0, "recrawl_min": 60.0,
-    "recrawl_max": 5e6, "feed_max_interval": 86400.0, "dns_max_ttl": 7200.0, "map_size": 1 << 30,
-    "max_doc_size": 1 << 20, "robots_ttl": 600.0, "max_url_len": 4000, "sitemap_max_urls": 100,
-    "retry_only": r"/p-\d+\.html$",
-}
-
-
-def _unlike_default(d: options.Declared):
-    if d.name in SAMPLES:
-        return SAMPLES[d.name]
-    if d.is_bool:
-        return not d.default
-    return d.default + 1 if isinstance(d.default, int) else d.default + 0.5
-
 
 @pytest.fixture
 def started(monkeypatch):
@@ -95,7 +76,7 @@ def _urlserver_settings(urlserver_args: list[str], data, monkeypatch):
 
 
 def test_every_chosen_setting_reaches_the_urlserver_unchanged(tmp_path, started, monkeypatch):
-    chosen = {d.name: _unlike_default(d) for d in options.declared(Settings) if d.name not in cli.URLSERVER_OWN}
+    chosen = {d.name: unlike_default(d) for d in options.declared(Settings) if d.name not in cli.URLSERVER_OWN}
     frontier = tmp_path / "crawl" / "frontier"
     expected = Settings(data=str(frontier), **chosen)
     argv = ["http://a.test/", "--data", str(tmp_path / "crawl"), *options.to_argv(Settings, chosen)]

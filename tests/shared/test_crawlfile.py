@@ -9,7 +9,7 @@ import tomllib
 
 import pytest
 
-from tests.local.test_crawl_options import _unlike_default
+from tests.options_helpers import unlike_default as _unlike_default
 from wreck import crawlfile, dirlock, options
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings

@@ -86,7 +86,7 @@ def test_a_really_full_disk_at_a_clean_stop(tmp_path):
     import pytest
 
     from tests.e2e_helpers import url_states
-    from tests.e2e.test_full_disk_crawl import _fill
+    from tests.disk_helpers import fill as _fill
     from wreck.urlserver.urlstate import UrlState
 
     if os.geteuid() != 0:
