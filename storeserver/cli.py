@@ -37,7 +37,6 @@ log = logging.getLogger("storeserver")
 KEPT = "storeserver.toml"  # the settings kept in --data
 TABLE = "storeserver"  # its table in a settings file
 PART = crawlfile.part(TABLE, S.StoreSettings)  # every setting but --data is kept
-EXIT_IN_USE = 1  # another storeserver owns --data
 app = typer.Typer(add_completion=False, help="Store fetch records from spiders: zstd into LMDB, acked once durable.")
 
 
@@ -78,15 +77,7 @@ def serve(
     if print_config:
         typer.echo(settled.text(), nl=False)
         raise typer.Exit(0)
-    try:
-        dirlock.hold(private_dir(data), "storeserver")
-        settled.save()
-    except dirlock.DirLocked as exc:
-        typer.echo(f"storeserver: {exc}", err=True)
-        raise typer.Exit(EXIT_IN_USE) from None
-    except OSError as exc:
-        typer.echo(f"storeserver: cannot use --data {data}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+    crawlfile.take_data("storeserver", data, settled, lambda: dirlock.hold(private_dir(data), "storeserver"))
     warning = open_warning(host, secret)
     if warning:
         typer.echo(f"storeserver: warning: {warning}", err=True)

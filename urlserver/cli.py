@@ -44,7 +44,6 @@ TABLE = "urlserver"  # its table in a settings file
 # is, where this run listens and stores, and whether it exits when done.
 PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
-EXIT_IN_USE = 1  # another urlserver owns --data
 
 
 @app.command()
@@ -97,15 +96,7 @@ def run(
     _check_seeds(seeds_file, urls or [], feeds, settings.allow_net, stdin)
     if stdin is not None:
         sys.stdin = io.StringIO(stdin)  # read once for the check; seeds.load reads it again from here
-    try:
-        dirlock.hold(private_dir(data), "urlserver")
-        settled.save()
-    except dirlock.DirLocked as exc:
-        typer.echo(f"urlserver: {exc}", err=True)
-        raise typer.Exit(EXIT_IN_USE) from None
-    except OSError as exc:
-        typer.echo(f"urlserver: cannot use --data {data}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+    crawlfile.take_data("urlserver", data, settled, lambda: dirlock.hold(private_dir(data), "urlserver"))
     warning = deploy.open_warning(host, secret)
     if warning:
         typer.echo(f"urlserver: warning: {warning}", err=True)

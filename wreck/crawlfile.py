@@ -22,12 +22,14 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import tomlkit
+import typer
 
+from . import dirlock
 from .options import Declared, _base, declared, number_text
 from .private import private_open
 
@@ -282,3 +284,23 @@ def settle(kept_path: Path, parts: Iterable[Part], flags: Mapping[str, Mapping[s
     if differing and not reconfigure:
         raise Changed(kept_path, differing, details)
     return Settled(kept_path, parts, values, changed=bool(differing) or not exists)
+
+
+EXIT_IN_USE = 1  # another process owns the data directory
+EXIT_UNUSABLE = 2  # the data directory cannot be created or written
+
+
+def take_data(prog: str, data: Path | str, settled: Settled, lock: Callable[[], object]) -> None:
+    """Own the data directory (`lock()` takes its lock), then write the kept
+    settings; a refusal is one line on stderr and typer.Exit: EXIT_IN_USE
+    when another process holds the directory, EXIT_UNUSABLE when it cannot
+    be used. Shared by the urlserver, the storeserver and wreck-crawl."""
+    try:
+        lock()
+        settled.save()
+    except dirlock.DirLocked as exc:
+        typer.echo(f"{prog}: {exc}", err=True)
+        raise typer.Exit(EXIT_IN_USE) from None
+    except OSError as exc:
+        typer.echo(f"{prog}: cannot use --data {data}: {exc.strerror or exc}", err=True)
+        raise typer.Exit(EXIT_UNUSABLE) from None

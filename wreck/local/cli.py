@@ -63,7 +63,6 @@ STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
 # Every store setting is kept (those without a wreck-crawl flag are edited
 # in the file, or given with --config).
 PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
-EXIT_IN_USE = 1  # another wreck-crawl owns --data
 DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
@@ -131,7 +130,7 @@ def crawl(
             survey(feeds, ())  # readable; its bad lines are the urlserver's to report, with the feeds' rules
         except SeedError as exc:
             _refuse(f"--feeds: {exc}")
-    try:
+    def lock() -> None:
         layout.make()
         dirlock.hold(data, "crawl")
         for directory, name in layout.daemon_locks():
@@ -141,13 +140,8 @@ def crawl(
                 typer.echo(f"wreck-crawl: waiting for a daemon of an earlier run to stop (pid {pid}, {name})", err=True)
                 if dirlock.wait_free(directory, name, LEFTOVER_WAIT_S):
                     raise dirlock.DirLocked(f"{directory} is in use by pid {pid} ({cmd}); stop it first")
-        settled.save()
-    except dirlock.DirLocked as exc:
-        typer.echo(f"wreck-crawl: {exc}", err=True)
-        raise typer.Exit(EXIT_IN_USE) from None
-    except OSError as exc:
-        typer.echo(f"wreck-crawl: cannot use --data {data}: {exc.strerror or exc}", err=True)
-        raise typer.Exit(2) from None
+
+    crawlfile.take_data("wreck-crawl", data, settled, lock)
     if seeds == "-":  # the urlserver child has no terminal: hand it a file
         private_dir(data)
         copy = layout.seeds_stdin
