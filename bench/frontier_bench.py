@@ -8,7 +8,14 @@
 # and resident memory per known URL (anonymous RSS: LMDB's mapped pages are
 # the kernel's page cache, reported apart as file RSS), and how long a crawl
 # of that size takes to open after a clean stop and after a kill -9.
-# Run: python -m bench.frontier_bench [--quick] [--hosts N] [--urls N]
+#
+# A page's links: --site-links of them (default 0.8) on the page's own host,
+# the rest on hosts spread over the whole web, as on real sites where most
+# links stay on the site; --site-links 0 is every link on another host (the
+# layout of the benchmarks before 2026-11-24, the worst case for any
+# host-local key). The links are made a commit's worth at a time outside the
+# timed part (100 million URL strings would not fit in RAM).
+# Run: python -m bench.frontier_bench [--quick] [--hosts N] [--urls N] [--site-links F]
 """Frontier throughput and memory: 100,000 hosts, 10 million known URLs."""
 
 from __future__ import annotations
@@ -33,8 +40,9 @@ from wreck.urlserver.frontier import SEEN_FILE
 from wreck.urlserver.settings import Settings
 
 RESULTS = Path(__file__).parent / "results"
-TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 40}
+TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 16}  # issue 16
 LINKS_PER_PAGE = 100
+PAGES_PER_COMMIT = 100  # as one busy pump round of the server
 HANDOUT_BATCH = 1000  # assignments per commit, as one pump round under load
 
 
@@ -48,30 +56,49 @@ def rss() -> dict[str, int]:
     return fields
 
 
-def link(i: int, hosts: int) -> str:
-    return f"http://h{i % hosts}.example.com/p/{i // hosts}?x=1"
+class Web:
+    """The generated web: link `i` is the (i % 100)-th link of page i // 100,
+    and every link is a distinct URL."""
+
+    def __init__(self, hosts: int, site_links: float) -> None:
+        self.hosts = hosts
+        self.site = round(site_links * LINKS_PER_PAGE)  # of a page's links, on its own host
+
+    def link(self, i: int) -> str:
+        page, j = divmod(i, LINKS_PER_PAGE)
+        if j < self.site:
+            return f"http://h{page % self.hosts}.example.com/p/{page}/{j}?x=1"
+        # another host, far from the page's own in any order of host names
+        return f"http://h{(page * 7919 + j * 104729) % self.hosts}.example.com/x/{page}/{j}?x=1"
+
+    def pages(self, start: int, stop: int) -> list[list[str]]:
+        return [[self.link(i) for i in range(n, min(n + LINKS_PER_PAGE, stop))]
+                for n in range(start, stop, LINKS_PER_PAGE)]
 
 
-def ingest(crawl: Crawl, hosts: int, urls: int) -> float:
-    """Discover `urls` links spread over `hosts` hosts, a page's outlinks at a
-    time as a DONE delivers them (Frontier.discover_links), with a commit
-    every 100 pages."""
+def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False) -> float:
+    """Discover `urls` links, a page's outlinks at a time as a DONE delivers
+    them (Frontier.discover_links), with a commit every PAGES_PER_COMMIT
+    pages; the CPU seconds of the engine alone."""
     fr = crawl.frontier
-    pages = [[link(i, hosts) for i in range(n, min(n + LINKS_PER_PAGE, urls))]
-             for n in range(0, urls, LINKS_PER_PAGE)]
-    t0 = time.process_time()
-    for number, page in enumerate(pages, 1):
-        fr.discover_links(page, depth=1, base=page[0])
-        if number % 100 == 0:
-            crawl.commit()
-    crawl.commit()
-    return time.process_time() - t0
+    step = LINKS_PER_PAGE * PAGES_PER_COMMIT
+    spent = 0.0
+    for start in range(0, urls, step):
+        pages = web.pages(start, min(start + step, urls))
+        t0 = time.process_time()
+        for page in pages:
+            fr.discover_links(page, depth=1, base=page[0])
+        crawl.commit()
+        spent += time.process_time() - t0
+        if progress and start % (step * 1000) == 0 and start:
+            print(f"{start:,} links, {start / spent:,.0f}/s", file=sys.stderr, flush=True)
+    return spent
 
 
-def duplicates(crawl: Crawl, hosts: int, urls: int, count: int) -> float:
+def duplicates(crawl: Crawl, web: Web, urls: int, count: int) -> float:
     fr = crawl.frontier
     step = max(urls // count, 1)
-    known = [link(i, hosts) for i in range(0, step * count, step)]
+    known = [web.link(i) for i in range(0, step * count, step)]
     t0 = time.process_time()
     for n in range(0, count, LINKS_PER_PAGE):
         fr.discover_links(known[n:n + LINKS_PER_PAGE], depth=1)
@@ -131,6 +158,9 @@ def main() -> None:
     parser.add_argument("--urls", type=int)
     parser.add_argument("--handouts", type=int, default=200_000)
     parser.add_argument("--sync", action="store_true", help="fsync every commit")
+    parser.add_argument("--site-links", type=float, default=0.8,
+                        help="share of a page's links on its own host (0: all on other hosts)")
+    parser.add_argument("--progress", action="store_true", help="links/s so far on stderr")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_open:
@@ -142,8 +172,9 @@ def main() -> None:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
                             max_pages=10**9, sync=args.sync, http=None)
         crawl = Crawl.open(settings)
-        ingest_s = ingest(crawl, hosts, urls)
-        dup_s = duplicates(crawl, hosts, urls, 100_000)
+        web = Web(hosts, args.site_links)
+        ingest_s = ingest(crawl, web, urls, args.progress)
+        dup_s = duplicates(crawl, web, urls, 100_000)
         crawl.close()
         # The memory a resumed crawl of this size holds, in a fresh process.
         child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
@@ -167,6 +198,7 @@ def main() -> None:
         "machine": platform.machine(),
         "hosts": hosts,
         "known_urls": urls,
+        "site_links": args.site_links,
         "sync": args.sync,
         "links_per_s": round(urls / ingest_s),
         "duplicate_links_per_s": round(100_000 / dup_s),
@@ -182,7 +214,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     RESULTS.mkdir(exist_ok=True)
-    name = f"{result['date']}-frontier{'-quick' if args.quick else ''}.json"
+    name = f"{result['date']}-frontier{'-quick' if args.quick else ''}-{urls // 1_000_000}M-site{args.site_links}.json"
     (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
 
 

@@ -1,26 +1,37 @@
 # The urlserver's one LMDB environment and the byte layouts of its records.
 #
-#   urls     fp(8)                 -> URL record: state, tries, hops, expiries,
+#   urls     fp(12)                -> URL record: state, tries, hops, expiries,
 #                                     doc_id, depth, then "url\nreason"
 #   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
 #   claims   trans_id(8)           -> host_id(4) + queue entry (in flight)
-#   delayed  due_ms(8) fp(8)       -> host_id(4) + queue entry (retry later)
+#   delayed  due_ms(8) fp(12)      -> host_id(4) + queue entry (retry later)
 #   hosts    origin                -> host_id(4) admitted(4)
 #   robots   origin                -> msgspec-encoded RobotsRecord
-#   meta     name                  -> u64 counters, seed hosts, doc ids of
+#   meta     name                  -> u64 counters, FORMAT, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
 #                                     ("robotsdoc:" + robots.txt URL)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
-#   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
+#   revisits fp(12)                -> recrawl.Revisit: validators, digest,
 #                                     interval (only with --recrawl)
 #   paces    "n"+host name | "i"+IP -> next_ok(f64) delay(f32) in_flight(u8):
 #                                     a politeness slot as of the last commit
 #                                     (politeness.py: restored at start)
 #
-# fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
-# persisted seen-set is the urls database's key set. All big-endian, so
-# LMDB's byte order is numeric order.
+# fp, a URL's fingerprint, is host-local (issue 16): the CRC-32 of the
+# URL's origin (4 bytes), then the first 8 bytes of BLAKE2b of the
+# normalised URL. So one origin's URLs are one contiguous key range: the
+# links a page has to its own site land on the same few B-tree pages, and a
+# commit dirties (copies and writes) a few pages per host instead of one
+# page per new URL (IRLbot's DRUM and BUbiNG's sieve get the same effect by
+# sorting batches). Two origins with the same CRC only share a range. The
+# exact, persisted seen-set is the urls database's key set. All
+# big-endian, so LMDB's byte order is numeric order.
+#
+# FORMAT is this layout's version, kept in meta: a directory of another
+# version (format 1: 8-byte fp keys, before issue 16) is refused in one
+# line, not migrated -- it is a crawl's frontier, finished with the WRECK
+# that made it.
 # This module is the LMDB boundary: the rest of the urlserver packs no key
 # by hand and never sees lmdb.Error. Errors of the environment and of a
 # transaction's commit are translated here into StateError; the engine's
@@ -36,6 +47,7 @@ import hashlib
 import operator
 import os
 import struct
+import zlib
 
 import lmdb
 import msgspec
@@ -46,13 +58,16 @@ from wreck.private import private_dir, private_files
 from .urlstate import UrlState
 
 
+FORMAT = 2  # the key layout's version (meta b"format"); 1 had 8-byte fp keys
+FORMAT_KEY = b"format"
+FP_SIZE = 12  # origin CRC-32 (4) + URL BLAKE2b (8)
 U32 = struct.Struct("!I")
 U64 = struct.Struct("!Q")
 QKEY = struct.Struct("!IQ")  # host_id, seq
-ENTRY = struct.Struct("!8sHB")  # fp, depth, hops; url follows
+ENTRY = struct.Struct(f"!{FP_SIZE}sHB")  # fp, depth, hops; url follows
 URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
 HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
-DKEY = struct.Struct("!Q8s")  # due_ms, fp
+DKEY = struct.Struct(f"!Q{FP_SIZE}s")  # due_ms, fp
 PACE = struct.Struct("!dfB")  # next_ok (s), delay (s), transactions in flight (0/1): 13 bytes a slot
 PACE_NAME, PACE_IP = b"n", b"i"  # paces key prefixes: a host name's slot, an IP address's slot
 
@@ -75,9 +90,17 @@ def translate_errors(method):
     return translated
 
 
+def origin_prefix(origin: str) -> bytes:
+    """The first 4 bytes of every fingerprint of `origin`'s URLs."""
+    return zlib.crc32(origin.encode("utf-8", "surrogateescape")).to_bytes(4, "big")
+
+
 def fingerprint(url: str) -> bytes:
-    """64-bit fingerprint of a normalised URL."""
-    return hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    """The host-local fingerprint of a normalised URL: its origin's prefix, then 64 bits of the URL's hash."""
+    scheme_end = url.find("://") + 3
+    slash = url.find("/", scheme_end)
+    origin = url if slash < 0 else url[:slash]  # as scope.split_host
+    return origin_prefix(origin) + hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=8).digest()
 
 
 def pack_entry(fp: bytes, depth: int, hops: int, url: str) -> bytes:
@@ -91,7 +114,7 @@ def unpack_entry(raw: bytes) -> tuple[bytes, int, int, str]:
 
 # entry_fp(entry): the fingerprint of a queue entry's URL (its first field);
 # claim_key(trans_id): a claims key. C callables: both run on every handout.
-entry_fp = operator.itemgetter(slice(0, 8))
+entry_fp = operator.itemgetter(slice(0, FP_SIZE))
 claim_key = U64.pack
 
 
@@ -105,7 +128,7 @@ def unpack_held(value: bytes) -> tuple[int, bytes]:
     return U32.unpack_from(value)[0], value[4:]
 
 
-LAST_FP = b"\xff" * 8  # the greatest fingerprint: delayed_key(t, LAST_FP) bounds every key due by t
+LAST_FP = b"\xff" * FP_SIZE  # the greatest fingerprint: delayed_key(t, LAST_FP) bounds every key due by t
 
 
 def delayed_key(due: float, fp: bytes) -> bytes:
@@ -114,7 +137,7 @@ def delayed_key(due: float, fp: bytes) -> bytes:
 
 def delayed_fp(key: bytes) -> bytes:
     """The fingerprint in a delayed key."""
-    return key[8:16]
+    return key[8:8 + FP_SIZE]
 
 
 def delayed_due(key: bytes) -> float:
@@ -183,6 +206,27 @@ class Db:
             raise StateError(str(exc)) from None
         for name in self.NAMES:
             setattr(self, name, self.env.open_db(name.encode()))
+        try:
+            self._check_format(path)
+        except StateError:
+            self.env.close()
+            raise
+
+    def _check_format(self, path: str) -> None:
+        """StateError unless the key layout is FORMAT's; a new environment is marked."""
+        with self.env.begin(write=True) as txn:
+            raw = txn.get(FORMAT_KEY, db=self.meta)
+            if raw is not None:
+                found = U64.unpack(raw)[0]
+            elif txn.stat(self.urls)["entries"] or txn.stat(self.hosts)["entries"]:
+                found = 1  # made before the marker: 8-byte fingerprints
+            else:
+                txn.put(FORMAT_KEY, U64.pack(FORMAT), db=self.meta)
+                return
+        if found != FORMAT:
+            raise StateError(f"{path} holds a urlserver state of format {found}, this urlserver reads format "
+                             f"{FORMAT} (host-local URL keys): finish that crawl with the WRECK that made it, "
+                             f"or start with an empty directory")
 
     # -- transactions ---------------------------------------------------------------
 

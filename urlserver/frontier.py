@@ -1,6 +1,8 @@
 # The frontier on disk: one FIFO queue per origin in LMDB (key host_id+seq,
 # so a queue is a contiguous key range and its head is one get), URL records
-# keyed by fingerprint, and delayed retries keyed by due time. In memory
+# keyed by a host-local fingerprint (db.py: one origin's records are a
+# contiguous range too, so a page's links to its own site share B-tree
+# pages), and delayed retries keyed by due time. In memory
 # there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
@@ -13,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from hashlib import blake2b as _blake2b
+from zlib import crc32 as _crc32
 
 import msgspec
 
@@ -224,11 +227,10 @@ class Frontier:
         url = normal(raw_url, base)
         if url is None:
             return "bad"
-        data = url.encode("ascii")
-        fp = _blake2b(data, digest_size=8).digest()  # db.fingerprint(url), inlined
+        origin, name = split_host(url)
+        fp = d.fingerprint(url)
         if self.seen.check_and_add(fp) and self.txn.get(fp, db=self.db.urls) is not None:
             return "known"
-        origin, name = split_host(url)
         if seed:
             self.add_seed_host(name)
             reason = None if len(url) <= self.scope.max_url_len else "url too long"
@@ -253,7 +255,7 @@ class Frontier:
         txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
         record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
-        entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[8:]
+        entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
         qkey = d.QKEY.pack
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
@@ -279,7 +281,8 @@ class Frontier:
                     continue
                 origin, name = split_host(url)
             data = url.encode("ascii")
-            fp = _blake2b(data, digest_size=8).digest()
+            # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
+            fp = _crc32(origin.encode("ascii")).to_bytes(4, "big") + _blake2b(data, digest_size=8).digest()
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
             reason = scope.filter_reason(url, name, depth)

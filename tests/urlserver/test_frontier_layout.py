@@ -1,0 +1,64 @@
+"""The frontier's host-local keys (issue 16, urlserver/db.py): one origin's
+URL records are one contiguous key range, a crawl reopens on its own
+format, and a data directory of the older layout (8-byte keys) is refused
+in one line, untouched."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import lmdb
+
+from wreck.urlserver import db as d
+
+from tests.urlserver_helpers import crawl_engine
+
+
+def test_a_pages_links_to_its_own_site_are_one_range_of_keys(tmp_path):
+    c = crawl_engine(tmp_path, scope="any")
+    c.add_seed("http://a.test/")
+    c.add_seed("http://b.test/")
+    c.frontier.discover_links([f"http://a.test/p{i}" for i in range(50)]
+                              + [f"http://b.test/q{i}" for i in range(50)], depth=1)
+    c.commit()
+    with c.frontier.db.begin() as txn:
+        keys = [key for key, _ in txn.cursor(db=c.frontier.db.urls)]
+    prefixes = [key[:4] for key in keys]
+    assert len(keys) == 102 and len(set(prefixes)) == 2
+    # sorted keys: each origin's records one after the other, not interleaved
+    assert sum(1 for x, y in zip(prefixes, prefixes[1:]) if x != y) == 1
+    assert c.frontier.lookup("http://a.test/p7")["state"] == "PENDING"
+    c.close()
+
+
+def test_a_crawl_reopens_with_its_urls_known(tmp_path):
+    c = crawl_engine(tmp_path, scope="any")
+    c.add_seed("http://a.test/")
+    c.commit()
+    c.close()
+    c = crawl_engine(tmp_path, scope="any")
+    assert c.add_seed("http://a.test/") == "known"
+    assert c.frontier.lookup("http://a.test/")["state"] == "PENDING"
+    c.close()
+
+
+def test_a_data_directory_of_the_older_layout_is_refused_in_one_line(tmp_path):
+    data = tmp_path / "d"
+    c = crawl_engine(tmp_path)
+    c.add_seed("http://a.test/")
+    c.commit()
+    c.close()
+    # As a urlserver before issue 16 left it: no format in meta (and 8-byte keys).
+    env = lmdb.open(str(data), max_dbs=len(d.Db.NAMES))
+    with env.begin(write=True) as txn:
+        assert txn.delete(d.FORMAT_KEY, db=env.open_db(b"meta", txn=txn))
+    env.close()
+    before = (data / "data.mdb").read_bytes()
+    proc = subprocess.run([sys.executable, "-m", "wreck.urlserver.cli", "--data", str(data),
+                           "--listen", "127.0.0.1:0", "--store", "127.0.0.1:1"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    lines = [line for line in proc.stderr.splitlines() if line and "warning: listening" not in line]
+    assert len(lines) == 1 and "format 1" in lines[0] and "empty directory" in lines[0], proc.stderr
+    assert (data / "data.mdb").read_bytes() == before
