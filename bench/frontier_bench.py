@@ -214,7 +214,7 @@ def main() -> None:
     }
     print(json.dumps(result, indent=2))
     RESULTS.mkdir(exist_ok=True)
-    name = f"{result['date']}-frontier{'-quick' if args.quick else ''}-{urls // 1_000_000}M-site{args.site_links}.json"
+    name = f"{result['date']}-frontier-{urls / 1e6:g}M-site{args.site_links}.json"
     (RESULTS / name).write_text(json.dumps(result, indent=2) + "\n")
 
 

@@ -33,6 +33,7 @@ log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
 SEED_PREFIX = b"seedhost:"
 SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter as of a clean stop
+SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first grows (2 MB)
 
 
 class Frontier:
@@ -157,7 +158,9 @@ class Frontier:
         with self.db.begin() as txn:
             total = txn.stat(self.db.urls)["entries"]
             keys = txn.cursor(db=self.db.urls).iternext(values=False)
-            self.seen.rebuild(keys, capacity=max(2 * total, 1 << 20))
+            # a quarter more than is known: rounded up to a power of two, the
+            # filter doubles when it filled, and after a kill -9 it has room
+            self.seen.rebuild(keys, capacity=max(total + total // 4, SEEN_START))
 
     # -- hosts -----------------------------------------------------------------
 
@@ -260,6 +263,7 @@ class Frontier:
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
         touched: set[Origin] = set()
+        prefixes: dict[str, bytes] = {}  # origin -> its fingerprints' prefix: most links share a few origins
         queued = 0
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
@@ -281,8 +285,10 @@ class Frontier:
                     continue
                 origin, name = split_host(url)
             data = url.encode("ascii")
-            # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
-            fp = _crc32(origin.encode("ascii")).to_bytes(4, "big") + _blake2b(data, digest_size=8).digest()
+            prefix = prefixes.get(origin)
+            if prefix is None:  # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
+                prefix = prefixes[origin] = _crc32(origin.encode("ascii")).to_bytes(4, "big")
+            fp = prefix + _blake2b(data, digest_size=8).digest()
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
             reason = scope.filter_reason(url, name, depth)

@@ -6,7 +6,10 @@
 # one array read and a few integer operations in Python -- about half the
 # cost of probing four scattered bits. At 16 bits per expected URL that
 # gives about 0.5% false positives (an LMDB get each) for 2 bytes of RAM per
-# URL. It doubles and is rebuilt from LMDB when it fills. A clean stop saves
+# URL. Its size is a power of two of words (a mask, not a division, picks
+# the word), and its capacity is what that size holds at BITS_PER_URL; when
+# it fills it doubles and is rebuilt from LMDB, so it holds 16 to 32 bits
+# per known URL (2 to 4 bytes: issue 16's 16 bytes of RAM per URL). A clean stop saves
 # it beside the LMDB files, stamped with LMDB's last transaction id: the
 # next start loads it only if that id is still the last one (nothing was
 # committed since), else rebuilds it from the keys -- a minute per 100
@@ -48,8 +51,8 @@ class SeenSet:
         self.count = 0
 
     def _alloc(self, capacity: int) -> None:
-        self.capacity = capacity
         words = 1 << max(10, (capacity * BITS_PER_URL // 64 - 1).bit_length())
+        self.capacity = words * 64 // BITS_PER_URL  # the power of two's room, not the request's
         self._mask = words - 1
         self._words = array("Q", bytes(8 * words))
 

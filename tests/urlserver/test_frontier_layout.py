@@ -11,6 +11,8 @@ import sys
 import lmdb
 
 from wreck.urlserver import db as d
+from wreck.urlserver import frontier
+from wreck.urlserver.frontier import SEEN_FILE
 
 from tests.urlserver_helpers import crawl_engine
 
@@ -62,3 +64,20 @@ def test_a_data_directory_of_the_older_layout_is_refused_in_one_line(tmp_path):
     lines = [line for line in proc.stderr.splitlines() if line and "warning: listening" not in line]
     assert len(lines) == 1 and "format 1" in lines[0] and "empty directory" in lines[0], proc.stderr
     assert (data / "data.mdb").read_bytes() == before
+
+
+def test_the_seen_filter_holds_two_to_four_bytes_per_known_url_as_it_grows_and_after_a_kill(tmp_path, monkeypatch):
+    monkeypatch.setattr(frontier, "SEEN_START", 1 << 14)  # so that 300,000 URLs make it grow a few times
+    c = crawl_engine(tmp_path, scope="any")
+    c.add_seed("http://a.test/")
+    sizes = []
+    for page in range(3_000):  # 300,000 URLs: the filter fills and doubles
+        c.frontier.discover_links([f"http://a.test/{page}/{k}" for k in range(100)], depth=1)
+        c.commit()
+        sizes.append(c.frontier.seen.memory_bytes / (100 * page + 101))
+    assert 1.9 <= min(sizes[1000:]) and max(sizes[1000:]) <= 4.0  # full (a commit may overfill it a little) .. doubled
+    c.close()
+    (tmp_path / "d" / SEEN_FILE).unlink()  # as a kill -9 leaves it: rebuilt from LMDB's keys
+    c = crawl_engine(tmp_path, scope="any")
+    assert 2.0 <= c.frontier.seen.memory_bytes / 300_001 <= 4.0
+    c.close()
