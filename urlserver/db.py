@@ -172,10 +172,10 @@ class UrlRecord:
 
     @classmethod
     def unpack(cls, raw: bytes) -> UrlRecord:
-        state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
-        url, _, reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
-        return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
-                   depth=depth, reason=reason)
+        rec = object.__new__(cls)  # not __init__'s keywords: this runs on every handout and DONE
+        rec.state, rec.tries, rec.hops, rec.expiries, rec.doc_id, rec.depth = URLREC.unpack_from(raw)
+        rec.url, _, rec.reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
+        return rec
 
     def as_dict(self) -> dict:
         return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,
