@@ -21,8 +21,10 @@
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import platform
+import pstats
 import shutil
 import subprocess
 import sys
@@ -76,23 +78,42 @@ class Web:
                 for n in range(start, stop, LINKS_PER_PAGE)]
 
 
-def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False) -> float:
+def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
+           profile: cProfile.Profile | None = None) -> tuple[float, int]:
     """Discover `urls` links, a page's outlinks at a time as a DONE delivers
     them (Frontier.discover_links), with a commit every PAGES_PER_COMMIT
-    pages; the CPU seconds of the engine alone."""
+    pages: (CPU seconds of the engine alone, links timed). With `profile`,
+    the last tenth is profiled instead of timed."""
     fr = crawl.frontier
     step = LINKS_PER_PAGE * PAGES_PER_COMMIT
-    spent = 0.0
+    spent, timed = 0.0, 0
     for start in range(0, urls, step):
         pages = web.pages(start, min(start + step, urls))
+        profiled = profile is not None and start >= urls * 9 // 10
+        if profiled:
+            profile.enable()
         t0 = time.process_time()
         for page in pages:
             fr.discover_links(page, depth=1, base=page[0])
         crawl.commit()
-        spent += time.process_time() - t0
-        if progress and start % (step * 1000) == 0 and start:
+        if profiled:
+            profile.disable()
+        else:
+            spent += time.process_time() - t0
+            timed += sum(map(len, pages))
+        if progress and start % (step * 500) == 0 and start:
             print(f"{start:,} links, {start / spent:,.0f}/s", file=sys.stderr, flush=True)
-    return spent
+    return spent, timed
+
+
+def top_functions(profile: cProfile.Profile, count: int = 15) -> list[dict]:
+    """The functions that took most of the profiled time, by their own time."""
+    stats = pstats.Stats(profile).stats
+    total = sum(entry[2] for entry in stats.values()) or 1.0
+    rows = sorted(stats.items(), key=lambda item: item[1][2], reverse=True)[:count]
+    return [{"function": f"{Path(file).name}:{line}({name})" if line else name,
+             "share_of_own_time": round(entry[2] / total, 3), "calls": entry[1]}
+            for (file, line, name), entry in rows]
 
 
 def duplicates(crawl: Crawl, web: Web, urls: int, count: int) -> float:
@@ -161,6 +182,8 @@ def main() -> None:
     parser.add_argument("--site-links", type=float, default=0.8,
                         help="share of a page's links on its own host (0: all on other hosts)")
     parser.add_argument("--progress", action="store_true", help="links/s so far on stderr")
+    parser.add_argument("--profile", action="store_true",
+                        help="profile the last tenth of the ingest (cProfile) and the hand-outs, into the result")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_open:
@@ -173,7 +196,8 @@ def main() -> None:
                             max_pages=10**9, sync=args.sync, http=None)
         crawl = Crawl.open(settings)
         web = Web(hosts, args.site_links)
-        ingest_s = ingest(crawl, web, urls, args.progress)
+        ingest_profile = cProfile.Profile() if args.profile else None
+        ingest_s, counted = ingest(crawl, web, urls, args.progress, ingest_profile)
         dup_s = duplicates(crawl, web, urls, 100_000)
         crawl.close()
         # The memory a resumed crawl of this size holds, in a fresh process.
@@ -188,6 +212,12 @@ def main() -> None:
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         hand_s, handed = handouts(crawl, min(args.handouts, urls))
+        handout_profile = None
+        if args.profile and handed < urls:  # more hand-outs, profiled apart from the timed ones
+            handout_profile = cProfile.Profile()
+            handout_profile.enable()
+            handouts(crawl, min(args.handouts // 4, urls - handed))
+            handout_profile.disable()
         crawl.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -200,7 +230,7 @@ def main() -> None:
         "known_urls": urls,
         "site_links": args.site_links,
         "sync": args.sync,
-        "links_per_s": round(urls / ingest_s),
+        "links_per_s": round(counted / ingest_s),
         "duplicate_links_per_s": round(100_000 / dup_s),
         "handouts_per_s": round(handed / hand_s),
         "handouts_measured": handed,
@@ -212,6 +242,10 @@ def main() -> None:
         "bloom_bytes": memory["bloom"],
         "targets": TARGETS,
     }
+    if ingest_profile is not None:
+        result["profile_links"] = top_functions(ingest_profile)
+    if handout_profile is not None:
+        result["profile_handouts"] = top_functions(handout_profile)
     print(json.dumps(result, indent=2))
     RESULTS.mkdir(exist_ok=True)
     name = f"{result['date']}-frontier-{urls / 1e6:g}M-site{args.site_links}.json"

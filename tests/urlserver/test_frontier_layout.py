@@ -11,8 +11,9 @@ import sys
 import lmdb
 
 from wreck.urlserver import db as d
-from wreck.urlserver import frontier
+from wreck.urlserver import frontier, seen
 from wreck.urlserver.frontier import SEEN_FILE
+from wreck.urlserver.seen import SeenSet
 
 from tests.urlserver_helpers import crawl_engine
 
@@ -81,3 +82,15 @@ def test_the_seen_filter_holds_two_to_four_bytes_per_known_url_as_it_grows_and_a
     c = crawl_engine(tmp_path, scope="any")
     assert 2.0 <= c.frontier.seen.memory_bytes / 300_001 <= 4.0
     c.close()
+
+
+def test_a_rebuilt_seen_filter_has_the_bits_of_one_filled_link_by_link(monkeypatch):
+    monkeypatch.setattr(seen, "REBUILD_CHUNK", 7_000)  # several chunks and a short last one
+    fps = [d.fingerprint(f"http://h{i % 97}.test/{i}") for i in range(50_000)]
+    one_by_one, rebuilt = SeenSet(), SeenSet()
+    one_by_one._alloc(60_000)
+    for fp in fps:
+        one_by_one.check_and_add(fp)
+    rebuilt.rebuild(iter(fps), capacity=60_000)  # numpy, a chunk at a time
+    assert rebuilt.memory_bytes == one_by_one.memory_bytes and rebuilt._words == one_by_one._words
+    assert all(rebuilt.might_contain(fp) for fp in fps)
