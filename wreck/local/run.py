@@ -20,6 +20,7 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
@@ -47,9 +48,11 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0") -> int:
+        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
+        log_args: Sequence[str] = ()) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
-    dashboard on `http` (HOST:PORT, port 0: any); the process exit code
+    dashboard on `http` (HOST:PORT, port 0: any), each child given
+    `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
     policy, 130 interrupted)."""
     console = Console()
@@ -68,13 +71,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     finished = False
     try:
         store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  *store_args], where.log("storeserver"), env)  # fmt: skip
+                                                                  *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
         children.append(store)
         store_addr = store.read_line(STORE_LISTENING)
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]),
+            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
@@ -82,7 +85,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         status_url = dashboard + "status"
         url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency)], where.log("spider"), env)
+                                                "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
