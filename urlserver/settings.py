@@ -197,7 +197,7 @@ class Settings:
     linger: float = setting(60.0, help="A one-shot crawl (--exit-when-done) ends when nothing is fetchable "
                                        "within this; retries due later stay deferred for the next run", **DURATION, min=0,
                             panel=RETRIES)
-    # feeds and sitemaps (README.md, Feeds)
+    # feeds and sitemaps (docs/operating.md, Feeds and sitemaps)
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
                                        **DURATION, above=0, panel=FEEDS)
     feed_max_interval: float = setting(7 * 24 * 3600.0, help="Longest wait between two fetches of a feed",
