@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -28,6 +29,7 @@ import msgspec
 import typer
 
 from wreck import cmdline, oneline, options
+from wreck.options import REQUIRED, setting
 from wreck.urlnorm import normalize
 
 from .compress import CorruptDocument
@@ -59,89 +61,81 @@ def _fail(message: str, code: int = EXIT_FAILED) -> typer.Exit:
     return typer.Exit(code)
 
 
+@dataclasses.dataclass(frozen=True, kw_only=True)
+class DumpOptions:
+    """wreck-dump's options, declared once (wreck/options.py); which of them
+    go together is _refuse_conflicts'."""
+
+    data: Path = setting(REQUIRED, help="The store's data directory (storeserver's --data, wreck-crawl's --data)",
+                         metavar="DIR", panel=IN)
+    url: str | None = setting(None, help="The current document of this URL (the latest, 304 revisits aside)",
+                              metavar="URL", panel=IN)
+    all_docs: bool = setting(False, flag="--all", help="Every document (those the filters keep)", panel=IN)
+    status: str | None = setting(None, help="With --all: only these HTTP statuses, e.g. 200,3xx (none: no HTTP "
+                                 "response)", metavar="CODES", default_help="any", panel=WHICH)
+    host: str | None = setting(None, help="With --all: only URLs of these hosts (comma-separated)", metavar="HOSTS",
+                               default_help="any", panel=WHICH)
+    since: str | None = setting(None, help="With --all: only documents stored at or after TIME (ISO 8601, UTC; or "
+                                "Unix seconds)", metavar="TIME", default_help="any", panel=WHICH)
+    until: str | None = setting(None, help="With --all: only documents stored before TIME", metavar="TIME",
+                                default_help="any", panel=WHICH)
+    headers: bool = setting(False, help="Print the status line and headers", panel=OUT)
+    body: bool = setting(False, help="Print the body", default_help="on when no other output is given", panel=OUT)
+    text: bool = setting(False, help="Print the page's main text; with --json or --jsonl, add it as \"text\"",
+                         panel=OUT)
+    as_json: bool = setting(False, flag="--json", help="Print the document as one indented JSON object "
+                            "(docs/dump.md)", panel=OUT)
+    jsonl: bool = setting(False, help="One JSON object a line to standard output (docs/dump.md)", panel=OUT)
+    warc: str | None = setting(None, help="Write WARC/1.1 records to FILE (FILE.gz: gzipped; -: standard output)",
+                               metavar="FILE", panel=OUT)
+    fields: str | None = setting(None, help="With --json or --jsonl: only these fields, in this order",
+                                 metavar="A,B,C", default_help="all but text", panel=OUT)
+    no_body: bool = setting(False, help="With --json or --jsonl: leave out body, body_base64 and charset",
+                            panel=OUT)
+
+
 @cmdline.command(app, EXAMPLES)
+@options.command(DumpOptions)
 @cmdline.logging_options("warning")
 def dump(
     doc_id: Optional[int] = typer.Argument(None, metavar="DOCID", show_default=False,
                                            help="The doc id to print."),
-    data: Path = typer.Option(..., "--data", metavar="DIR", rich_help_panel=IN,
-                              help="The store's data directory (storeserver's --data, wreck-crawl's --data)"),
-    url: Optional[str] = typer.Option(None, "--url", metavar="URL", rich_help_panel=IN,
-                                      help=cmdline.with_default("The current document of this URL (the latest, 304 "
-                                                                "revisits aside)", "none")),
-    all_docs: bool = typer.Option(False, "--all", metavar="", rich_help_panel=IN,
-                                  help=cmdline.with_default("Every document (those the filters keep)", "off")),
-    status: Optional[str] = typer.Option(None, "--status", metavar="CODES", rich_help_panel=WHICH,
-                                         help=cmdline.with_default("With --all: only these HTTP statuses, e.g. "
-                                                                   "200,3xx (none: no HTTP response)", "any")),
-    host: Optional[str] = typer.Option(None, "--host", metavar="HOSTS", rich_help_panel=WHICH,
-                                       help=cmdline.with_default("With --all: only URLs of these hosts "
-                                                                 "(comma-separated)", "any")),
-    since: Optional[str] = typer.Option(None, "--since", metavar="TIME", rich_help_panel=WHICH,
-                                        help=cmdline.with_default("With --all: only documents stored at or after "
-                                                                  "TIME (ISO 8601, UTC; or Unix seconds)", "any")),
-    until: Optional[str] = typer.Option(None, "--until", metavar="TIME", rich_help_panel=WHICH,
-                                        help=cmdline.with_default("With --all: only documents stored before TIME",
-                                                                  "any")),
-    headers: bool = typer.Option(False, "--headers", metavar="", rich_help_panel=OUT,
-                                 help=cmdline.with_default("Print the status line and headers", "off")),
-    body: bool = typer.Option(False, "--body", metavar="", rich_help_panel=OUT,
-                              help=cmdline.with_default("Print the body", "on when no other output is given")),
-    text: bool = typer.Option(False, "--text", metavar="", rich_help_panel=OUT,
-                              help=cmdline.with_default("Print the page's main text; with --json or --jsonl, add "
-                                                        "it as \"text\"", "off")),
-    as_json: bool = typer.Option(False, "--json", metavar="", rich_help_panel=OUT,
-                                 help=cmdline.with_default("Print the document as one indented JSON object "
-                                                           "(docs/dump.md)", "off")),
-    jsonl: bool = typer.Option(False, "--jsonl", metavar="", rich_help_panel=OUT,
-                               help=cmdline.with_default("One JSON object a line to standard output (docs/dump.md)",
-                                                         "off")),
-    warc: Optional[str] = typer.Option(None, "--warc", metavar="FILE", rich_help_panel=OUT,
-                                       help=cmdline.with_default("Write WARC/1.1 records to FILE (FILE.gz: gzipped; "
-                                                                 "-: standard output)", "none")),
-    fields: Optional[str] = typer.Option(None, "--fields", metavar="A,B,C", rich_help_panel=OUT,
-                                         help=cmdline.with_default("With --json or --jsonl: only these fields, in "
-                                                                   "this order", "all but text")),
-    no_body: bool = typer.Option(False, "--no-body", metavar="", rich_help_panel=OUT,
-                                 help=cmdline.with_default("With --json or --jsonl: leave out body, body_base64 "
-                                                           "and charset", "off")),
     *,
+    chosen: dict[str, Any],
     log_level: int,
 ) -> None:
     """Print one stored document, or stream them all."""
+    o = DumpOptions(**chosen)
     try:
-        _refuse_conflicts(doc_id, url, all_docs, views={"--headers": headers, "--body": body, "--json": as_json,
-                                                        "--jsonl": jsonl, "--warc": warc is not None},
-                          text=text, chosen={"--fields": fields is not None, "--no-body": no_body},
-                          filters={"--status": status, "--host": host, "--since": since, "--until": until})
-        keep = Filter(statuses=parse_statuses(status) if status else frozenset(),
-                      hosts=parse_hosts(host) if host else frozenset(),
-                      since=parse_time(since, "--since") if since else None,
-                      until=parse_time(until, "--until") if until else None)
-        names = fields_from(fields, body=not no_body, with_text=text)
-        if url is not None:
-            url = normalize(url) or url  # as the crawler stored it: http://h3.example is http://h3.example/
+        _refuse_conflicts(doc_id, o)
+        keep = Filter(statuses=parse_statuses(o.status) if o.status else frozenset(),
+                      hosts=parse_hosts(o.host) if o.host else frozenset(),
+                      since=parse_time(o.since, "--since") if o.since else None,
+                      until=parse_time(o.until, "--until") if o.until else None)
+        names = fields_from(o.fields, body=not o.no_body, with_text=o.text)
     except (Usage, FilterError, FieldError) as exc:
         raise _fail(str(exc), EXIT_USAGE) from None
+    # as the crawler stored it: http://h3.example is http://h3.example/
+    url = None if o.url is None else normalize(o.url) or o.url
     try:
-        store = ReadStore(data)
+        store = ReadStore(o.data)
     except StoreError as exc:
         raise _fail(str(exc)) from None
     out = sys.stdout.buffer
     try:
-        docs = store.iter_docs() if all_docs else [_one(store, doc_id, url)]
+        docs = store.iter_docs() if o.all_docs else [_one(store, doc_id, url)]
         docs = (d for d in docs if keep.keeps(*d)) if keep.any else docs
-        if warc is not None:
-            _write_warc(store, docs, warc, out)
-        elif jsonl:
+        if o.warc is not None:
+            _write_warc(store, docs, o.warc, out)
+        elif o.jsonl:
             _write_jsonl(store, docs, names, out)
         else:
             meta, document = next(iter(docs))
-            if as_json:
+            if o.as_json:
                 _write_json(store, meta, document, names, out)
-            elif headers:
+            elif o.headers:
                 out.write(document[: meta.head_len])
-            elif text:
+            elif o.text:
                 out.write(main_text(meta, document).encode("utf-8") + b"\n")
             else:
                 out.write(document[meta.head_len :])
@@ -156,9 +150,13 @@ def dump(
         store.close()
 
 
-def _refuse_conflicts(doc_id: int | None, url: str | None, all_docs: bool, *, views: dict[str, bool],
-                      text: bool, chosen: dict[str, bool], filters: dict[str, Any]) -> None:
+def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     """Usage if the options contradict each other (or choose nothing)."""
+    url, all_docs, text = o.url, o.all_docs, o.text
+    views = {"--headers": o.headers, "--body": o.body, "--json": o.as_json, "--jsonl": o.jsonl,
+             "--warc": o.warc is not None}
+    chosen = {"--fields": o.fields is not None, "--no-body": o.no_body}
+    filters = {"--status": o.status, "--host": o.host, "--since": o.since, "--until": o.until}
     if doc_id is not None and doc_id < 0:
         raise Usage(f"DOCID {doc_id}: a doc id is 1 or more")
     which = [name for name, given in (("DOCID", doc_id is not None), ("--url", url is not None),

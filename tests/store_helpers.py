@@ -171,3 +171,12 @@ class ServerProcess:
         code = self.proc.wait(TIMEOUT)
         self._reader.join(TIMEOUT)
         return code
+
+
+def store_with(data: Path, records: list[Record]) -> Path:
+    """A store in `data` holding `records`, each acked (committed) in order."""
+    with running_server(data) as (_, port):
+        client = Client(port)
+        client.send(records)
+        assert [a.doc_id for a in client.acks(len(records))] == [r.doc_id for r in records]
+    return data

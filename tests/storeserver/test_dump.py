@@ -18,7 +18,7 @@ from wreck.storeserver.dump import app
 from wreck.storeserver.store import ReadStore
 from wreck.storeserver.warc import iso_date
 
-from tests.store_helpers import Client, make_record, running_server
+from tests.store_helpers import Client, make_record, running_server, store_with
 
 PAGE = Record(
     1, True, Specific.OK, http_enum(200), 120, "http://127.0.0.1:8080/article?id=1", None,
@@ -38,12 +38,7 @@ ALL = [PAGE, REDIRECT, TIMEOUT, PDF]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(ALL)
-        assert [a.doc_id for a in c.acks(len(ALL))] == [1, 2, 3, 4]
-    return path
+    return store_with(tmp_path_factory.mktemp("store"), ALL)
 
 
 def run(*args: str):

@@ -19,7 +19,7 @@ from warcio.archiveiterator import ArchiveIterator
 from wreck.protocol import Record, Specific, http_enum
 from wreck.storeserver.dumprecord import BODY_FIELDS, DEFAULT_FIELDS, FIELDS
 
-from tests.store_helpers import Client, running_server
+from tests.store_helpers import store_with
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "dump.md"
 
@@ -41,12 +41,7 @@ RECORDS = [
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    path = tmp_path_factory.mktemp("dumpstore")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(RECORDS)
-        assert [a.doc_id for a in c.acks(len(RECORDS))] == [1, 2, 3, 4, 5, 6]
-    return path
+    return store_with(tmp_path_factory.mktemp("store"), RECORDS)
 
 
 def dump(data: Path, *args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
