@@ -97,6 +97,12 @@ def test_v_and_q_step_from_the_usual_level_and_log_level_names_it():
     assert cmdline.level("info", verbose=2, named="error") == 40
 
 
+def test_defaults_say_their_unit(helps):
+    rows = {flag: " ".join(row.split()) for flag, row in _options(helps["urlserver"]).items()}
+    assert "[default: 1h]" in rows["--retry-delay"] and "[default: 1s]" in rows["--delay"]
+    assert "[default: 64GiB]" in rows["--map-size"] and "[default: 5 tries]" in rows["--max-retries"]
+
+
 def test_every_switch_reads_naturally(helps):
     for command, text in helps.items():
         for flag, row in _options(text).items():
