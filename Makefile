@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
+.PHONY: demo test cli-docs bench bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# docs/cli.md: every command's --help at 80 columns (tests/shared/test_cli_help.py checks it is in step).
+cli-docs: $(STAMP)
+	$(BIN)/python -m tests.cli_helpers
 
 # Fuzz every protocol decoder (tests/fuzz/README.md): FUZZ_SECONDS each, with
 # atheris if it installs, else the plain mutation driver. Crashes land in .fuzz/.
