@@ -108,8 +108,9 @@ def _params(usual: str) -> list[inspect.Parameter]:
 
 def logging_options(usual: str) -> Callable[[Callable], Callable]:
     """Decorate a typer command with -v/--verbose, -q/--quiet, --log-level,
-    --version and -h/--help (register it with `command`); the command receives `log_level` (a number), `usual`
-    (a name in LEVELS) being what it logs at when none is given."""
+    --version and -h/--help (register it with `command`). The command
+    receives `log_level` (a number); `usual` (a name in LEVELS) is what it
+    logs at when none of them is given."""
     assert usual in LEVELS, usual
     added = _params(usual)
 
