@@ -2,8 +2,10 @@
 # tests.web` prints it for a newcomer to paste (README.md, Quickstart) and
 # as `make demo` runs it: names through the test web's own DNS responder and
 # hosts file, 127.0.0.0/8 admitted (the crawler refuses private addresses
-# unless told), two ordinary hosts as seeds, a short delay (the test web is
-# on loopback; a real site gets the default second).
+# unless told), two ordinary hosts as seeds. The newcomer's crawl keeps the
+# default delay (a second between two requests to a host): it lasts about
+# half a minute, time to open the dashboard and to try Ctrl-C and a resume;
+# make demo passes a short one (QUICK_DELAY).
 """crawl_command(seeds, hosts_file, dns) -> the wreck-crawl argv."""
 
 from __future__ import annotations
@@ -20,10 +22,10 @@ def seeds_of(urls: list[str]) -> list[str]:
 
 
 def crawl_command(seeds: list[str], hosts_file: str, dns: str, *, data: str = "crawl",
-                  program: str = "wreck-crawl") -> list[str]:
+                  program: str = "wreck-crawl", delay: str | None = None) -> list[str]:
     """The wreck-crawl argv for the test web (`dns`: its responder's IP:PORT)."""
     return [program, "--data", data, "--hosts", hosts_file, "--dns", dns, "--allow-net", "127.0.0.0/8",
-            "--delay", QUICK_DELAY, *seeds]
+            *(["--delay", delay] if delay else []), *seeds]
 
 
 def hint(seeds: list[str], hosts_file: str, dns: str) -> str:

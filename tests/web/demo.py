@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from .crawlhint import crawl_command
+from .crawlhint import QUICK_DELAY, crawl_command
 from .server import RunningWeb
 from .spec import SiteSpec
 
@@ -44,7 +44,7 @@ def main() -> int:
               f"seeds {' '.join(seeds)}", flush=True)  # fmt: skip
         crawl = [  # what `python -m tests.web` tells a newcomer to run, and quick retries
             *crawl_command(seeds, str(hosts_file), f"{dns_ip}:{dns_port}", data=str(data),
-                           program=str(BIN / "wreck-crawl")),
+                           program=str(BIN / "wreck-crawl"), delay=QUICK_DELAY),
             "--scope", "any", "--robots-retry", "1", "--retry-delay", "1", "--max-retries", "2",
         ]  # fmt: skip
         print(f"\n$ {' '.join(crawl)}", flush=True)
