@@ -21,7 +21,7 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -30,6 +30,7 @@ from wreck.deploy import SECRET_ENV, DeployError, secret_from
 from wreck.protocol.settings import split_host_port
 
 from . import worker
+from .settings import SpiderSettings
 
 LOG = logging.getLogger("spider")
 # Seconds a stopping worker gets before it is killed.
@@ -113,25 +114,24 @@ EXAMPLES = cmdline.examples(
 
 
 @cmdline.command(app, EXAMPLES)
+@options.command(SpiderSettings)
 @cmdline.logging_options("info")
 def spider(
-    connect: Annotated[str, typer.Option(metavar="HOST:PORT", rich_help_panel=options.INPUT,
-                                         help="The urlserver; everything else comes from its handshake")],
-    procs: Annotated[Optional[int], typer.Option(min=1, metavar="N", rich_help_panel=options.DAEMONS,
-                                                 help=cmdline.with_default("Worker processes", "CPUs"))] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=10_000, metavar="N", rich_help_panel=options.DAEMONS,
-                                             help="Transfers in flight per worker")] = worker.DEFAULT_CONCURRENCY,
     secret_file: Annotated[Optional[Path], typer.Option(metavar="FILE", rich_help_panel=options.DAEMONS,
                                                         help=cmdline.with_default("Shared secret, first line",
                                                                                   f"${SECRET_ENV}"))] = None,
-    name: Annotated[Optional[str], typer.Option(metavar="TEXT", rich_help_panel=options.DAEMONS,
-                                                help=cmdline.with_default("Name shown to the urlserver",
-                                                                          "HOST-PID"))] = None,
     *,
+    chosen: dict[str, Any],
     log_level: int,
 ) -> None:
     """Fetch what the urlserver assigns, store it, report DONE."""
+    try:
+        settings = SpiderSettings(**chosen)
+    except options.SettingsError as exc:
+        typer.echo(f"spider: {exc}", err=True)
+        raise typer.Exit(2) from None
     _setup_logging(log_level, "supervisor")
+    connect = settings.connect
     try:
         split_host_port(connect)
         secret = secret_from(secret_file.read_text() if secret_file else None, os.environ.get(SECRET_ENV))
@@ -141,9 +141,9 @@ def spider(
     except ValueError as exc:  # from split_host_port: a bad argument
         LOG.error("--connect: %s", exc)
         raise typer.Exit(2) from None
-    count = procs or os.cpu_count() or 1
-    base = name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
-    workers = [worker.WorkerOptions(connect, secret, f"{base}-{i}"[:64], concurrency) for i in range(count)]
+    count = settings.procs or os.cpu_count() or 1
+    base = settings.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
+    workers = [worker.WorkerOptions(connect, secret, f"{base}-{i}"[:64], settings.concurrency) for i in range(count)]
     supervisor = Supervisor(workers, log_level)
     signal.signal(signal.SIGTERM, supervisor.stop)
     signal.signal(signal.SIGINT, supervisor.stop)

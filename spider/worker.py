@@ -22,6 +22,7 @@ from wreck.protocol.handshake import NONCE_BYTES
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .peer import Backoff, PeerError, Refused, open_peer
+from .settings import DEFAULT_CONCURRENCY  # declared with the --concurrency setting
 from .storeclient import StoreClient
 from .urlclient import UrlSession
 
@@ -29,7 +30,6 @@ LOG = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_REFUSED = 2  # the urlserver or a store refused us for good: do not restart
-DEFAULT_CONCURRENCY = 200
 
 
 @dataclasses.dataclass(frozen=True)

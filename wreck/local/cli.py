@@ -34,6 +34,7 @@ from wreck.private import private_dir, private_open
 from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
 
+from wreck.spider.settings import SpiderSettings
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
 
@@ -59,6 +60,9 @@ URLSERVER_OWN = {
 # storage (its defaults suit a local crawl), and several of them share a flag
 # with a urlserver setting (--map-size, --max-connections).
 STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+# The spider's settings a crawl chooses (its connect is the urlserver
+# child's address, its name the host's and pid's).
+SPIDER_CHOSEN = ("procs", "concurrency")
 # The crawl's settings file: a [urlserver] and a [storeserver] table, as the
 # daemons read them (the store's plugins are the urlserver's).
 # Every store setting is kept (those without a wreck-crawl flag are edited
@@ -96,6 +100,7 @@ IN, OUT, DAEMONS = options.INPUT, options.OUTPUT, options.DAEMONS  # --help pane
 @cmdline.command(app, EXAMPLES)
 @options.command(StoreSettings, only=STORE_CHOSEN, into="store_chosen", panel=OUT)
 @options.command(Settings, exclude=URLSERVER_OWN)
+@options.command(SpiderSettings, only=SPIDER_CHOSEN, into="spider_chosen")
 @cmdline.logging_options("info")
 def crawl(
     urls: list[str] = typer.Argument(None, metavar="URL", help="Seed URLs.", show_default=False),
@@ -103,10 +108,6 @@ def crawl(
                               help=cmdline.with_default("Seed file, one URL a line ('-': stdin)", "none")),
     data: Path = typer.Option(..., "--data", metavar="DIR", rich_help_panel=IN,
                               help="Directory of the crawl (created; run again to resume)"),
-    procs: int = typer.Option(os.cpu_count() or 1, "--procs", metavar="N", rich_help_panel=DAEMONS,
-                              show_default=False, help=cmdline.with_default("Spider worker processes", "CPUs")),
-    concurrency: int = typer.Option(200, "--concurrency", metavar="N", rich_help_panel=DAEMONS,
-                                    help="Transfers in flight per spider worker"),
     feeds: str = typer.Option(None, "--feeds", metavar="FILE", rich_help_panel=IN,
                               help=cmdline.with_default("File of feed URLs (RSS, Atom, JSON Feed): refetched until "
                                                         "Ctrl-C", "none")),
@@ -128,11 +129,16 @@ def crawl(
     *,
     chosen: dict[str, Any],
     store_chosen: dict[str, Any],
+    spider_chosen: dict[str, Any],
     log_level: int,
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
-    _refuse(_counts_problem(procs, concurrency) or datadir.problem(data) or _http_problem(http))
+    try:
+        spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
+    except options.SettingsError as exc:
+        _refuse(str(exc))
+    _refuse(datadir.problem(data) or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -181,8 +187,9 @@ def crawl(
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
     # the children log as much as asked of wreck-crawl (their logs: DATA/logs)
     log_args = cmdline.level_args(log_level, logging.INFO)
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous,
-                         http=http, log_args=log_args))
+    procs = spider.procs or os.cpu_count() or 1
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, spider.concurrency, store_args,
+                         continuous=continuous, http=http, log_args=log_args))
 
 
 def _refuse(problem: str | None) -> None:
@@ -190,13 +197,6 @@ def _refuse(problem: str | None) -> None:
     if problem:
         typer.echo(f"wreck-crawl: {problem}", err=True)
         raise typer.Exit(2)
-
-
-def _counts_problem(procs: int, concurrency: int) -> str | None:
-    for flag, value in (("--procs", procs), ("--concurrency", concurrency)):
-        if value < 1:
-            return f"{flag} must be at least 1 (got {value})"
-    return None
 
 
 def _http_problem(address: str) -> str | None:
