@@ -63,7 +63,7 @@ class Row:
     daemon: str
     before_mib: float  # RssAnon
     peak_mib: float
-    after_mib: float
+    after_mib: float | None  # None: the process had exited (a urlserver whose crawl ended)
     bound_mib: float | None  # peak must stay under this
     vm_hwm_mib: float  # VmRSS's peak, mapped files included
     bound: str  # the named limit the bound follows from
@@ -113,8 +113,9 @@ def _rows(attack: str, finding: str, before: dict, sampler: Sampler, after: dict
     for name, (extra_mib, why) in bounds.items():
         b = before.get(name, 0)
         bound = None if extra_mib is None else round(b / MiB + extra_mib + SLACK_KIB / MiB, 1)
-        peak = max(sampler.peak.get(name, 0), after.get(name, 0), b)
-        rows.append(Row(attack, finding, name, _mib(b), _mib(peak), _mib(after.get(name, 0)), bound,
+        peak = max(sampler.peak.get(name, 0), after.get(name) or 0, b)
+        gone = after.get(name) is None
+        rows.append(Row(attack, finding, name, _mib(b), _mib(peak), None if gone else _mib(after[name]), bound,
                         _mib(sampler.hwm.get(name, 0)), why, note))
     return rows
 
@@ -267,7 +268,7 @@ def _crawl_hostile(tmp: Path, attack: str, finding: str, paths: list[str], spec:
                 code = trio.wait()
             time.sleep(SETTLE_S)
             after = sampler.now()
-            after["urlserver"] = 0  # it has exited (the crawl is over)
+            del after["urlserver"]  # it has exited: the crawl is over
             requested = [r.target for r in web.log.records() if r.host == HOSTILE_NAME]
         finally:
             trio.stop()
@@ -315,7 +316,7 @@ def table(rows: list[Row]) -> str:
     for r in rows:
         bound = "-" if r.bound_mib is None else f"{r.bound_mib:.0f}" + ("" if r.within else " EXCEEDED")
         out.append(f"| {r.attack} ({r.finding}) | {r.daemon} | {r.before_mib:.1f} | {r.peak_mib:.1f} | "
-                   f"{r.after_mib:.1f} | {bound} | {r.vm_hwm_mib:.0f} | {r.bound} |")
+                   f"{'exited' if r.after_mib is None else f'{r.after_mib:.1f}'} | {bound} | {r.vm_hwm_mib:.0f} | {r.bound} |")
     return "\n".join(out)
 
 
