@@ -137,6 +137,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if settings.http:
         bound = await status.start(settings.http)
         print(f"urlserver status on http://{bound[0]}:{bound[1]}/", flush=True)
+        print(f"dashboard: http://{bound[0]}:{bound[1]}/", flush=True)  # docs/dashboard.md
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.finished.wait())]
     reporter = asyncio.ensure_future(_report_stats(server, settings.stats_interval))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)

@@ -38,6 +38,7 @@ from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
+from .hostview import due as host_due
 from .normal import normal
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -434,6 +435,9 @@ class Crawl:
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED
+        failed = step.event in (UrlEvent.FETCH_FAILED, UrlEvent.FAILED, UrlEvent.RETRIES_EXHAUSTED)
+        fr.board.answered(claim.host, fetched=fetched, error=step.reason if failed else None,
+                          seconds=now - claim.started)
         if fetched:
             self.bytes_fetched += _size(event)
             self.db.set_counter(fr.txn, BYTES_COUNTER, self.bytes_fetched)
@@ -699,7 +703,7 @@ class Crawl:
             if host.waiting not in DEFERRING:
                 self._wake(host, now)  # in the heap already, normally
                 return None  # served at its pace (--delay, Crawl-delay): not a deferral
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             if due is not None and (upcoming is None or due < upcoming):
                 upcoming = due
         if upcoming is not None and upcoming <= now + self.settings.linger:
@@ -725,10 +729,10 @@ class Crawl:
                 sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
                 earliest = due if earliest is None else min(earliest, due)
         hosts = []
-        for host in fr.origins.values():
-            if not host.queued or host.waiting not in DEFERRING:
+        for host in fr.board.held_sample(DEFERRING):  # bounded: a look never walks every host
+            if not host.queued:
                 continue  # nothing queued, or it is served in turn
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             hosts.append({"origin": host.origin, "urls": host.queued, "due": due,
                           "why": host.waiting.value or "delay"})
             if due is not None:
@@ -736,13 +740,6 @@ class Crawl:
         retries = fr.counts["FETCH_ERROR"]
         return {"urls": retries + sum(h["urls"] for h in hosts), "retries": retries, "until": earliest,
                 "hosts": hosts[:DEFERRED_SAMPLE], "sample": sample}
-
-    def _host_due(self, host: Origin, now: float) -> float | None:
-        """When `host` may be served next: its robots.txt retry, else its politeness slot."""
-        rules = host.robots.rules
-        if host.waiting is Waiting.ROBOTS_RETRY and rules is not None:
-            return rules.record.expires
-        return max(now, host.next_ok) if host.in_heap else None
 
 
 def _size(event: Done) -> int:
