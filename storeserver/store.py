@@ -108,6 +108,10 @@ class WriteStore:
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
             elif int(found) != L.FORMAT_VERSION:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+            # The committed counters, kept in memory after each commit: read by the status
+            # listener without a transaction of its own (a map resize needs none open).
+            self.totals = {name.decode(): COUNTER.unpack(value)[0] if (value := txn.get(name, db=self.meta)) else 0
+                           for name in _COUNTERS}
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
@@ -166,6 +170,8 @@ class WriteStore:
                         continue
                     old = txn.get(name, db=self.meta)
                     txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
+        for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored), (META_NOT_MODIFIED, revisits)):
+            self.totals[name.decode()] += n  # committed: the transaction above did not raise
         return results
 
     def grow(self) -> int:

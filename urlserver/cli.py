@@ -42,7 +42,7 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
+PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
@@ -119,6 +119,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     from .http import HttpStatus
     from .http import status as status_of
     from .server import UrlServer
+    from .storeview import StoreView
 
     try:
         crawl = Crawl.open(settings)
@@ -127,6 +128,9 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
+    if settings.store_http:
+        server.store_view = StoreView(settings.store_http)
+        server.store_view.start()
     status = HttpStatus(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -145,6 +149,8 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         w.cancel()
     await server.stop()
     await status.stop()
+    if server.store_view is not None:
+        server.store_view.stop()
     if server.broken is not None:
         crawl.abandon()  # the last commit stands; a restart resumes from it
         return 1

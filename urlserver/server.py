@@ -129,6 +129,7 @@ class UrlServer:
         self.finished = asyncio.Event()
         self.samples: collections.deque = collections.deque(maxlen=120)
         self.history = History()  # the dashboard's last hour
+        self.store_view = None  # storeview.StoreView with --store-http: the store's figures
         self._count = 0
         self._pump_pending = False
         self._last_pump = 0.0

@@ -104,7 +104,7 @@ def status(server, *, robots_held=None) -> dict:
         "deferred": crawl.deferred(now),
         "waiting_for": waiting_for(crawl, waiting),
         "waiting_due": waiting_due(crawl, now),
-        "store": getattr(getattr(server, "store_view", None), "figures", None),
+        "store": server.store_view.figures if getattr(server, "store_view", None) else None,
         "settings": settings_shown(crawl.settings),
     }
 
