@@ -8,28 +8,26 @@
 # Like the daemons' listeners (docs/protocol.txt 10), it is refused beyond
 # loopback without the crawl's secret (check_address), and it bounds its
 # connections (MAX_CONNECTIONS): a flood of them answers 503 and never
-# starves the spiders' accepts of descriptors. /metrics reads counters the
-# engine keeps as it goes, so a scrape costs the same at 100 hosts or
-# 100,000; the one gauge that needs a scan of every host (robots.txt rules
-# held) is rescanned at most once per SLOW_GAUGE_S (issue 14, finding 8).
+# starves the spiders' accepts of descriptors. /metrics (metrics.py) and
+# /status (statusview.py) read figures the engine keeps as it goes, so a
+# look costs the same at 100 hosts or 100,000 (issue 14, finding 8).
 """Status JSON, Prometheus metrics and the dashboard."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 from prometheus_client import CollectorRegistry, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from wreck.deploy import DeployError, SECRET_ENV, is_loopback
 from wreck.protocol.settings import split_host_port
 
 from .dashboard import PAGE
-from .statusview import SLOW_GAUGE_S, RobotsHeld, hosts_found, status
+from .metrics import Collector
+from .statusview import RobotsHeld, hosts_found, status
 
 log = logging.getLogger("urlserver")
 MAX_HEAD = 8192
@@ -49,44 +47,6 @@ def check_address(address: str, secret: bytes) -> None:
         )
 
 
-class _Collector:
-    """Prometheus metrics from the engine's running counters: nothing here
-    walks the hosts or the URLs per scrape (the robots.txt gauge aside,
-    rescanned at most once per SLOW_GAUGE_S)."""
-
-    def __init__(self, server, *, clock=time.monotonic, robots_held: RobotsHeld | None = None) -> None:
-        self.server = server
-        self.robots_held = robots_held or RobotsHeld(clock=clock)
-
-    def collect(self):
-        server = self.server
-        crawl = server.crawl
-        fr = crawl.frontier
-        urls = GaugeMetricFamily("wreck_urls", "Known URLs by state", labels=["state"])
-        for state, n in fr.counts.items():
-            urls.add_metric([state.lower()], n)
-        yield urls
-        yield GaugeMetricFamily("wreck_queued_urls", "URLs in host queues", value=fr.queued_total)
-        yield GaugeMetricFamily("wreck_in_flight", "Transactions in flight", value=len(crawl.claims))
-        yield GaugeMetricFamily("wreck_hosts_known", "Hosts (origins) known", value=len(fr.origins))
-        yield GaugeMetricFamily("wreck_spiders", "Connected spiders",
-                                value=sum(1 for s in server.spiders if s.conn.opened))
-        yield GaugeMetricFamily("wreck_dns_cache_entries", "DNS cache entries", value=len(server.resolver.cache))
-        yield GaugeMetricFamily("wreck_robots_cache_entries", "robots.txt rules held", value=self.robots_held(fr.origins))
-        counters = {**crawl.stats, **crawl.bandwidth.stats, **(crawl.recrawl.stats if crawl.recrawl else {})}
-        for name, value in counters.items():
-            yield CounterMetricFamily(f"wreck_{name}", f"Count of {name.replace('_', ' ')}", value=value)
-        errors = CounterMetricFamily("wreck_errors", "URLs ended in ERROR by kind", labels=["kind"])
-        for kind, n in crawl.errors_by_kind.items():
-            errors.add_metric([kind], n)
-        yield errors
-        plugin_errors = CounterMetricFamily("wreck_plugin_errors", "Plugin hooks that failed, by plugin",
-                                            labels=["plugin"])
-        for name, n in crawl.plugins.status()["errors"].items():
-            plugin_errors.add_metric([name], n)
-        yield plugin_errors
-
-
 class HttpStatus:
     """The --http listener."""
 
@@ -94,7 +54,7 @@ class HttpStatus:
         self.server = server
         self.registry = CollectorRegistry(auto_describe=False)
         self.robots_held = RobotsHeld()  # shared by /status and /metrics: one scan per SLOW_GAUGE_S
-        self.registry.register(_Collector(server, robots_held=self.robots_held))
+        self.registry.register(Collector(server, robots_held=self.robots_held))
         self._listener = None
         self.active = 0  # connections open now (MAX_CONNECTIONS)
 

@@ -12,7 +12,9 @@ from types import SimpleNamespace
 from prometheus_client import CollectorRegistry, generate_latest
 
 from wreck.urlserver import http
-from wreck.urlserver.http import HttpStatus, _Collector
+from wreck.urlserver.http import HttpStatus
+from wreck.urlserver.metrics import Collector
+from wreck.urlserver.statusview import SLOW_GAUGE_S
 
 from tests.urlserver_helpers import crawl_engine
 
@@ -54,12 +56,12 @@ def test_metrics_walk_no_host_per_scrape(tmp_path):
     now = [0.0]
     server = SimpleNamespace(crawl=c, samples=[], spiders=[], resolver=SimpleNamespace(cache={}))
     registry = CollectorRegistry()
-    registry.register(_Collector(server, clock=lambda: now[0]))
+    registry.register(Collector(server, clock=lambda: now[0]))
     pages = [generate_latest(registry).decode() for _ in range(100)]
     assert "wreck_hosts_known 2000.0" in pages[-1]
     assert "wreck_robots_cache_entries 0.0" in pages[-1]
     assert CountingDict.walks == 1  # the robots.txt gauge's one scan, not one per scrape
-    now[0] += http.SLOW_GAUGE_S
+    now[0] += SLOW_GAUGE_S
     generate_latest(registry)
     assert CountingDict.walks == 2
     c.close()
