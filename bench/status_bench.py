@@ -1,7 +1,9 @@
 # What one look at the crawl costs as hosts grow (issue 14 finding 8, issue
 # 17): the CPU time of one /status and one / (the dashboard page) answered by
-# HttpStatus.respond, at 100 and at 100,000 hosts, every host waiting for its
-# name to resolve (so every one is "held", the case the old code walked).
+# HttpStatus.respond, at 100 and at 100,000 hosts, in two crawls: one where
+# every host waits for its name to resolve (every one "held", the case the
+# old code walked) and one finished (known hosts, nothing queued: the case
+# where finished() walked every host for robots.txt jobs).
 # With --before REF, the same looks through that commit's urlserver/http.py
 # (loaded beside the current engine) are measured in the same run, so the two
 # figures share the machine's load. CPU seconds of this process, best of a
@@ -26,14 +28,17 @@ ROOT = Path(__file__).resolve().parents[1]
 ROUNDS = 5  # best of: the machine's other load only ever adds
 
 
-def _engine(data: Path, hosts: int):
+def _engine(data: Path, hosts: int, *, finished: bool):
     from wreck.urlserver.crawl import Crawl
     from wreck.urlserver.settings import Settings
 
     c = Crawl.open(Settings(data=str(data), delay=0.0, sync=False, allow_net=("127.0.0.0/8",)), clock=lambda: 0.0)
     for i in range(hosts):
-        c.add_seed(f"http://h{i}.test/")
-    c.take("s", 0.0)  # every origin now waits for DNS
+        if finished:  # a known host with nothing left to fetch
+            c.frontier.origin_for(f"http://h{i}.test", f"h{i}.test")
+        else:
+            c.add_seed(f"http://h{i}.test/")
+    c.take("s", 0.0)  # every origin with work now waits for DNS
     c.commit()
     return c
 
@@ -79,16 +84,17 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     old = _old_http(args.before) if args.before else None
     results = []
-    for hosts in args.hosts:
+    for hosts, finished in [(n, f) for f in (False, True) for n in args.hosts]:
         with tempfile.TemporaryDirectory() as tmp:
-            c = _engine(Path(tmp) / "d", hosts)
+            c = _engine(Path(tmp) / "d", hosts, finished=finished)
             server = _server(c)
             versions = [("now", HttpStatus(server).respond)]
             if old is not None:
                 versions.append((f"before ({args.before})", old.HttpStatus(server).respond))
             repeat = 20 if hosts > 10_000 else 200
             for name, respond in versions:
-                row = {"version": name, "hosts": hosts, "status_ms": _cost(respond, "/status", repeat),
+                row = {"version": name, "crawl": "finished" if finished else "waiting for DNS", "hosts": hosts,
+                       "status_ms": _cost(respond, "/status", repeat),
                        "dashboard_ms": _cost(respond, "/", repeat)}
                 results.append(row)
                 print(json.dumps(row), flush=True)

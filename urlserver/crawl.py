@@ -103,6 +103,9 @@ class Crawl:
                                  per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
         self.dns_wanted: set[Origin] = set()  # hosts whose name the server should resolve
         self.dns_running: set[Origin] = set()  # ... and is resolving now
+        # robots.txt fetches waiting on any origin (Origin.robots_jobs): counted, so that
+        # finished() never walks every host (a /status at 100,000 hosts; issue 14, finding 8)
+        self.robots_jobs_queued = 0
         self._dns_failures: dict[Origin, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
@@ -247,6 +250,7 @@ class Crawl:
                 host.waiting = self._pace(host)
             return None
         if host.robots_jobs:
+            self.robots_jobs_queued -= 1
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
         rules = self._rules(host, now)
         if rules is None:
@@ -395,6 +399,7 @@ class Crawl:
     def _fail_robots_jobs(self, host: Origin, why: str) -> None:
         """Robots fetches routed to an unusable host: their origins count as unreachable."""
         jobs, host.robots_jobs = host.robots_jobs, []
+        self.robots_jobs_queued -= len(jobs)
         for job in jobs:
             self._robots_outcome(job, r.RobotsOutcome(r.UNREACHABLE, why=why), self._now)
 
@@ -514,6 +519,7 @@ class Crawl:
             if url is not None:
                 host = fr.origin_for(*split_host(url))
                 host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
+                self.robots_jobs_queued += 1
                 self._wake(host, now)
                 return
             result = r.RobotsOutcome(r.ALLOW_ALL, why="unusable redirect target")
@@ -576,6 +582,7 @@ class Crawl:
             job = claim.job
             if job.hops or job.origin != host.origin:
                 host.robots_jobs.insert(0, job)
+                self.robots_jobs_queued += 1
             else:
                 host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
@@ -646,7 +653,7 @@ class Crawl:
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.origins.values())
+                and not self.robots_jobs_queued
                 and (not fr.delayed_total or self._only_future_fetches_delayed()))
 
     def _only_future_fetches_delayed(self) -> bool:
@@ -694,7 +701,7 @@ class Crawl:
         if self.finished():
             return "done"
         if (self.claims or self.dns_wanted or self.dns_running
-                or any(h.robots_jobs for h in self.frontier.origins.values())):
+                or self.robots_jobs_queued):
             return None
         upcoming = self.frontier.next_delayed()
         for host in self.frontier.origins.values():
