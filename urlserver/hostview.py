@@ -20,6 +20,10 @@ from __future__ import annotations
 import bisect
 import itertools
 
+from .politeness import Waiting
+
+NONE = Waiting.NONE
+
 # Rows in each top-N table and in a search answer: a screenful.
 TOP_N = 20
 # Origins of one waiting reason looked at for its earliest due time and for
@@ -76,7 +80,7 @@ class HostBoard:
     """Per-origin figures and indexes, updated by the engine as it goes."""
 
     def __init__(self, *, top: int = TOP_N) -> None:
-        self.held: dict = {}  # Waiting -> set of origins held for it (the NONE reason not kept)
+        self.held: dict[Waiting, set] = {w: set() for w in Waiting if w is not NONE}  # origins held, by reason
         self.stats: dict = {}  # Origin -> HostStats, for origins that answered
         self.busiest, self.erroring, self.slowest = TopN(top), TopN(top), TopN(top)
         self.fetched_total = 0  # pages FETCHED, all origins (history's pages/s)
@@ -90,12 +94,13 @@ class HostBoard:
         self.by_name[origin.origin] = origin
         self._new.append(origin.origin)
 
-    def moved(self, origin, old, new) -> None:
-        """`origin`'s waiting reason went from `old` to `new` (falsy value: not held)."""
-        if old.value:
-            self.held[old].discard(origin)
-        if new.value:
-            self.held.setdefault(new, set()).add(origin)
+    def moved(self, origin, old: Waiting, new: Waiting) -> None:
+        """`origin`'s waiting reason went from `old` to `new` (on the hot path: a set move)."""
+        held = self.held
+        if old is not NONE:
+            held[old].discard(origin)
+        if new is not NONE:
+            held[new].add(origin)
 
     def answered(self, origin, *, fetched: bool, error: str | None, seconds: float) -> None:
         """A page answer of `origin`: fetched, or failed with `error` (None: neither), after `seconds`."""
