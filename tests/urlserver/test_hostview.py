@@ -12,25 +12,7 @@ from wreck.urlserver.hostview import HostBoard, TopN
 from wreck.urlserver.politeness import Origin, Waiting
 from wreck.urlserver.statusview import RobotsHeld, hosts_found, status
 
-from tests.urlserver_helpers import crawl_engine
-
-
-class CountingDict(dict):
-    """The engine's host table, counting how often it is walked."""
-
-    walks = 0
-
-    def values(self):
-        CountingDict.walks += 1
-        return super().values()
-
-    def items(self):
-        CountingDict.walks += 1
-        return super().items()
-
-    def __iter__(self):
-        CountingDict.walks += 1
-        return super().__iter__()
+from tests.urlserver_helpers import CountingDict, crawl_engine
 
 
 def _server(c):
@@ -42,14 +24,13 @@ def test_a_status_walks_no_host_however_many_are_held(tmp_path):
     for i in range(2000):
         c.add_seed(f"http://h{i}.test/")
     assert c.take("s", 0.0) is None  # every origin now waits for its name to resolve
-    c.frontier.origins = CountingDict(c.frontier.origins)
-    CountingDict.walks = 0
+    c.frontier.origins = origins = CountingDict(c.frontier.origins)
     robots = RobotsHeld(clock=lambda: 0.0)
     looks = [status(_server(c), robots_held=robots) for _ in range(50)]
     assert looks[-1]["hosts"]["waiting"] == {"dns": 2000}
     assert looks[-1]["waiting_due"][0] == {"why": "dns", "origins": 2000, "next_due": None, "exact": True}
     assert len(looks[-1]["host_tables"]["blocked"]) == 20  # a screenful, not 2000
-    assert CountingDict.walks == 1  # the robots.txt figure's one scan, not one per look
+    assert origins.walks == 1  # the robots.txt figure's one scan, not one per look
     c.close()
 
 
