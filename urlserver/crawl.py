@@ -720,7 +720,9 @@ class Crawl:
     @translate_errors
     def deferred(self, now: float) -> dict:
         """What waits for a later turn: URLs queued on hosts that cannot be
-        served yet and retries, how many, the earliest due time and a few of them."""
+        served yet and retries, how many, the earliest due time and a few of them.
+        The hosts are read from the board's sets of held origins, at most
+        hostview.HELD_SCAN of them: a look never walks every host."""
         fr, txn = self.frontier, self.frontier.txn
         sample: list[dict] = []
         earliest = None
