@@ -84,14 +84,12 @@ class HostBoard:
         self.stats: dict = {}  # Origin -> HostStats, for origins that answered
         self.busiest, self.erroring, self.slowest = TopN(top), TopN(top), TopN(top)
         self.fetched_total = 0  # pages FETCHED, all origins (history's pages/s)
-        self.by_name: dict = {}  # origin string -> Origin
         self._sorted: list[str] = []
         self._new: list[str] = []
 
     # -- what the engine tells ---------------------------------------------------------
 
     def born(self, origin) -> None:
-        self.by_name[origin.origin] = origin
         self._new.append(origin.origin)
 
     def moved(self, origin, old: Waiting, new: Waiting) -> None:
@@ -131,9 +129,10 @@ class HostBoard:
         sets = [self.held[w] for w in reasons if self.held.get(w)]
         return itertools.islice(itertools.chain.from_iterable(sets), limit)
 
-    def search(self, prefix: str, limit: int = TOP_N) -> list:
-        """Origins whose origin string (scheme://host:port) or host name
-        starts with `prefix`, in name order, at most `limit`."""
+    def search(self, origins: dict, prefix: str, limit: int = TOP_N) -> list:
+        """Origins (of `origins`, the frontier's origin string -> Origin) whose
+        origin string (scheme://host:port) or host name starts with `prefix`,
+        in name order, at most `limit`."""
         if self._new:  # merged at the first look after new origins came
             self._sorted.extend(self._new)
             self._sorted.sort()
@@ -145,7 +144,7 @@ class HostBoard:
             for name in itertools.islice(self._sorted, i, i + limit):
                 if not name.startswith(key):
                     break
-                found.append(self.by_name[name])
+                found.append(origins[name])
         found.sort(key=lambda o: (o.name, o.origin))
         return found[:limit]
 

@@ -179,7 +179,7 @@ def hosts_found(server, query: str) -> dict:
     """/hosts?q=PREFIX: the origins whose host name (or scheme://host) starts
     with PREFIX, in name order, at most hostview.TOP_N, as hosts-view rows."""
     prefix = parse_qs(query).get("q", [""])[0].strip().lower()[:MAX_QUERY]
-    board = server.crawl.frontier.board
+    fr = server.crawl.frontier
     now = time.time()
-    rows = [board.row(o, now) for o in board.search(prefix)] if prefix else []
+    rows = [fr.board.row(o, now) for o in fr.board.search(fr.origins, prefix)] if prefix else []
     return {"query": prefix, "hosts": rows}
