@@ -65,8 +65,9 @@ class RobotsHeld:
         return held
 
 
-def status(server, *, robots_held=None) -> dict:
-    """Everything /status shows, as plain data."""
+def status(server, *, robots_held: RobotsHeld | None = None) -> dict:
+    """Everything /status shows, as plain data; `robots_held` keeps the
+    robots.txt figure between looks (the listener's: one scan per SLOW_GAUGE_S)."""
     crawl = server.crawl
     fr = crawl.frontier
     board = fr.board
@@ -93,7 +94,7 @@ def status(server, *, robots_held=None) -> dict:
         "filtered_by": dict(fr.filtered_by),
         "plugins": crawl.plugins.status(),
         "dns_cache": len(server.resolver.cache),
-        "robots_cache": robots_held(fr.origins) if robots_held is not None else None,
+        "robots_cache": (robots_held or RobotsHeld())(fr.origins),  # without one: a scan, for a one-off look
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
         # why the crawl ended (None while it runs): done, limit reached: FLAG N,
