@@ -117,7 +117,7 @@ def run(
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
     from .http import HttpStatus
-    from .http import status as status_of
+    from .statusview import summary
     from .server import UrlServer
     from .storeview import StoreView
 
@@ -154,7 +154,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if server.broken is not None:
         crawl.abandon()  # the last commit stands; a restart resumes from it
         return 1
-    final = status_of(server)
+    final = summary(server)
     if crawl.plugins.has(STATS):
         crawl.plugins.stats(final)  # the final figures, even for a crawl shorter than an interval
     crawl.close()
@@ -165,12 +165,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
 
 async def _report_stats(server, interval: float) -> None:
     """Call the plugins' stats hooks every `interval` seconds."""
-    from .http import status as status_of
+    from .statusview import summary
 
     plugins = server.crawl.plugins
     while plugins.has(STATS):
         await asyncio.sleep(interval)
-        plugins.stats(status_of(server))
+        plugins.stats(summary(server))
 
 
 def _check_seeds(source: str | None, urls: list[str], feeds: str | None, allow_net, stdin: str | None) -> None:

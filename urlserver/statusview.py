@@ -65,6 +65,17 @@ class RobotsHeld:
         return held
 
 
+# Keys for the dashboard's eyes only: left out of the urlserver's last line
+# (its final /status, which wreck-crawl's summary reads) and of the plugins'
+# stats, where tables of hosts and an hour of samples are only noise.
+DASHBOARD_ONLY = ("host_tables", "history", "spider_table", "waiting_due", "settings")
+
+
+def summary(server) -> dict:
+    """status() without the dashboard's tables (DASHBOARD_ONLY)."""
+    return {k: v for k, v in status(server).items() if k not in DASHBOARD_ONLY}
+
+
 def status(server, *, robots_held: RobotsHeld | None = None) -> dict:
     """Everything /status shows, as plain data; `robots_held` keeps the
     robots.txt figure between looks (the listener's: one scan per SLOW_GAUGE_S)."""
