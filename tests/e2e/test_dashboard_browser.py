@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -24,8 +25,8 @@ from tests.e2e_helpers import _free_port
 from tests.web import RunningWeb, SiteSpec
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get install "
-                                                          "chromium; .ci/run installs it)")
+NEEDS_CHROMIUM = pytest.mark.skipif(CHROMIUM is None, reason="no chromium on this machine (Debian: apt-get "
+                                                              "install chromium; .ci/run installs it)")
 # Markup in a setting the dashboard shows: it must appear as these characters, and do nothing.
 HOSTILE_AGENT = 'wreck-test/1 <img src=x onerror="document.body.dataset.pwned=1"><b id=pwned>x</b>'
 BROWSER_S = 120  # one chromium run, its start included, on a loaded machine
@@ -85,6 +86,25 @@ def _check_common(page: HTMLParser, st: dict) -> None:
     assert int(store["documents"].replace(",", "")) >= 1 and ": 1" in store["compression ratio"]
 
 
+def test_the_urlserver_prints_the_dashboards_address_and_serves_it_there(tmp_path):
+    proc = subprocess.Popen([sys.executable, "-m", "wreck.urlserver.cli", "http://a.wreck.test/", "--data",
+                             str(tmp_path / "d"), "--listen", "127.0.0.1:0", "--http", "127.0.0.1:0",
+                             "--store", "127.0.0.1:1"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        for line in proc.stdout:
+            if line.startswith("dashboard: "):
+                address = line.removeprefix("dashboard: ").strip()
+                break
+        with urllib.request.urlopen(address, timeout=30) as answer:
+            page = answer.read().decode()
+    finally:
+        proc.terminate()
+        proc.communicate(timeout=60)
+    assert re.fullmatch(r"http://127\.0\.0\.1:\d+/", address)
+    assert "<title>WRECK crawl</title>" in page
+
+
+@NEEDS_CHROMIUM
 def test_the_dashboard_shows_a_running_and_a_finished_crawl_in_chromium(tmp_path):
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"
