@@ -108,9 +108,9 @@ def test_the_urlserver_prints_the_dashboards_address_and_serves_it_there(tmp_pat
 def test_the_dashboard_shows_a_running_and_a_finished_crawl_in_chromium(tmp_path):
     port = _free_port()
     base = f"http://127.0.0.1:{port}/"
-    # 3 hosts of 60 pages at 0.4 s apart: about 25 s of crawling, so the page is seen mid-crawl
+    # 3 hosts of 100 pages at 0.4 s apart: 40 s of crawling at least, so the page is seen mid-crawl
     # with three history samples (10 s apart) for a line in the charts.
-    with RunningWeb(SiteSpec(hosts=3, pages_per_host=60, robots_variants=("allow-all",), hostile=False)) as web:
+    with RunningWeb(SiteSpec(hosts=3, pages_per_host=100, robots_variants=("allow-all",), hostile=False)) as web:
         dns_ip, dns_port = web.dns_address
         cmd = [sys.executable, "-m", "wreck.local.cli", web.url("h0.wreck.test"), web.url("h1.wreck.test"),
                web.url("h2.wreck.test"), "--data", str(tmp_path / "crawl"), "--dns", f"{dns_ip}:{dns_port}",
