@@ -38,7 +38,7 @@ from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
-from .hostview import due as host_due
+from .hostview import HELD_SCAN, due as host_due
 from .normal import normal
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -718,11 +718,12 @@ class Crawl:
         return "deferred retries"
 
     @translate_errors
-    def deferred(self, now: float) -> dict:
+    def deferred(self, now: float, *, exact: bool = False) -> dict:
         """What waits for a later turn: URLs queued on hosts that cannot be
         served yet and retries, how many, the earliest due time and a few of them.
         The hosts are read from the board's sets of held origins, at most
-        hostview.HELD_SCAN of them: a look never walks every host."""
+        hostview.HELD_SCAN of them so that a look never walks every host
+        (the count is then a lower bound), or all of them if `exact`."""
         fr, txn = self.frontier, self.frontier.txn
         sample: list[dict] = []
         earliest = None
@@ -738,7 +739,7 @@ class Crawl:
                 sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
                 earliest = due if earliest is None else min(earliest, due)
         hosts = []
-        for host in fr.board.held_sample(DEFERRING):  # bounded: a look never walks every host
+        for host in fr.board.held_sample(DEFERRING, limit=None if exact else HELD_SCAN):
             if not host.queued:
                 continue  # nothing queued, or it is served in turn
             due = host_due(host, now)

@@ -124,8 +124,8 @@ class HostBoard:
         counts = {w.value: len(s) for w, s in self.held.items() if s}
         return dict(sorted(counts.items(), key=lambda kv: -kv[1]))
 
-    def held_sample(self, reasons, limit: int = HELD_SCAN):
-        """Up to `limit` origins held for any of `reasons` (a bounded scan)."""
+    def held_sample(self, reasons, limit: int | None = HELD_SCAN):
+        """Up to `limit` origins held for any of `reasons` (a bounded scan; None: all)."""
         sets = [self.held[w] for w in reasons if self.held.get(w)]
         return itertools.islice(itertools.chain.from_iterable(sets), limit)
 

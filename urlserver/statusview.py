@@ -72,13 +72,15 @@ DASHBOARD_ONLY = ("host_tables", "history", "spider_table", "waiting_due", "sett
 
 
 def summary(server) -> dict:
-    """status() without the dashboard's tables (DASHBOARD_ONLY)."""
-    return {k: v for k, v in status(server).items() if k not in DASHBOARD_ONLY}
+    """status() without the dashboard's tables (DASHBOARD_ONLY), its
+    deferred URLs counted over every host (a one-off look: the last line)."""
+    return {k: v for k, v in status(server, exact=True).items() if k not in DASHBOARD_ONLY}
 
 
-def status(server, *, robots_held: RobotsHeld | None = None) -> dict:
+def status(server, *, robots_held: RobotsHeld | None = None, exact: bool = False) -> dict:
     """Everything /status shows, as plain data; `robots_held` keeps the
-    robots.txt figure between looks (the listener's: one scan per SLOW_GAUGE_S)."""
+    robots.txt figure between looks (the listener's: one scan per SLOW_GAUGE_S);
+    `exact` counts the deferred URLs of every host, not of HELD_SCAN of them."""
     crawl = server.crawl
     fr = crawl.frontier
     board = fr.board
@@ -113,7 +115,7 @@ def status(server, *, robots_held: RobotsHeld | None = None) -> dict:
         "finish_reason": server.finish_reason,
         "limit": crawl.limit,
         "bytes_fetched": crawl.bytes_fetched,
-        "deferred": crawl.deferred(now),
+        "deferred": crawl.deferred(now, exact=exact),
         "waiting_for": waiting_for(crawl, waiting),
         "waiting_due": waiting_due(crawl, now),
         "store": server.store_view.figures if getattr(server, "store_view", None) else None,

@@ -101,3 +101,17 @@ def test_the_search_finds_hosts_by_name_prefix_in_order(tmp_path):
     c.add_seed("http://alpaca.test/")  # a host found later joins the index
     assert hosts_found(_server(c), "q=alpa")["hosts"][0]["origin"] == "http://alpaca.test"
     c.close()
+
+
+def test_a_look_counts_deferred_urls_of_a_bounded_sample_and_the_last_line_of_every_host(tmp_path):
+    from wreck.urlserver.hostview import HELD_SCAN
+    from wreck.urlserver.statusview import summary
+
+    c = crawl_engine(tmp_path)
+    for i in range(HELD_SCAN + 100):
+        c.add_seed(f"http://h{i}.test/")
+    for origin in c.frontier.origins.values():
+        origin.waiting = Waiting.BACKOFF  # each answered 503: its one queued URL waits for the back-off
+    assert status(_server(c))["deferred"]["urls"] == HELD_SCAN  # a look: bounded
+    assert summary(_server(c))["deferred"]["urls"] == HELD_SCAN + 100  # the last line: every host
+    c.close()
