@@ -26,6 +26,7 @@ from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, se
 from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
 from wreck.protocol.settings import split_host_port
+from wreck.statusport import StatusPort
 
 from wreck.plugins import PluginError
 
@@ -84,6 +85,8 @@ def serve(
         settled = crawlfile.settle(settings_file or Path(data) / KEPT, [PART], {TABLE: chosen}, config=config,
                                    reconfigure=reconfigure)
         settings = S.StoreSettings(data=data, **settled.of(TABLE), host=host, port=port, secret=secret)
+        if settings.http:
+            check_listen(split_host_port(settings.http, listen=True)[0], secret)  # the same rule as --listen
     except (DeployError, ProtocolError, OSError, ValueError) as exc:  # ValueError: SettingsError, ConfigError too
         typer.echo(f"storeserver: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -106,6 +109,10 @@ async def run(settings: S.StoreSettings) -> int:
     """Serve until SIGTERM/SIGINT; 0 on a clean stop, 1 if the writer failed."""
     server = StoreServer(settings)
     host, port = await server.start()
+    figures = StatusPort({"/status": server.figures})
+    if settings.http:
+        bound = await figures.start(settings.http)
+        print(f"storeserver status on http://{bound[0]}:{bound[1]}/status", flush=True)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, server.request_stop)
@@ -113,6 +120,7 @@ async def run(settings: S.StoreSettings) -> int:
     print(f"storeserver listening on {host}:{port}", flush=True)  # for wreck-crawl and scripts
     await server.wait_stopped()
     log.info("stopping: committing and acknowledging what is in hand")
+    figures.close()
     await server.shutdown()
     log.info("stopped")
     return 1 if server.fatal else 0

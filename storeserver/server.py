@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import time
 from collections import deque
 
 from wreck.listener import Listener, Peer
@@ -203,6 +205,13 @@ class StoreServer:
                   "one crawl's records, give that crawl its own --data", conn.peer, conn.name, crawl_id,
                   self.crawl_id)
         return other_crawl(self.crawl_id, crawl_id, conn.name)
+
+    def figures(self) -> dict:
+        """What --http's /status answers: the store's committed counters and its disk's free bytes."""
+        counts = dict(self.store.totals)  # a copy: the committer's thread adds to them
+        return {"time": time.time(), "documents": counts["docs"], "bytes": counts["raw_bytes"],
+                "compressed_bytes": counts["stored_bytes"], "not_modified": counts["not_modified"],
+                "disk_free": shutil.disk_usage(self.settings.data).free}
 
     def _check_stalls(self) -> None:
         """Close connections that hold memory for a record and send nothing of

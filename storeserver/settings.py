@@ -106,6 +106,9 @@ class StoreSettings:
                                **SIZE)  # headers + body of a capped fetch
     map_size: int = setting(DEFAULT_MAP_SIZE, help="Initial LMDB map size; doubled whenever full", above=0,
                             panel=STORAGE, **SIZE)
+    http: str | None = setting(None, help="Serve the store's figures (documents, bytes, disk free) as JSON at "
+                               "GET /status on HOST:PORT, for the urlserver's dashboard (its --store-http)",
+                               default_help="off", metavar="HOST:PORT", panel=SERVER, per_run=True)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
                                    above=0, panel=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",

@@ -111,6 +111,10 @@ class WriteStore:
             crawl = txn.get(L.META_CRAWL, db=self.meta)
         # The crawl whose records this store keeps ("" until a spider names one, 6.1).
         self.crawl_id = crawl.decode("ascii") if crawl is not None else ""
+            # The committed counters, kept in memory after each commit: read by the status
+            # listener without a transaction of its own (a map resize needs none open).
+            self.totals = {name.decode(): COUNTER.unpack(value)[0] if (value := txn.get(name, db=self.meta)) else 0
+                           for name in _COUNTERS}
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
@@ -174,6 +178,8 @@ class WriteStore:
                         continue
                     old = txn.get(name, db=self.meta)
                     txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
+        for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored), (META_NOT_MODIFIED, revisits)):
+            self.totals[name.decode()] += n  # committed: the transaction above did not raise
         return results
 
     def grow(self) -> int:

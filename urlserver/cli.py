@@ -43,7 +43,7 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
+PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
@@ -137,8 +137,9 @@ def run(
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
     from .http import HttpStatus
-    from .http import status as status_of
+    from .statusview import summary
     from .server import UrlServer
+    from .storeview import StoreView
 
     try:
         crawl = Crawl.open(settings)
@@ -147,6 +148,9 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
+    if settings.store_http:
+        server.store_view = StoreView(settings.store_http)
+        server.store_view.start()
     status = HttpStatus(server)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -157,6 +161,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if settings.http:
         bound = await status.start(settings.http)
         print(f"urlserver status on http://{bound[0]}:{bound[1]}/", flush=True)
+        print(f"dashboard: http://{bound[0]}:{bound[1]}/", flush=True)  # docs/dashboard.md
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.finished.wait())]
     reporter = asyncio.ensure_future(_report_stats(server, settings.stats_interval))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -164,10 +169,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         w.cancel()
     await server.stop()
     await status.stop()
+    if server.store_view is not None:
+        server.store_view.stop()
     if server.broken is not None:
         crawl.abandon()  # the last commit stands; a restart resumes from it
         return 1
-    final = status_of(server)
+    final = summary(server)
     if crawl.plugins.has(STATS):
         crawl.plugins.stats(final)  # the final figures, even for a crawl shorter than an interval
     crawl.close()
@@ -178,12 +185,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
 
 async def _report_stats(server, interval: float) -> None:
     """Call the plugins' stats hooks every `interval` seconds."""
-    from .http import status as status_of
+    from .statusview import summary
 
     plugins = server.crawl.plugins
     while plugins.has(STATS):
         await asyncio.sleep(interval)
-        plugins.stats(status_of(server))
+        plugins.stats(summary(server))
 
 
 def _check_seeds(source: str | None, urls: list[str], feeds: str | None, allow_net, stdin: str | None) -> None:

@@ -38,6 +38,7 @@ from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .feeds import Feeds
 from .frontier import Frontier
+from .hostview import HELD_SCAN, due as host_due
 from .normal import normal
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -102,6 +103,9 @@ class Crawl:
                                  per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
         self.dns_wanted: set[Origin] = set()  # hosts whose name the server should resolve
         self.dns_running: set[Origin] = set()  # ... and is resolving now
+        # robots.txt fetches waiting on any origin (Origin.robots_jobs): counted, so that
+        # finished() never walks every host (a /status at 100,000 hosts; issue 14, finding 8)
+        self.robots_jobs_queued = 0
         self._dns_failures: dict[Origin, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
@@ -247,6 +251,7 @@ class Crawl:
                 host.waiting = self._pace(host)
             return None
         if host.robots_jobs:
+            self.robots_jobs_queued -= 1
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
         rules = self._rules(host, now)
         if rules is None:
@@ -395,6 +400,7 @@ class Crawl:
     def _fail_robots_jobs(self, host: Origin, why: str) -> None:
         """Robots fetches routed to an unusable host: their origins count as unreachable."""
         jobs, host.robots_jobs = host.robots_jobs, []
+        self.robots_jobs_queued -= len(jobs)
         for job in jobs:
             self._robots_outcome(job, r.RobotsOutcome(r.UNREACHABLE, why=why), self._now)
 
@@ -435,6 +441,9 @@ class Crawl:
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED
+        failed = step.event in (UrlEvent.FETCH_FAILED, UrlEvent.FAILED, UrlEvent.RETRIES_EXHAUSTED)
+        fr.board.answered(claim.host, fetched=fetched, error=step.reason if failed else None,
+                          seconds=now - claim.started)
         if fetched:
             self.bytes_fetched += _size(event)
             self.db.set_counter(fr.txn, BYTES_COUNTER, self.bytes_fetched)
@@ -511,6 +520,7 @@ class Crawl:
             if url is not None:
                 host = fr.origin_for(*split_host(url))
                 host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
+                self.robots_jobs_queued += 1
                 self._wake(host, now)
                 return
             result = r.RobotsOutcome(r.ALLOW_ALL, why="unusable redirect target")
@@ -573,6 +583,7 @@ class Crawl:
             job = claim.job
             if job.hops or job.origin != host.origin:
                 host.robots_jobs.insert(0, job)
+                self.robots_jobs_queued += 1
             else:
                 host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
@@ -643,7 +654,7 @@ class Crawl:
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.origins.values())
+                and not self.robots_jobs_queued
                 and (not fr.delayed_total or self._only_future_fetches_delayed()))
 
     def _only_future_fetches_delayed(self) -> bool:
@@ -691,7 +702,7 @@ class Crawl:
         if self.finished():
             return "done"
         if (self.claims or self.dns_wanted or self.dns_running
-                or any(h.robots_jobs for h in self.frontier.origins.values())):
+                or self.robots_jobs_queued):
             return None
         upcoming = self.frontier.next_delayed()
         for host in self.frontier.origins.values():
@@ -700,7 +711,7 @@ class Crawl:
             if host.waiting not in DEFERRING:
                 self._wake(host, now)  # in the heap already, normally
                 return None  # served at its pace (--delay, Crawl-delay): not a deferral
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             if due is not None and (upcoming is None or due < upcoming):
                 upcoming = due
         if upcoming is not None and upcoming <= now + self.settings.linger:
@@ -708,9 +719,12 @@ class Crawl:
         return "deferred retries"
 
     @translate_errors
-    def deferred(self, now: float) -> dict:
+    def deferred(self, now: float, *, exact: bool = False) -> dict:
         """What waits for a later turn: URLs queued on hosts that cannot be
-        served yet and retries, how many, the earliest due time and a few of them."""
+        served yet and retries, how many, the earliest due time and a few of them.
+        The hosts are read from the board's sets of held origins, at most
+        hostview.HELD_SCAN of them so that a look never walks every host
+        (the count is then a lower bound), or all of them if `exact`."""
         fr, txn = self.frontier, self.frontier.txn
         sample: list[dict] = []
         earliest = None
@@ -726,10 +740,10 @@ class Crawl:
                 sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
                 earliest = due if earliest is None else min(earliest, due)
         hosts = []
-        for host in fr.origins.values():
-            if not host.queued or host.waiting not in DEFERRING:
+        for host in fr.board.held_sample(DEFERRING, limit=None if exact else HELD_SCAN):
+            if not host.queued:
                 continue  # nothing queued, or it is served in turn
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             hosts.append({"origin": host.origin, "urls": host.queued, "due": due,
                           "why": host.waiting.value or "delay"})
             if due is not None:
@@ -737,13 +751,6 @@ class Crawl:
         retries = fr.counts["FETCH_ERROR"]
         return {"urls": retries + sum(h["urls"] for h in hosts), "retries": retries, "until": earliest,
                 "hosts": hosts[:DEFERRED_SAMPLE], "sample": sample}
-
-    def _host_due(self, host: Origin, now: float) -> float | None:
-        """When `host` may be served next: its robots.txt retry, else its politeness slot."""
-        rules = host.robots.rules
-        if host.waiting is Waiting.ROBOTS_RETRY and rules is not None:
-            return rules.record.expires
-        return max(now, host.next_ok) if host.in_heap else None
 
 
 def _size(event: Done) -> int:

@@ -21,6 +21,7 @@ from wreck.urlnorm import normalize
 from . import db as d
 from .db import UrlRecord
 from .normal import match_normal, normal
+from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
@@ -41,6 +42,7 @@ class Frontier:
         self.max_pages = max_pages
         self.max_redirects = max_redirects
         self.origins: dict[str, Origin] = {}
+        self.board = HostBoard()  # the hosts as /status and the dashboard see them
         self.by_id: dict[int, Origin] = {}
         self.seen = SeenSet()
         self.recent = RecentLinks()
@@ -116,7 +118,7 @@ class Frontier:
                     else:
                         qcur.last()
                     tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted)
+                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted, self.board)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
@@ -171,7 +173,7 @@ class Frontier:
         host = self.origins.get(origin)
         if host is None:
             host_id = self.next_id("next_host_id")
-            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0)
+            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0, self.board)
             self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)

@@ -73,9 +73,10 @@ class Origin:
     """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
-                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "waiting")
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "_waiting", "board")
 
-    def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
+    def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int,
+                 board=None) -> None:
         self.origin, self.name, self.id = origin, name, host_id
         self.head, self.tail = head, tail  # queue seqs: [head, tail)
         self.admitted = admitted  # URLs admitted to this origin's queue, for the budget
@@ -87,7 +88,23 @@ class Origin:
         self.addr_state = None  # dns.Resolution or None while unknown
         self.robots = RobotsState(origin)  # this origin's robots.txt: phase, rules, tries
         self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
-        self.waiting = Waiting.NONE  # why the origin is out of the heap
+        self._waiting = Waiting.NONE  # why the origin is out of the heap
+        self.board = board  # hostview.HostBoard, told of every change of `waiting`
+        if board is not None:
+            board.born(self)
+
+    @property
+    def waiting(self) -> Waiting:
+        """Why the origin is out of the heap (NONE: it is not held)."""
+        return self._waiting
+
+    @waiting.setter
+    def waiting(self, value: Waiting) -> None:
+        old = self._waiting
+        if old is not value:  # the usual case on the hot path: NONE again
+            self._waiting = value
+            if self.board is not None:
+                self.board.moved(self, old, value)
 
     @property
     def inflight(self) -> int:

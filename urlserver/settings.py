@@ -133,6 +133,9 @@ class Settings:
     listen: str = setting(DEFAULT_LISTEN, help="Spider listener HOST:PORT", metavar="HOST:PORT", panel=SERVER)
     http: str | None = setting(DEFAULT_HTTP, help="Status HTTP HOST:PORT ('off' to disable)", parse=_http,
                                show=lambda v: v or "off", metavar="HOST:PORT", panel=SERVER)
+    store_http: str | None = setting(None, help="The store's status HOST:PORT (storeserver --http), read for the "
+                                     "dashboard's store figures", default_help="no store figures", metavar="HOST:PORT",
+                                     panel=SERVER, per_run=True)
     secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
                                    above=0, panel=SERVER)

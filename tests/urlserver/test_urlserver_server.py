@@ -229,7 +229,7 @@ def test_status_metrics_and_dashboard(tmp_path):
     assert status["urls"]["IN_FLIGHT"] == 1 and status["in_flight_by_spider"] == {"fake#1": 1}
     assert status["robots_cache"] == 1 and status["dns_cache"] == 1
     assert b'wreck_urls{state="in_flight"} 1.0' in pages["/metrics"][2]
-    assert b"http-equiv=\"refresh\"" in pages["/"][2]
+    assert b'fetch("/status"' in pages["/"][2]  # the page refreshes itself from /status
     assert json.loads(pages["/url?u=http://a.test/x"][2])["state"] == "IN_FLIGHT"
     assert pages["/nope"][0] == 404
 

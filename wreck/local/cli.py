@@ -51,6 +51,7 @@ URLSERVER_OWN = {
     "store": "wreck-crawl starts the store and passes its address",
     "listen": "a free loopback port, read back from the urlserver child",
     "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
+    "store_http": "wreck-crawl starts the store with --http on a free loopback port and passes it",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
 }

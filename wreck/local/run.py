@@ -37,6 +37,7 @@ TICK_S = 1.0  # progress refresh and child check
 # What the daemons print on stdout: where they listen, and the urlserver's
 # final /status (JSON) once its last commit is done.
 STORE_LISTENING = "storeserver listening on "
+STORE_STATUS = "storeserver status on http://"  # its figures for the dashboard (docs/dashboard.md)
 URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
@@ -76,12 +77,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     finished = False
     try:
         store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
+                                                                  "--http", "127.0.0.1:0", *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
         children.append(store)
+        store_http = store.read_line(STORE_STATUS).split("/", 1)[0]  # printed before its listening line
         store_addr = store.read_line(STORE_LISTENING)
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
+            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr, "--store-http", store_http,
             "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
