@@ -109,12 +109,12 @@ class WriteStore:
             elif int(found) != L.FORMAT_VERSION:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
             crawl = txn.get(L.META_CRAWL, db=self.meta)
-        # The crawl whose records this store keeps ("" until a spider names one, 6.1).
-        self.crawl_id = crawl.decode("ascii") if crawl is not None else ""
             # The committed counters, kept in memory after each commit: read by the status
             # listener without a transaction of its own (a map resize needs none open).
             self.totals = {name.decode(): COUNTER.unpack(value)[0] if (value := txn.get(name, db=self.meta)) else 0
                            for name in _COUNTERS}
+        # The crawl whose records this store keeps ("" until a spider names one, 6.1).
+        self.crawl_id = crawl.decode("ascii") if crawl is not None else ""
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
