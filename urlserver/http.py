@@ -1,12 +1,13 @@
-# The operator's window: a minimal asyncio HTTP/1.0 server (one request per
-# connection, bounded request head) serving /metrics (Prometheus text from
+# The operator's window, on wreck/httpserve.py (h11: the transport, its
+# bounds, routing and the API token), serving /metrics (Prometheus text from
 # prometheus-client, a custom collector reading the engine's counters at
 # scrape time), /status (JSON via msgspec), /url?u=URL (one URL's state)
-# and / (an HTML dashboard that refreshes itself every few seconds).
+# and / (an HTML dashboard that refreshes itself every few seconds), and
+# the operator API under /api (api.py, docs/api.md).
 #
 # Like the daemons' listeners (docs/protocol.txt 10), it is refused beyond
 # loopback without the crawl's secret (check_address), and it bounds its
-# connections (MAX_CONNECTIONS): a flood of them answers 503 and never
+# connections (httpserve.MAX_CONNECTIONS): a flood of them answers 503 and never
 # starves the spiders' accepts of descriptors. /metrics reads counters the
 # engine keeps as it goes, so a scrape costs the same at 100 hosts or
 # 100,000; the one gauge that needs a scan of every host (robots.txt rules
@@ -15,7 +16,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import html
 import logging
 import time
@@ -26,13 +26,13 @@ from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from wreck.deploy import DeployError, SECRET_ENV, is_loopback
+from wreck.httpserve import MAX_CONNECTIONS, OPEN, READ, HttpServer, Request, Response, Route, TokenGate  # noqa: F401
 from wreck.protocol.settings import split_host_port
 
+from .api import api_routes
 from .politeness import Waiting
 
 log = logging.getLogger("urlserver")
-MAX_HEAD = 8192
-READ_TIMEOUT = 5.0
 # Rates are taken over about this much recent time, up to now: a crawl that
 # fetches nothing shows 0/s within it rather than its last busy figure.
 RATE_WINDOW_S = 10.0
@@ -54,9 +54,6 @@ def rates(samples, stats: dict, now: float) -> dict[str, float]:
             "links_per_s": (stats["discovered"] - base[3]) / span}
 
 
-# An operator's browser and a Prometheus scraper or two: 32 at once is
-# plenty; beyond it a request gets 503 at once and holds no descriptor.
-MAX_CONNECTIONS = 32
 # The robots.txt-rules gauge scans every host: at 100,000 hosts a scan costs
 # milliseconds, so it is redone at most this often whatever the scrape rate.
 SLOW_GAUGE_S = 10.0
@@ -197,65 +194,49 @@ def dashboard(server) -> str:
 
 
 class HttpStatus:
-    """The --http listener."""
+    """The --http port: these pages and the operator API (api.py) on a
+    wreck.httpserve.HttpServer, which owns the transport, the bounds and the token."""
 
-    def __init__(self, server) -> None:
+    def __init__(self, server, *, token: str | None = None, exposed: bool = False) -> None:
         self.server = server
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(_Collector(server))
-        self._listener = None
-        self.active = 0  # connections open now (MAX_CONNECTIONS)
+        # Beyond loopback the pages are open only where the crawl's secret
+        # guards it (check_address); with an API token alone they need it too.
+        pages = READ if exposed and not getattr(server.settings, "secret", b"") else OPEN
+        routes = [Route("GET", "/metrics", self._metrics, pages), Route("GET", "/status", self._status, pages),
+                  Route("GET", "/url", self._url, pages), Route("GET", "/", self._dashboard, pages),
+                  *api_routes(server)]
+        self.http = HttpServer(routes, gate=TokenGate(token, exposed=exposed), log=log)
+
+    @property
+    def active(self) -> int:
+        """Connections open now (MAX_CONNECTIONS)."""
+        return self.http.active
 
     async def start(self, address: str) -> tuple[str, int]:
-        host, port = split_host_port(address, listen=True)
-        self._listener = await asyncio.start_server(self._handle, host, port, reuse_address=True)
-        bound = self._listener.sockets[0].getsockname()[:2]
-        log.info("event=http_listening address=%s:%d", *bound)
-        return bound
+        return await self.http.start(address)
 
     async def stop(self) -> None:
-        if self._listener:
-            self._listener.close()
+        await self.http.stop()
 
     def respond(self, target: str) -> tuple[int, str, bytes]:
+        """(status, content type, body) of a GET of `target`, as the port answers it."""
         parts = urlsplit(target)
-        path = parts.path
-        if path == "/metrics":
-            return 200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry)
-        if path == "/status":
-            return 200, "application/json", msgspec.json.encode(status(self.server))
-        if path == "/url":
-            url = parse_qs(parts.query).get("u", [""])[0]
-            found = self.server.crawl.lookup(url) if url else None
-            code = 200 if found else 404
-            return code, "application/json", msgspec.json.encode(found or {"url": url, "state": "UNKNOWN"})
-        if path == "/":
-            return 200, "text/html; charset=utf-8", dashboard(self.server).encode()
-        return 404, "text/plain", b"not found\n"
+        answer = self.http.answer(Request("GET", parts.path, parse_qs(parts.query), {}, b"", "127.0.0.1"))
+        return answer.status, answer.content_type, answer.body
 
-    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.active >= MAX_CONNECTIONS:
-            writer.write(b"HTTP/1.0 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            writer.close()  # unread: nothing of it is kept
-            return
-        self.active += 1
-        try:
-            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), READ_TIMEOUT)
-            if len(head) > MAX_HEAD:
-                raise ValueError("request head too long")
-            method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
-            if method not in ("GET", "HEAD"):
-                code, ctype, body = 405, "text/plain", b"method not allowed\n"
-            else:
-                code, ctype, body = self.respond(target)
-            reason = {200: "OK", 404: "Not Found", 405: "Method Not Allowed"}[code]
-            writer.write(f"HTTP/1.0 {code} {reason}\r\nContent-Type: {ctype}\r\n"
-                         f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-                         + (body if method == "GET" else b""))
-            await writer.drain()
-        except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, asyncio.TimeoutError,
-                ValueError, ConnectionError):
-            pass
-        finally:
-            self.active -= 1
-            writer.close()
+    def _metrics(self, request: Request) -> Response:
+        return Response(200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry))
+
+    def _status(self, request: Request) -> Response:
+        return Response(200, "application/json", msgspec.json.encode(status(self.server)))
+
+    def _url(self, request: Request) -> Response:
+        url = request.arg("u", "")
+        found = self.server.crawl.lookup(url) if url else None
+        return Response(200 if found else 404, "application/json",
+                        msgspec.json.encode(found or {"url": url, "state": "UNKNOWN"}))
+
+    def _dashboard(self, request: Request) -> Response:
+        return Response(200, "text/html; charset=utf-8", dashboard(self.server).encode())
