@@ -42,7 +42,7 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
+PER_RUN = ("data", "store", "listen", "http", "exit_when_done", "api_token_file")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
@@ -84,8 +84,9 @@ def run(
         host = settings.listen.rpartition(":")[0].strip("[]")
         deploy.check_listen(host, secret)
         if settings.http:
+            from .api import api_token
             from .http import check_address
-            check_address(settings.http, secret)
+            check_address(settings.http, secret, api_token(settings))
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -116,7 +117,8 @@ def run(
 
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
-    from .http import HttpStatus
+    from .api import api_token, write_token_file
+    from .http import HttpStatus, exposed
     from .http import status as status_of
     from .server import UrlServer
 
@@ -127,7 +129,10 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
-    status = HttpStatus(server)
+    token = api_token(settings) if settings.http else None
+    status = HttpStatus(server, token=token, exposed=bool(settings.http) and exposed(settings.http))
+    if token is not None and not settings.api_token_file:
+        write_token_file(settings.data, token)  # the derived token, for the operator's curl (docs/api.md)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

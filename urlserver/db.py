@@ -17,6 +17,13 @@
 #   paces    "n"+host name | "i"+IP -> next_ok(f64) delay(f32) in_flight(u8):
 #                                     a politeness slot as of the last commit
 #                                     (politeness.py: restored at start)
+#   control  "paused" | "host:"+name -> the operator's controls (control.py):
+#            | "audit:"+seq(8)         the crawl paused, a host's pause, block
+#                                      and delay; the audit list of changes
+#   blocked  host_id(4) fp(8)      -> queue entry of a BLOCKED URL (kept for
+#                                     the unblock)
+#   history  fp(8)                 -> a URL's fetch count and last moves
+#                                     (history.py)
 #
 # fp is the first 8 bytes of BLAKE2b of the normalised URL: the exact,
 # persisted seen-set is the urls database's key set. All big-endian, so
@@ -164,7 +171,7 @@ class Db:
     """The environment and its named databases."""
 
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
-             "revisits", "paces")
+             "revisits", "paces", "control", "blocked", "history")
 
     @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:

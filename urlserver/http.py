@@ -59,14 +59,20 @@ def rates(samples, stats: dict, now: float) -> dict[str, float]:
 SLOW_GAUGE_S = 10.0
 
 
-def check_address(address: str, secret: bytes) -> None:
-    """Refuse --http beyond loopback without a secret, as --listen is."""
-    host = split_host_port(address, listen=True)[0] or "0.0.0.0"
-    if not secret and not is_loopback(host):
+def check_address(address: str, secret: bytes, token: str | None = None) -> None:
+    """Refuse --http beyond loopback without a secret or an API token, as --listen is."""
+    if exposed(address) and not secret and not token:
+        host = split_host_port(address, listen=True)[0] or "0.0.0.0"
         raise DeployError(
-            f"refusing to serve --http on {host} without a shared secret: /status shows the crawl to anyone "
-            f"who can reach it; give --secret-file FILE or set {SECRET_ENV}, or keep --http on 127.0.0.1"
+            f"refusing to serve --http on {host} without a shared secret or an API token: /status shows the "
+            f"crawl and /api steers it for anyone who can reach it; give --secret-file FILE, set {SECRET_ENV} "
+            f"or give --api-token-file FILE (docs/api.md), or keep --http on 127.0.0.1"
         )
+
+
+def exposed(address: str) -> bool:
+    """Whether --http `address` listens beyond loopback."""
+    return not is_loopback(split_host_port(address, listen=True)[0] or "0.0.0.0")
 
 
 def status(server) -> dict:
@@ -96,6 +102,7 @@ def status(server) -> dict:
         "robots_cache": sum(1 for h in fr.origins.values() if h.robots.rules is not None),
         "feeds": crawl.feeds.count,
         "finished": crawl.finished(),
+        "paused": crawl.controls.paused,  # by the operator (POST /api/pause, docs/api.md)
         # why the crawl ended (None while it runs): done, limit reached: FLAG N,
         # deferred retries, interrupted
         "finish_reason": server.finish_reason,
