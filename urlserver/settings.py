@@ -135,7 +135,7 @@ class Settings:
     secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
     api_token_file: str | None = setting(None, help="Operator API token (/api, docs/api.md): the file's first line; "
                                                     "default: derived from the shared secret",
-                                         metavar="FILE", group=SERVER)
+                                         metavar="FILE", group=SERVER, per_run=True)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
                                    above=0, group=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
