@@ -74,13 +74,13 @@ class Api:
     def routes(self) -> list[Route]:
         return [
             Route("POST", "/api/seeds", self.seeds, WRITE),
-            Route("POST", "/api/pause", self.pause, WRITE),
-            Route("POST", "/api/resume", self.resume, WRITE),
+            Route("POST", "/api/pause", self._pause(True), WRITE),
+            Route("POST", "/api/resume", self._pause(False), WRITE),
             Route("POST", "/api/retry", self.retry, WRITE),
-            Route("POST", "/api/hosts/{host}/pause", self.host_pause, WRITE),
-            Route("POST", "/api/hosts/{host}/resume", self.host_resume, WRITE),
-            Route("POST", "/api/hosts/{host}/block", self.host_block, WRITE),
-            Route("POST", "/api/hosts/{host}/unblock", self.host_unblock, WRITE),
+            Route("POST", "/api/hosts/{host}/pause", self._host_change(self.ops.host_pause, True), WRITE),
+            Route("POST", "/api/hosts/{host}/resume", self._host_change(self.ops.host_pause, False), WRITE),
+            Route("POST", "/api/hosts/{host}/block", self._host_change(self.ops.host_block, True), WRITE),
+            Route("POST", "/api/hosts/{host}/unblock", self._host_change(self.ops.host_block, False), WRITE),
             Route("PUT", "/api/hosts/{host}/delay", self.host_delay, WRITE),
             Route("GET", "/api/hosts/{host}", self.host, READ),
             Route("GET", "/api/urls", self.url, READ),
@@ -127,13 +127,14 @@ class Api:
         self._stopping()
         return self._changed(self.ops.add_seeds(urls))
 
-    def pause(self, request: Request) -> Response:
-        self._stopping()
-        return self._changed(self.ops.set_paused(True))
+    def _pause(self, paused: bool):
+        """The handler of POST /api/pause (True) or /api/resume (False)."""
 
-    def resume(self, request: Request) -> Response:
-        self._stopping()
-        return self._changed(self.ops.set_paused(False))
+        def handler(request: Request) -> Response:
+            self._stopping()
+            return self._changed(self.ops.set_paused(paused))
+
+        return handler
 
     def retry(self, request: Request) -> Response:
         body = _object(request)
@@ -157,25 +158,15 @@ class Api:
         self._stopping()
         return self._changed(self.ops.retry(state, wanted, chosen))
 
-    def host_pause(self, request: Request) -> Response:
-        name = self._host(request)
-        self._stopping()
-        return self._changed(self.ops.host_pause(name, True))
+    def _host_change(self, operation, value: bool):
+        """A handler for POST /api/hosts/HOST/VERB: operation(host name, value)."""
 
-    def host_resume(self, request: Request) -> Response:
-        name = self._host(request)
-        self._stopping()
-        return self._changed(self.ops.host_pause(name, False))
+        def handler(request: Request) -> Response:
+            name = self._host(request)
+            self._stopping()
+            return self._changed(operation(name, value))
 
-    def host_block(self, request: Request) -> Response:
-        name = self._host(request)
-        self._stopping()
-        return self._changed(self.ops.host_block(name, True))
-
-    def host_unblock(self, request: Request) -> Response:
-        name = self._host(request)
-        self._stopping()
-        return self._changed(self.ops.host_block(name, False))
+        return handler
 
     def host_delay(self, request: Request) -> Response:
         name = self._host(request)

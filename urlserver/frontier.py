@@ -208,9 +208,9 @@ class Frontier:
             rec = self.record(fp)
             if rec is None:
                 return None
-        self.save(fp, rec, move(rec, event, reason))
-        txn, history = self.txn, self.db.history
-        txn.put(fp, noted(txn.get(fp, db=history), event, rec.state, self.clock()), db=history)
+        old = move(rec, event, reason)
+        rec.history = noted(rec.history, event, rec.state, self.clock())
+        self.save(fp, rec, old)
         return rec
 
     def lookup(self, url: str) -> dict | None:
@@ -427,7 +427,7 @@ class Frontier:
                 retries += 1
         if do_errors and self.counts["ERROR"]:
             error = UrlState.ERROR
-            failed = [(fp, raw) for fp, raw in txn.cursor(db=self.db.urls) if d.URLREC.unpack_from(raw)[0] == error]
+            failed = [(fp, raw) for fp, raw in txn.cursor(db=self.db.urls) if d.record_state(raw) == error]
             for fp, raw in failed:
                 rec = UrlRecord.unpack(raw)
                 if not wanted(rec.url):

@@ -122,8 +122,7 @@ class Operations:
         found = crawl.lookup(raw)
         if found is None:
             return None
-        fp = d.fingerprint(normalize(raw))
-        history = described(crawl.frontier.txn.get(fp, db=crawl.db.history))
+        history = described(crawl.frontier.record(d.fingerprint(normalize(raw))).history)
         error = found["reason"] if found["state"] in ("ERROR", "FETCH_ERROR") else None
         return {**found, "fetches": history["fetches"], "last_error": error, "history": history["moves"]}
 

@@ -279,3 +279,24 @@ def test_every_change_survives_a_kill_9_right_after_its_answer(tmp_path):
     assert seed["state"] == "PENDING" and blocked["state"] == "BLOCKED"
     assert blocked["history"][-1]["event"] == "BLOCKED"
     assert [c["action"] for c in changes] == ["seeds", "host_delay", "host_block", "host_pause", "pause"]
+
+
+def test_a_url_record_carries_its_last_moves_and_older_records_still_read():
+    from wreck.urlserver.db import UrlRecord, record_state
+    from wreck.urlserver.history import HISTORY_MOVES, described, noted
+    from wreck.urlserver.urlstate import UrlEvent, UrlState
+
+    old = UrlRecord("http://a.test/x", state=UrlState.PENDING, reason="why\nnot").pack()  # as before histories
+    rec = UrlRecord.unpack(old)
+    assert (rec.state, rec.history, rec.reason) == (UrlState.PENDING, b"", "why\nnot")
+    for i in range(40):  # a URL recrawled for long: the history stays bounded
+        event = UrlEvent.CLAIMED if i % 2 == 0 else UrlEvent.FETCH_FAILED
+        rec.history = noted(rec.history, event, UrlState.IN_FLIGHT, 1000.0 + i)
+    raw = rec.pack()
+    back = UrlRecord.unpack(raw)
+    assert (back.url, back.state, back.reason) == ("http://a.test/x", UrlState.PENDING, "why\nnot")
+    assert record_state(raw) == UrlState.PENDING
+    history = described(back.history)
+    assert history["fetches"] == 20 and len(history["moves"]) == HISTORY_MOVES
+    assert history["moves"][-1] == {"time": 1039.0, "at": "1970-01-01T00:17:19.000Z", "event": "FETCH_FAILED",
+                                    "state": "IN_FLIGHT"}
