@@ -40,7 +40,7 @@ from wreck.protocol.settings import split_host_port
 # An operator's browser, a Prometheus scraper or two and a script: 32 at once
 # is plenty; beyond it a request gets 503 at once and holds no descriptor.
 MAX_CONNECTIONS = 32
-MAX_HEAD = 8192  # request line and headers; h11 answers a longer head as an error
+MAX_HEAD = 8192  # request line and headers: a longer head is answered 431
 DEFAULT_MAX_BODY = 1024 * 1024  # a JSON body: 10,000 seed URLs of 100 bytes fit
 READ_TIMEOUT_S = 5.0  # one request, head and body, from its first byte (and an idle keep-alive)
 READ_CHUNK = 65536
@@ -252,6 +252,9 @@ class HttpServer:
                 return None
             if isinstance(event, h11.Request):
                 head = event
+                # h11 bounds a head still arriving; one that came whole in one read is measured here
+                if len(event.target) + sum(len(k) + len(v) + 4 for k, v in event.headers) > MAX_HEAD:
+                    raise HttpError(431, f"the request head is over {MAX_HEAD} bytes")
                 length = dict(event.headers).get(b"content-length")
                 if length is not None and int(length) > self.max_body:
                     raise HttpError(413, f"the body is {int(length)} bytes; at most {self.max_body} are read")
