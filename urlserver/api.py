@@ -72,7 +72,7 @@ class Api:
         self.ops = Operations(server.crawl)
 
     def routes(self) -> list[Route]:
-        return [
+        routes = [
             Route("POST", "/api/seeds", self.seeds, WRITE),
             Route("POST", "/api/pause", self._pause(True), WRITE),
             Route("POST", "/api/resume", self._pause(False), WRITE),
@@ -86,6 +86,9 @@ class Api:
             Route("GET", "/api/urls", self.url, READ),
             Route("GET", "/api/log", self.log, READ),
         ]
+        index = {"docs": "docs/api.md", "endpoints": [f"{r.method} {r.pattern}" for r in routes]}
+        answer = lambda request: Response.json(index)  # noqa: E731 (the address wreck-crawl prints)
+        return [*routes, Route("GET", "/api/", answer, READ), Route("GET", "/api", answer, READ)]
 
     # -- plumbing ---------------------------------------------------------------------
 

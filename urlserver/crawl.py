@@ -320,6 +320,8 @@ class Crawl:
                 log.warning("event=host_blocked origin=%s urls=%d", host.origin, count)
             if more:
                 self.politeness.schedule(host, now)
+            if host.robots_jobs:  # robots.txt redirected here: those origins learn it is unreachable
+                self._fail_robots_jobs(host, "robots.txt redirected to a host blocked by the operator")
         else:
             pause_origin(self.politeness, host)
 

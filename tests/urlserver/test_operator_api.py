@@ -205,6 +205,7 @@ def test_tokens_bad_input_and_the_error_format(tmp_path):
                 "too big": await asyncio.to_thread(_declared_too_big, port),
                 "unknown url": await call(port, "GET", "/api/urls?u=http://z.test/"),
                 "bad limit": await call(port, "GET", "/api/log?limit=0"),
+                "index": await call(port, "GET", "/api/"),
             }
             await web.stop()
             exposed = HttpStatus(server, token=TOKEN, exposed=True)
@@ -233,6 +234,7 @@ def test_tokens_bad_input_and_the_error_format(tmp_path):
         assert got_code == code and text in body["error"] and list(body) == ["error"], (name, out[name])
         assert "\n" not in body["error"]
     assert out["read exposed with token"][0] == 200
+    assert out["index"][0] == 200 and "PUT /api/hosts/{host}/delay" in out["index"][1]["endpoints"]
 
 
 def _start_urlserver(data, env) -> tuple[subprocess.Popen, int]:
