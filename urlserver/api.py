@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import hashlib
 import hmac
@@ -50,13 +51,18 @@ def api_token(settings) -> str | None:
     return None
 
 
-def write_token_file(data: str, token: str) -> str:
-    """Leave the derived token in DATA/api-token (0600) for the operator; its path."""
+def keep_token_file(data: str, token: str | None) -> None:
+    """Leave the token derived from the secret in DATA/api-token (0600) for
+    the operator; with no derived token (none, or --api-token-file's), make
+    sure no stale one is left there to mislead."""
     path = os.path.join(data, TOKEN_FILE)
+    if token is None:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(path)
+        return
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w", encoding="utf-8") as fh:
         fh.write(token + "\n")
-    return path
 
 
 def api_routes(server) -> list[Route]:

@@ -117,7 +117,7 @@ def run(
 
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
-    from .api import api_token, write_token_file
+    from .api import api_token, keep_token_file
     from .http import HttpStatus, exposed
     from .http import status as status_of
     from .server import UrlServer
@@ -131,8 +131,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     server = UrlServer(settings, crawl)
     token = api_token(settings) if settings.http else None
     status = HttpStatus(server, token=token, exposed=bool(settings.http) and exposed(settings.http))
-    if token is not None and not settings.api_token_file:
-        write_token_file(settings.data, token)  # the derived token, for the operator's curl (docs/api.md)
+    keep_token_file(settings.data, None if settings.api_token_file else token)  # for the operator's curl
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
