@@ -44,7 +44,7 @@ def _engine(data: Path, hosts: int, *, finished: bool):
 
 
 def _server(c):
-    from wreck.urlserver.history import History
+    from wreck.urlserver.timeline import History
 
     server = types.SimpleNamespace(crawl=c, samples=[], spiders=[], resolver=types.SimpleNamespace(cache={}),
                                    finish_reason=None, history=History())

@@ -43,7 +43,7 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done")
+PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done", "api_token_file")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
@@ -104,8 +104,9 @@ def run(
         host = settings.listen.rpartition(":")[0].strip("[]")
         deploy.check_listen(host, secret)
         if settings.http:
+            from .api import api_token
             from .http import check_address
-            check_address(settings.http, secret)
+            check_address(settings.http, secret, api_token(settings))
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -136,7 +137,8 @@ def run(
 
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
-    from .http import HttpStatus
+    from .api import api_token, keep_token_file
+    from .http import HttpStatus, exposed
     from .statusview import summary
     from .server import UrlServer
     from .storeview import StoreView
@@ -151,7 +153,9 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if settings.store_http:
         server.store_view = StoreView(settings.store_http)
         server.store_view.start()
-    status = HttpStatus(server)
+    token = api_token(settings) if settings.http else None
+    status = HttpStatus(server, token=token, exposed=bool(settings.http) and exposed(settings.http))
+    keep_token_file(settings.data, None if settings.api_token_file else token)  # for the operator's curl
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

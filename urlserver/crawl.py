@@ -36,6 +36,7 @@ from . import robots as r
 from .dns import Resolution
 from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
+from .control import Controls, block_queue, pause_origin
 from .feeds import Feeds
 from .frontier import Frontier
 from .hostview import HELD_SCAN, due as host_due
@@ -92,6 +93,8 @@ class Crawl:
                                      backoff_max=s.backoff_max)
         self.politeness.restore(self.frontier.saved_paces, clock())  # no host sooner than its delay
         self.frontier.saved_paces = []
+        self.frontier.clock = clock  # the times of a URL's history (history.py)
+        self.controls = Controls(self.db, self.politeness)  # the operator's, kept across restarts (control.py)
         self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
@@ -172,17 +175,33 @@ class Crawl:
         (docs/url-states.md, "Retry on request")."""
         only = re.compile(self.settings.retry_only) if self.settings.retry_only is not None else None
         wanted = (lambda url: True) if only is None else (lambda url: only.search(url) is not None)
+        counts = self.retry(wanted, errors=True, deferred=True, now=self._now)
+        log.warning("event=retry_requested urls=%d errors=%d retries=%d robots=%d only=%r",
+                    counts["urls"], counts["errors"], counts["retries"], counts["robots"], self.settings.retry_only)
+
+    @translate_errors
+    def retry(self, wanted, *, errors: bool, deferred: bool, now: float) -> dict[str, int]:
+        """Queue again now, with their full tries, the ERROR URLs (`errors`)
+        and the retries waiting for their due time (`deferred`) whose URL
+        `wanted(url)` accepts, and forget the unreachable robots.txt of the
+        origins they join or that `wanted` chooses (by ORIGIN/robots.txt):
+        the --retry-errors of a start, and POST /api/retry. The counts."""
         fr = self.frontier
-        retries, errors, touched = fr.retry_requested(wanted)
+        retries, failed, touched = fr.retry_requested(wanted, errors=errors, retries=deferred)
         requeued = {host.origin for host in touched}
         forgotten = [origin.decode() for origin, raw in fr.txn.cursor(db=self.db.robots)
                      if r.unpack(raw).kind == r.UNREACHABLE
                      and (origin.decode() in requeued or wanted(origin.decode() + "/robots.txt"))]
         for origin in forgotten:
             fr.txn.delete(origin.encode(), db=self.db.robots)
-        self.stats["retry_requested"] = retries + errors
-        log.warning("event=retry_requested urls=%d errors=%d retries=%d robots=%d only=%r",
-                    retries + errors, errors, retries, len(forgotten), self.settings.retry_only)
+            host = fr.origins.get(origin)
+            if host is not None and host.robots.phase is RobotsPhase.UNREACHABLE:  # a running crawl's memory
+                host.robots.move(RobotsEvent.EXPIRED)
+                host.robots.tries = 0
+                if host.waiting is Waiting.ROBOTS_RETRY:
+                    self.politeness.schedule(host, now)
+        self.stats["retry_requested"] = self.stats.get("retry_requested", 0) + retries + failed
+        return {"urls": retries + failed, "errors": failed, "retries": retries, "robots": len(forgotten)}
 
     # -- input ----------------------------------------------------------------------
 
@@ -210,6 +229,11 @@ class Crawl:
     def _on_new_work(self, host: Origin) -> None:
         self._wake(host, self._now)
 
+    def wake(self, host: Origin, now: float) -> None:
+        """Put `host` back in the politeness heap if it has work and nothing
+        holds it (after the operator resumed it)."""
+        self._wake(host, now)
+
     def _wake(self, host: Origin, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
         if host.in_heap or host.waiting in HELD or not (host.queued or host.robots_jobs):
@@ -229,6 +253,8 @@ class Crawl:
         self._now = now
         if self.limit_reached(now) is not None:
             return None  # a global limit: nothing more is handed out, this run
+        if self.controls.paused:
+            return None  # paused by the operator: what is in flight ends as usual
         self.frontier.release_due(now)
         pol = self.politeness
         while (host := pol.pop_due(now)) is not None:
@@ -242,6 +268,9 @@ class Crawl:
 
     def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
         host.waiting = Waiting.NONE  # out of the heap now: whatever held it is decided again below
+        if host.name in self.controls.held:  # the operator paused or blocked its name (control.py)
+            self._hold(host, now)
+            return None
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
@@ -287,6 +316,20 @@ class Crawl:
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
+
+    def _hold(self, host: Origin, now: float) -> None:
+        """`host`'s turn came while the operator holds its name: a blocked
+        host's queue ends BLOCKED (a batch per turn); a paused one waits."""
+        if self.controls.host(host.name).blocked:
+            count, more = block_queue(self.frontier, host)
+            if count:
+                log.warning("event=host_blocked origin=%s urls=%d", host.origin, count)
+            if more:
+                self.politeness.schedule(host, now)
+            if host.robots_jobs:  # robots.txt redirected here: those origins learn it is unreachable
+                self._fail_robots_jobs(host, "robots.txt redirected to a host blocked by the operator")
+        else:
+            pause_origin(self.politeness, host)
 
     def _pace(self, host: Origin) -> Waiting:
         """Why `host`, in the heap, waits for its turn: a 429/5xx back-off, a
@@ -640,7 +683,7 @@ class Crawl:
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
-        if serving:
+        if serving and not self.controls.paused:
             times += [self.politeness.next_time(), self.frontier.next_delayed()]
             if self.settings.max_time and self.limit is None:
                 times.append(self.started + self.settings.max_time)

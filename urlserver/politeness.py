@@ -47,18 +47,20 @@ class Waiting(enum.Enum):
     IP = "ip"  # its address's slot is full (--ip-concurrency)
     BACKOFF = "backoff"  # it answered 429/5xx: its delay is doubled until it answers normally
     CRAWL_DELAY = "crawl-delay"  # its robots.txt Crawl-delay, longer than --delay, holds it
+    PAUSED = "paused"  # the operator paused its host name (control.py)
 
     __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
 
 
-HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP))  # woken by an answer or a slot, not by new work
+# woken by an answer, a slot or the operator's resume, not by new work
+HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP, Waiting.PAUSED))
 
 
 class Slot:
     """Politeness of one host name (shared by its origins: http, https, other
     ports), or of one IP address (shared by every name on it)."""
 
-    __slots__ = ("key", "inflight", "next_ok", "parked", "slow", "gap")
+    __slots__ = ("key", "inflight", "next_ok", "parked", "slow", "gap", "floor")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -67,6 +69,7 @@ class Slot:
         self.gap = 0.0  # the delay last applied (persisted: the in-flight rule counts it from a restart)
         self.slow = 0.0  # a host name's delay raised after 429/5xx answers (0: not slowed down)
         self.parked: list = []  # hosts waiting for one of this slot's transactions to end
+        self.floor = 0.0  # a host name's delay set by the operator (PUT /api/hosts/HOST/delay)
 
 
 class Origin:
@@ -218,7 +221,7 @@ class Politeness:
         """A transaction for `origin` was handed out at `now`."""
         slot = self.name_slot(origin)
         slot.inflight += 1
-        slot.gap = max(origin.delay, self.delay, slot.slow)
+        slot.gap = max(origin.delay, self.delay, slot.slow, slot.floor)
         slot.next_ok = now + slot.gap
         if slot.gap:  # no delay, nothing to keep across a restart (and no write per handout)
             self.touched.add(slot)
@@ -238,7 +241,7 @@ class Politeness:
         """
         name = self.name_slot(origin)
         name.inflight -= 1
-        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow, name.floor))
         if name.gap:
             self.touched.add(name)
         parked, name.parked = name.parked, []
@@ -259,12 +262,21 @@ class Politeness:
         request waits the new one from then (RFC 9309 leaves Crawl-delay to
         crawlers; it counts between any two requests, robots.txt included)."""
         name = self.name_slot(origin)
-        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow, name.floor))
+
+    def set_floor(self, name: str, seconds: float) -> None:
+        """The operator's delay for host name `name` (0: none): the gap
+        between two of its requests is at least this, from its next request
+        on; --delay, Crawl-delay and a back-off still apply when longer."""
+        slot = self.names.get(name)
+        if slot is None:
+            slot = self.names[name] = Slot(name)
+        slot.floor = seconds
 
     def slow_down(self, origin: Origin, now: float, retry_after: float | None) -> None:
         """`origin` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
         slot = self.name_slot(origin)
-        base = max(origin.delay, self.delay, slot.slow, SLOWDOWN_FLOOR / 2)
+        base = max(origin.delay, self.delay, slot.slow, slot.floor, SLOWDOWN_FLOOR / 2)
         slot.slow = min(self.backoff_max, 2 * base)
         hold = slot.slow if retry_after is None else max(slot.slow, min(retry_after, self.backoff_max))
         slot.next_ok = max(slot.next_ok, now + hold)

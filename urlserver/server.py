@@ -28,7 +28,7 @@ from .crawl import Crawl
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
-from .history import History
+from .timeline import History
 from .settings import Settings
 from .urlfilter import UrlFilter
 
@@ -338,7 +338,7 @@ class UrlServer:
         self.take_history(now)
 
     def take_history(self, now: float) -> None:
-        """A history sample if one is due (history.py), and the spiders' rates with it."""
+        """A timeline sample if one is due (timeline.py), and the spiders' rates with it."""
         crawl = self.crawl
         fr = crawl.frontier
         if self.history.sample(now, pages=fr.board.fetched_total, bytes_=crawl.bytes_fetched,

@@ -137,6 +137,9 @@ class Settings:
                                      "dashboard's store figures", default_help="no store figures", metavar="HOST:PORT",
                                      panel=SERVER, per_run=True)
     secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
+    api_token_file: str | None = setting(None, help="Operator API token (/api, docs/api.md): the file's first line; "
+                                                    "default: derived from the shared secret",
+                                         metavar="FILE", group=SERVER, per_run=True)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
                                    above=0, panel=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",

@@ -92,6 +92,7 @@ def status(server, *, robots_held: RobotsHeld | None = None, exact: bool = False
     return {
         "time": now,
         "crawl_id": crawl.crawl_id,  # the crawl's identity, which its store keeps (docs/protocol.txt 6.1)
+        "paused": crawl.controls.paused,  # by the operator (POST /api/pause, docs/api.md)
         "urls": dict(fr.counts),
         "queued": fr.queued_total,
         "delayed_retries": fr.delayed_total,

@@ -71,6 +71,6 @@ def test_connections_beyond_the_cap_get_503_and_the_listener_serves_again_after(
         return over, after
 
     over, after = asyncio.run(main())
-    assert over.startswith(b"HTTP/1.0 503 ")
-    assert after.startswith(b"HTTP/1.0 404 ")
+    assert over.startswith(b"HTTP/1.1 503 ")
+    assert after.startswith(b"HTTP/1.1 404 ")
     c.close()

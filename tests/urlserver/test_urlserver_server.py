@@ -224,7 +224,7 @@ def test_status_metrics_and_dashboard(tmp_path):
 
     raw, pages = asyncio.run(main())
     head, _, body = raw.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.0 200")
+    assert head.startswith(b"HTTP/1.1 200")
     status = json.loads(body)
     assert status["urls"]["IN_FLIGHT"] == 1 and status["in_flight_by_spider"] == {"fake#1": 1}
     assert status["robots_cache"] == 1 and status["dns_cache"] == 1

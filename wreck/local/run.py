@@ -97,6 +97,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
+        console.print(f"WRECK: operator API at {dashboard}api/ (docs/api.md), its token in {where.api_token}", highlight=False, soft_wrap=True)
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)

@@ -3,7 +3,7 @@ and no more, rates that are differences of totals over the time between."""
 
 from __future__ import annotations
 
-from wreck.urlserver.history import HISTORY_SAMPLES, SAMPLE_S, History
+from wreck.urlserver.timeline import HISTORY_SAMPLES, SAMPLE_S, History
 
 
 def test_a_sample_is_kept_once_per_interval_and_rates_come_from_totals():
