@@ -147,8 +147,8 @@ class Crawl:
     capture, are left out unless asked for) in doc order.
     """
 
-    def __init__(self, data: Path) -> None:
-        self.store = ReadStore(Path(data))
+    def __init__(self, store: ReadStore) -> None:
+        self.store = store  # closed by close(): LMDB allows one open environment per path and process
 
     def __enter__(self) -> Crawl:
         return self
@@ -214,6 +214,6 @@ def open_crawl(data: Path) -> Crawl:
     Raises StoreError if there is no store there or it cannot be opened.
     """
     try:
-        return Crawl(data)
+        return Crawl(ReadStore(Path(data)))
     except OSError as exc:
         raise StoreError(f"cannot open the store in {data}: {exc}") from None
