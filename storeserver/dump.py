@@ -7,6 +7,7 @@
 #   wreck-dump --all --jsonl --data DIR        (one JSON object per doc, stdout)
 #   wreck-dump --all --warc FILE --data DIR    (WARC/1.1; FILE.gz: gzipped)
 #   wreck-dump --all --parquet FILE [--bodies] (one row per document, docs/reading.md)
+#   wreck-dump --all --wacz FILE --data DIR    (WACZ 1.2: the WARC export, its CDXJ, pages)
 #   wreck-dump --cdxj WARC [--cdxj WARC...]    (each WARC's CDXJ index, written beside it)
 #
 # Main text (--text) is extracted with resiliparse (bench: 6x faster than
@@ -117,11 +118,12 @@ def dump(
     body: bool = typer.Option(False, "--body", help="Print the body (the default)."),
     text: bool = typer.Option(False, "--text", help="Print the page's main text."),
     as_json: bool = typer.Option(False, "--json", help="Print every metadata field as JSON."),
-    all_docs: bool = typer.Option(False, "--all", help="Every document (with --jsonl or --warc)."),
+    all_docs: bool = typer.Option(False, "--all", help="Every document (with --jsonl, --warc, --parquet or --wacz)."),
     jsonl: bool = typer.Option(False, "--jsonl", help="With --all: one JSON object per document to stdout."),
     warc: Path | None = typer.Option(None, "--warc", help="With --all: write WARC/1.1 response records to FILE."),
     parquet: Path | None = typer.Option(None, "--parquet", help="With --all: write one row per document to FILE, Parquet (docs/reading.md)."),
     bodies: bool = typer.Option(False, "--bodies", help="With --parquet: add each body as a binary column."),
+    wacz: Path | None = typer.Option(None, "--wacz", help="With --all: write a WACZ 1.2 package to FILE (WARC, CDXJ index, pages, datapackage.json)."),
     cdxj: list[Path] = typer.Option([], "--cdxj", help="Write the CDXJ index (pywb's format) of this WARC file beside it; repeatable; no --data needed."),
 ) -> None:
     """Print one stored document, or stream them all."""
@@ -143,7 +145,12 @@ def dump(
     out = sys.stdout.buffer
     try:
         if all_docs:
-            if parquet is not None:
+            if wacz is not None:
+                from .wacz import write_store_wacz
+
+                records, pages = write_store_wacz(Crawl(store), wacz)
+                typer.echo(f"wrote {wacz}: {records} WARC records, {pages} pages", err=True)
+            elif parquet is not None:
                 from .parquet import write_parquet  # pyarrow loads only for this export
 
                 rows = write_parquet(Crawl(store), parquet, bodies=bodies)
@@ -158,7 +165,7 @@ def dump(
                     line.update(store.annotations(meta.doc_id))
                     out.write(enc.encode(line) + b"\n")
             else:
-                raise _fail("--all needs --jsonl, --warc FILE or --parquet FILE")
+                raise _fail("--all needs --jsonl, --warc FILE, --parquet FILE or --wacz FILE")
             return
         if url is not None:
             doc_id = store.current_doc_for_url(url)
