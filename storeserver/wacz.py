@@ -34,7 +34,7 @@ from .warc import iso_date, write_warc_file
 
 PROFILE = "wacz"  # WACZ 1.2.0, datapackage.json
 PAGES_HEADER = {"format": "json-pages-1.0", "id": "pages", "title": "All Pages"}
-INDEX_NAME = "indexes/index.cdxj"
+INDEX_NAME = "indexes/index.cdx"  # CDXJ lines; the spec's name, and the one pywb's importer looks for
 PAGES_NAME = "pages/pages.jsonl"
 HASH_CHUNK = 1024 * 1024  # bytes read at a time when hashing a WARC
 

@@ -60,7 +60,7 @@ def test_the_package_has_the_layout_and_compression_of_wacz_1_2(wacz):
     with zipfile.ZipFile(wacz) as zf:
         assert zf.testzip() is None
         names = set(zf.namelist())
-        assert names == {"archive/crawl.warc.gz", "indexes/index.cdxj", "pages/pages.jsonl",
+        assert names == {"archive/crawl.warc.gz", "indexes/index.cdx", "pages/pages.jsonl",
                          "datapackage.json", "datapackage-digest.json"}  # fmt: skip
         # archive/ files MUST NOT be compressed again (random access by offset)
         assert zf.getinfo("archive/crawl.warc.gz").compress_type == zipfile.ZIP_STORED
@@ -97,7 +97,7 @@ def test_pages_are_the_html_captures_with_their_warc_date_and_title(wacz):
 
 def test_the_index_is_sorted_cdxj_pointing_into_the_stored_warc(wacz):
     with zipfile.ZipFile(wacz) as zf:
-        lines = zf.read("indexes/index.cdxj").decode().splitlines()
+        lines = zf.read("indexes/index.cdx").decode().splitlines()
         warc = zf.read("archive/crawl.warc.gz")
     assert lines == sorted(lines) and len(lines) == len(RECORDS) - 1  # the timeout has no HTTP response
     for line in lines:
