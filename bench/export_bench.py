@@ -22,7 +22,7 @@ from pathlib import Path
 from wreck.protocol import Record, Specific, http_enum
 from wreck.storeserver.reader import read_counters
 
-from tests.store_helpers import Client, running_server
+from tests.store_helpers import filled_store
 from tests.web.corpus import Corpus
 
 BATCH = 200  # records sent before waiting for their acks
@@ -30,13 +30,9 @@ BATCH = 200  # records sent before waiting for their acks
 
 def fill(data: Path, docs: int) -> None:
     corpus = Corpus()
-    with running_server(data) as (_, port):
-        client = Client(port)
-        for start in range(1, docs + 1, BATCH):
-            ids = range(start, min(start + BATCH, docs + 1))
-            client.send([Record(i, True, Specific.OK, http_enum(200), 50, corpus.url(i), None, corpus.response(i))
-                         for i in ids])  # fmt: skip
-            client.acks(len(ids))
+    for start in range(1, docs + 1, BATCH):
+        filled_store(data, [Record(i, True, Specific.OK, http_enum(200), 50, corpus.url(i), None, corpus.response(i))
+                            for i in range(start, min(start + BATCH, docs + 1))])  # fmt: skip
 
 
 def measure(cmd: list[str], cwd: Path) -> tuple[float, float]:

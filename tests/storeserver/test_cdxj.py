@@ -17,7 +17,7 @@ from wreck.storeserver.dump import app
 from wreck.storeserver.store import ReadStore
 from wreck.storeserver.warc import write_warc_file
 
-from tests.store_helpers import Client, make_record, running_server
+from tests.store_helpers import filled_store, make_record
 
 NOT_MODIFIED = Record(40, True, Specific.NOT_MODIFIED, http_enum(304), 3, "http://127.0.0.1:8080/page/7", None,
                       b"HTTP/1.1 304 Not Modified\r\n\r\n")  # fmt: skip
@@ -28,11 +28,7 @@ RECORDS = [make_record(i, url=f"http://{host}/page/{i}") for i, host in
 
 @pytest.fixture(scope="module")
 def warcs(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(RECORDS)
-        assert len(c.acks(len(RECORDS))) == len(RECORDS)
+    path = filled_store(tmp_path_factory.mktemp("store"), RECORDS)
     store = ReadStore(path)
     try:
         out = []

@@ -15,7 +15,7 @@ import pytest
 from wreck.protocol import Record, Specific, http_enum
 from wreck.storeserver.reader import Document, NotFound, StoreError, open_crawl, read_counters
 
-from tests.store_helpers import Client, make_record, running_server
+from tests.store_helpers import Client, filled_store, make_record, running_server
 
 HOST = "http://127.0.0.1:8080"
 LATIN1 = Record(1, True, Specific.OK, http_enum(200), 20, f"{HOST}/caf%C3%A9", None,
@@ -37,12 +37,7 @@ ALL = [LATIN1, PLAIN, MISSING, IMAGE, TIMEOUT, NOT_MODIFIED]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(ALL)
-        assert len(c.acks(len(ALL))) == len(ALL)
-    return path
+    return filled_store(tmp_path_factory.mktemp("store"), ALL)
 
 
 def test_every_document_with_its_metadata_title_and_decoded_text(data):

@@ -16,7 +16,7 @@ from wreck.storeserver import parquet as export
 from wreck.storeserver.dump import app
 from wreck.storeserver.reader import payload_digest, read_counters
 
-from tests.store_helpers import Client, make_record, running_server
+from tests.store_helpers import filled_store, make_record, running_server
 
 TITLED = Record(1, True, Specific.OK, http_enum(200), 9, "http://127.0.0.1:8080/", None,
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
@@ -30,12 +30,7 @@ ALL = [TITLED, TIMEOUT, NOT_MODIFIED, *PAGES]
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(ALL)
-        assert len(c.acks(len(ALL))) == len(ALL)
-    return path
+    return filled_store(tmp_path_factory.mktemp("store"), ALL)
 
 
 def dump(*args) -> object:

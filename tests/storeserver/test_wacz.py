@@ -21,7 +21,7 @@ from wreck.protocol import Record, Specific, http_enum
 from wreck.storeserver.dump import app
 from wreck.storeserver.wacz import Page, write_wacz
 
-from tests.store_helpers import Client, make_record, running_server
+from tests.store_helpers import filled_store, make_record
 
 HOME = Record(1, True, Specific.OK, http_enum(200), 9, "http://127.0.0.1:8080/", None,
               b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
@@ -36,11 +36,7 @@ PAGES = 28  # the 200 text/html documents: HOME and 2..28
 
 @pytest.fixture(scope="module")
 def wacz(tmp_path_factory):
-    path = tmp_path_factory.mktemp("store")
-    with running_server(path) as (_, port):
-        c = Client(port)
-        c.send(RECORDS)
-        assert len(c.acks(len(RECORDS))) == len(RECORDS)
+    path = filled_store(tmp_path_factory.mktemp("store"), RECORDS)
     out = path / "crawl.wacz"
     result = CliRunner().invoke(app, ["--all", "--wacz", str(out), "--data", str(path)])
     assert result.exit_code == 0, result.output
