@@ -130,6 +130,16 @@ class Document:
         return extract_plain_text(self._tree, main_content=True)
 
 
+    def as_dict(self, *, body: bool = False) -> dict:
+        """The research fields as a dict (a Parquet row; pandas.DataFrame(d.as_dict() for d in ...))."""
+        out = {"doc_id": self.doc_id, "url": self.url, "host": self.host, "status": self.status,
+               "content_type": self.content_type, "fetched_at": self.fetched_at, "title": self.title,
+               "text": self.text, "outlinks": self.outlinks, "digest": self.digest}  # fmt: skip
+        if body:
+            out["body"] = self.body
+        return out
+
+
 def status_of(meta: StoredDoc, head: bytes) -> int:
     """The literal HTTP status: from the stored enumeration, else the status line."""
     code = http_code(meta.http)
@@ -166,18 +176,20 @@ class Crawl:
         return Document(meta, document, self.store.annotations(meta.doc_id).get("extra") or {})
 
     def documents(self, *, status: int | Collection[int] | None = None, content_type: str | None = None,
-                  host: str | None = None, revisits: bool = False) -> Iterator[Document]:
+                  host: str | None = None, revisits: bool = False, after: int = 0) -> Iterator[Document]:
         """Documents in doc order, filtered.
 
         status: an HTTP status or a collection of them (0: no response came);
         content_type: a media type ('text/html') or a prefix ending in '/' ('image/');
         host: a host name, matched exactly (case-insensitive);
-        revisits: also yield the header-only records of 304 answers.
+        revisits: also yield the header-only records of 304 answers;
+        after: only documents with a greater doc id (what came since a doc
+        seen before, while the crawl runs).
         """
         wanted = {status} if isinstance(status, int) else set(status) if status is not None else None
         host = host.lower().rstrip(".") if host else None
         ctype = content_type.lower() if content_type else None
-        for meta, _ in self.store.iter_docs(with_documents=False):
+        for meta, _ in self.store.iter_docs(with_documents=False, after_id=after):
             if meta.specific == Specific.NOT_MODIFIED and not revisits:
                 continue
             if host is not None and host_of(meta.url) != host:

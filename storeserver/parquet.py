@@ -1,7 +1,7 @@
 # A crawl's documents as one Parquet file (pyarrow writes it), for pandas,
 # DuckDB, polars, Spark and Hugging Face `datasets`, which read it as is.
 #
-# One row per Document of storeserver/documents.py, in doc order (the rows
+# One row per Document of storeserver/documents.py (its as_dict()), in doc order (the rows
 # `for doc in crawl` yields: 304 revisit records left out, so the row count
 # is the store's `docs` counter). Rows are gathered into a row group of at
 # most ROWS_PER_GROUP rows or GROUP_BYTES bytes of text and bodies, written,
@@ -18,7 +18,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from .documents import Crawl, Document
+from .documents import Crawl
 
 ROWS_PER_GROUP = 10_000  # rows a reader skips or reads as one unit; Arrow's advice is 10^4-10^6
 GROUP_BYTES = 64 * 1024 * 1024  # text and body bytes held before a group is written
@@ -44,15 +44,6 @@ def schema(*, bodies: bool) -> pa.Schema:
     return pa.schema(fields, metadata={"source": "WRECK store (wreck-dump --parquet)"})
 
 
-def _row(doc: Document, *, bodies: bool) -> dict:
-    row = {"doc_id": doc.doc_id, "url": doc.url, "host": doc.host, "status": doc.status,
-           "content_type": doc.content_type, "fetched_at": doc.fetched_at, "title": doc.title,
-           "text": doc.text, "outlinks": doc.outlinks, "digest": doc.digest}  # fmt: skip
-    if bodies:
-        row["body"] = doc.body
-    return row
-
-
 def write_parquet(crawl: Crawl, path: Path, *, bodies: bool = False) -> int:
     """Write every document of `crawl` to `path`; returns the rows written."""
     path = Path(path)
@@ -63,7 +54,7 @@ def write_parquet(crawl: Crawl, path: Path, *, bodies: bool = False) -> int:
     try:
         with pq.ParquetWriter(part, columns, compression=COMPRESSION) as writer:
             for doc in crawl:
-                row = _row(doc, bodies=bodies)
+                row = doc.as_dict(body=bodies)
                 rows.append(row)
                 held += len(row["text"]) + (len(doc.body) if bodies else 0)
                 if len(rows) >= ROWS_PER_GROUP or held >= GROUP_BYTES:

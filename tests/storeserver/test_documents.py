@@ -57,6 +57,9 @@ def test_every_document_with_its_metadata_title_and_decoded_text(data):
     now = datetime.datetime.now(datetime.timezone.utc)
     assert page.fetched_at.tzinfo is not None and now - datetime.timedelta(minutes=10) < page.fetched_at <= now
     assert page.outlinks is None  # this store keeps no outlinks
+    row = page.as_dict()
+    assert row["title"] == page.title and row["digest"] == page.digest and "body" not in row
+    assert page.as_dict(body=True)["body"] == body
     plain, missing, image, timeout = docs[1:]
     assert plain.text == "plain words ✓" and plain.title == "" and plain.host == "other.test"
     assert (missing.status, missing.title) == (404, "Gone")
@@ -97,9 +100,12 @@ NOTEBOOK = """
 import sys
 from wreck.storeserver.reader import open_crawl
 crawl = open_crawl(sys.argv[1])
+seen = 0
 for line in sys.stdin:
     last = crawl.get(line.strip())
-    print(len(list(crawl)), last.doc_id if last else None, flush=True)
+    new = [d.doc_id for d in crawl.documents(after=seen)]
+    seen = new[-1] if new else seen
+    print(len(list(crawl)), last.doc_id if last else None, len(new), flush=True)
 crawl.close()
 """
 
@@ -109,7 +115,7 @@ def test_a_notebook_reads_while_the_store_is_written_and_sees_each_new_batch(tmp
         c = Client(port)
         notebook = None
         try:
-            for first, last in ((1, 20), (21, 60), (61, 200)):
+            for first, last in ((1, 20), (21, 60), (61, 200), (201, 201)):
                 c.send([make_record(i) for i in range(first, last + 1)])
                 c.acks(last - first + 1)
                 if notebook is None:  # opened once the store exists, then kept open
@@ -117,8 +123,9 @@ def test_a_notebook_reads_while_the_store_is_written_and_sees_each_new_batch(tmp
                                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)  # fmt: skip
                 notebook.stdin.write(make_record(last).url.replace("http://", "HTTP://") + "#top\n")
                 notebook.stdin.flush()
-                # every committed document, and the newest found by another spelling of its URL
-                assert notebook.stdout.readline().split() == [str(last), str(last)]
+                # every committed document, the newest found by another spelling of
+                # its URL, and only the batch committed since the last look
+                assert notebook.stdout.readline().split() == [str(last), str(last), str(last - first + 1)]
         finally:
             if notebook is not None:
                 notebook.stdin.close()
