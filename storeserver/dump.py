@@ -148,8 +148,8 @@ def dump(
             if wacz is not None:
                 from .wacz import write_store_wacz
 
-                records, pages = write_store_wacz(Crawl(store), wacz)
-                typer.echo(f"wrote {wacz}: {records} WARC records, {pages} pages", err=True)
+                captures, pages = write_store_wacz(Crawl(store), wacz)
+                typer.echo(f"wrote {wacz}: {captures} captures indexed, {pages} pages", err=True)
             elif parquet is not None:
                 from .parquet import write_parquet  # pyarrow loads only for this export
 

@@ -68,8 +68,9 @@ def _resource(name: str, data: bytes) -> dict:
 
 
 def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: str,
-               software: str = "WRECK") -> None:
-    """Package `warcs` (their base names must differ) with their index and `pages` into `out`."""
+               software: str = "WRECK") -> int:
+    """Package `warcs` (their base names must differ) with their index and
+    `pages` into `out`; returns the captures indexed."""
     warcs = [Path(w) for w in warcs]
     if len({w.name for w in warcs}) != len(warcs):
         raise ValueError("two WARC files share a name: archive/ would hold only one")
@@ -80,7 +81,7 @@ def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: st
     try:
         with tempfile.TemporaryDirectory(prefix="wreck-wacz-") as tmp:
             index = Path(tmp) / "index.cdxj"
-            write_cdxj(warcs, index)
+            captures = write_cdxj(warcs, index)
             with zipfile.ZipFile(part, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
                 for warc in warcs:
                     name = "archive/" + warc.name
@@ -101,6 +102,7 @@ def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: st
         os.replace(part, out)
     finally:
         part.unlink(missing_ok=True)
+    return captures
 
 
 def _pages_jsonl(pages: list[Page]) -> bytes:
@@ -109,12 +111,12 @@ def _pages_jsonl(pages: list[Page]) -> bytes:
 
 
 def write_store_wacz(crawl: Crawl, out: Path) -> tuple[int, int]:
-    """Package a store: its WARC export, index and pages. Returns (WARC records, pages)."""
+    """Package a store: its WARC export, index and pages. Returns (captures indexed, pages)."""
     out = Path(out)
     stem = out.name.removesuffix(".wacz")
     with tempfile.TemporaryDirectory(prefix="wreck-wacz-", dir=out.parent) as tmp:
         warc = Path(tmp) / f"{stem}.warc.gz"
-        written, _ = write_warc_file(crawl.store, warc)
+        write_warc_file(crawl.store, warc)
         pages = pages_of(crawl)
-        write_wacz([warc], pages, out, title=f"WRECK crawl {stem}", software="WRECK (wreck-dump --wacz)")
-    return written, len(pages)
+        captures = write_wacz([warc], pages, out, title=f"WRECK crawl {stem}", software="WRECK (wreck-dump --wacz)")
+    return captures, len(pages)
