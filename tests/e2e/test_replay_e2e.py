@@ -1,5 +1,6 @@
-"""Proof by a real client: wreck-crawl crawls the local test web (twice over
-for the news host, whose pages answer 304 to the recrawl), wreck-dump
+"""Proof by a real client: wreck-crawl crawls the local test web, recrawling
+until the news host has answered 304 for each of its unchanging pages (then
+Ctrl-C), wreck-dump
 writes the WARC, its CDXJ and a WACZ, pywb loads each (`wb-manager`) and
 `wayback` replays them on loopback. Every page replays byte for byte as
 the test web serves it; a 304 server-not-modified revisit replays as pywb
@@ -14,6 +15,7 @@ import http.client
 import io
 import json
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -27,7 +29,7 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
-from wreck.storeserver.reader import open_crawl
+from wreck.storeserver.reader import StoreError, open_crawl
 from wreck.storeserver.warc import iso_date, parse_head, warc_headers
 from tests.web import RevisitSpec, RunningWeb, SiteSpec
 from tests.web.revisit import NEWS
@@ -38,6 +40,21 @@ BIN = Path(sys.executable).parent  # wb-manager, wayback, wreck-dump: installed 
 READY_TIMEOUT = 60.0  # seconds wayback may take to listen on a loaded box
 CHANGING = "/clock.html"  # news' page that changes between fetches: no fixed truth
 COLLECTIONS = ("warc", "cdxj", "wacz", "dedup")
+CRAWL_WAIT = 120.0  # seconds the crawl may take to reach _recrawled on a loaded box
+STATICS = [f"/static-{k}.html" for k in range(RevisitSpec().static_pages)]
+
+
+def _recrawled(data: Path) -> bool:
+    """The store holds a 304 to a recrawl of every news static, and both hosts' copies."""
+    try:
+        crawl = open_crawl(data)
+    except StoreError:
+        return False  # not created yet
+    with crawl:
+        paths = [(d.host, urlsplit(d.url).path, d.status) for d in crawl.documents(status={200, 304}, revisits=True)]
+    confirmed = {path for host, path, status in paths if host == NEWS and status == 304}
+    copies = {(host, path) for host, path, status in paths if path.startswith("/copies/") and status == 200}
+    return confirmed >= set(STATICS) and len(copies) == 6  # original, exact and near copy on h0 and h1
 
 
 def _free_port() -> int:
@@ -135,12 +152,21 @@ def replay(tmp_path_factory):
     with RunningWeb(spec) as web:
         seeds = [web.url("h0.wreck.test"), web.url(NEWS)]
         dns_ip, dns_port = web.dns_address
-        _run(sys.executable, "-m", "wreck.local.cli", *seeds, "--data", tmp / "crawl",
-             "--hosts", web.write_hosts_file(tmp / "hosts"), "--dns", f"{dns_ip}:{dns_port}",
-             "--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.05",
-             "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2",
-             "--procs", "1", "--concurrency", "10",
-             "--recrawl", "1s", "--exit-when-done", cwd=tmp)  # one round of recrawls: news' pages answer 304  # fmt: skip
+        cmd = [sys.executable, "-m", "wreck.local.cli", *seeds, "--data", str(tmp / "crawl"),
+               "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
+               "--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.05",
+               "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2",
+               "--procs", "1", "--concurrency", "10", "--recrawl", "1s"]  # fmt: skip
+        crawl = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        try:  # recrawling until Ctrl-C: stopped once news' statics were confirmed by a 304 and the copies stored
+            deadline = time.monotonic() + CRAWL_WAIT
+            while not _recrawled(tmp / "crawl"):
+                assert crawl.poll() is None and time.monotonic() < deadline, "the crawl never stored a 304 for each static"
+                time.sleep(0.2)  # a look at the store; each look is bounded
+        finally:
+            crawl.send_signal(signal.SIGINT)
+            output = crawl.communicate(timeout=60)[0]
+        assert crawl.returncode == 130, output  # interrupted: recrawls were still scheduled
         with open_crawl(tmp / "crawl") as crawl:
             pages = {d.url: d.meta.stored_at for d in crawl.documents(status=200) if not d.url.endswith(CHANGING)}
             revisits = []  # (URL, 304's time, the time and body of the capture it confirmed)
