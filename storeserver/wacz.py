@@ -13,7 +13,9 @@
 # rules itself). A page is a stored 200 text/html document, with the
 # WARC-Date of its record as `ts`, so a replay tool opens that capture.
 #
-# The package is written under a temporary name and renamed when complete.
+# The package is written under a temporary name and renamed when complete;
+# the index and the pages are written to files first and streamed into the
+# ZIP, so memory stays bounded whatever the crawl's size.
 """WACZ 1.2.0 packages of WARC files."""
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import hashlib
 import os
 import tempfile
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import msgspec
@@ -47,10 +49,10 @@ class Page(msgspec.Struct, omit_defaults=True):
     title: str = ""
 
 
-def pages_of(crawl: Crawl) -> list[Page]:
-    """The crawl's pages: every stored 200 text/html document."""
-    return [Page(d.url, iso_date(d.meta.stored_at), d.title)
-            for d in crawl.documents(status=200, content_type="text/html")]
+def pages_of(crawl: Crawl) -> Iterator[Page]:
+    """The crawl's pages: every stored 200 text/html document, in doc order."""
+    for doc in crawl.documents(status=200, content_type="text/html"):
+        yield Page(doc.url, iso_date(doc.meta.stored_at), doc.title)
 
 
 def _sha256(path: Path) -> tuple[str, int]:
@@ -62,15 +64,24 @@ def _sha256(path: Path) -> tuple[str, int]:
     return "sha256:" + digest.hexdigest(), size
 
 
-def _resource(name: str, data: bytes) -> dict:
-    return {"name": Path(name).name, "path": name, "hash": "sha256:" + hashlib.sha256(data).hexdigest(),
-            "bytes": len(data)}
+def _write_pages(pages: Iterable[Page], path: Path) -> tuple[int, Page | None]:
+    """pages.jsonl written line by line (a crawl's pages need not fit in memory);
+    returns (pages written, the first one)."""
+    enc = msgspec.json.Encoder()
+    count, first = 0, None
+    with open(path, "wb") as fh:
+        fh.write(enc.encode(PAGES_HEADER) + b"\n")
+        for page in pages:
+            fh.write(enc.encode(page) + b"\n")
+            first = first or page
+            count += 1
+    return count, first
 
 
-def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: str,
-               software: str = "WRECK") -> int:
+def write_wacz(warcs: Iterable[Path], pages: Iterable[Page], out: Path, *, title: str,
+               software: str = "WRECK") -> tuple[int, int]:
     """Package `warcs` (their base names must differ) with their index and
-    `pages` into `out`; returns the captures indexed."""
+    `pages` into `out`; returns (captures indexed, pages)."""
     warcs = [Path(w) for w in warcs]
     if len({w.name for w in warcs}) != len(warcs):
         raise ValueError("two WARC files share a name: archive/ would hold only one")
@@ -79,22 +90,21 @@ def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: st
     now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     resources = []
     try:
-        with tempfile.TemporaryDirectory(prefix="wreck-wacz-") as tmp:
-            index = Path(tmp) / "index.cdxj"
+        with tempfile.TemporaryDirectory(prefix="wreck-wacz-", dir=out.parent) as tmp:
+            index, listed = Path(tmp) / "index.cdx", Path(tmp) / "pages.jsonl"
             captures = write_cdxj(warcs, index)
+            count, home = _write_pages(pages, listed)
             with zipfile.ZipFile(part, "w", compression=zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
-                for warc in warcs:
-                    name = "archive/" + warc.name
-                    zf.write(warc, name, compress_type=zipfile.ZIP_STORED)
-                    digest, size = _sha256(warc)
-                    resources.append({"name": warc.name, "path": name, "hash": digest, "bytes": size})
-                for name, data in ((INDEX_NAME, index.read_bytes()), (PAGES_NAME, _pages_jsonl(pages))):
-                    zf.writestr(name, data)
-                    resources.append(_resource(name, data))
+                entries = [(w, "archive/" + w.name, zipfile.ZIP_STORED) for w in warcs]
+                entries += [(index, INDEX_NAME, zipfile.ZIP_DEFLATED), (listed, PAGES_NAME, zipfile.ZIP_DEFLATED)]
+                for path, name, mode in entries:
+                    zf.write(path, name, compress_type=mode)
+                    digest, size = _sha256(path)
+                    resources.append({"name": path.name, "path": name, "hash": digest, "bytes": size})
                 package = {"profile": PROFILE, "title": title, "created": now, "modified": now,
                            "software": software, "resources": resources}  # fmt: skip
-                if pages:
-                    package["home"] = {"url": pages[0].url, "ts": pages[0].ts}
+                if home is not None:
+                    package["home"] = {"url": home.url, "ts": home.ts}
                 manifest = msgspec.json.format(msgspec.json.encode(package))
                 zf.writestr("datapackage.json", manifest)
                 digest = {"path": "datapackage.json", "hash": "sha256:" + hashlib.sha256(manifest).hexdigest()}
@@ -102,12 +112,7 @@ def write_wacz(warcs: Iterable[Path], pages: list[Page], out: Path, *, title: st
         os.replace(part, out)
     finally:
         part.unlink(missing_ok=True)
-    return captures
-
-
-def _pages_jsonl(pages: list[Page]) -> bytes:
-    enc = msgspec.json.Encoder()
-    return b"".join(enc.encode(line) + b"\n" for line in [PAGES_HEADER, *pages])
+    return captures, count
 
 
 def write_store_wacz(crawl: Crawl, out: Path) -> tuple[int, int]:
@@ -117,6 +122,4 @@ def write_store_wacz(crawl: Crawl, out: Path) -> tuple[int, int]:
     with tempfile.TemporaryDirectory(prefix="wreck-wacz-", dir=out.parent) as tmp:
         warc = Path(tmp) / f"{stem}.warc.gz"
         write_warc_file(crawl.store, warc)
-        pages = pages_of(crawl)
-        captures = write_wacz([warc], pages, out, title=f"WRECK crawl {stem}", software="WRECK (wreck-dump --wacz)")
-    return captures, len(pages)
+        return write_wacz([warc], pages_of(crawl), out, title=f"WRECK crawl {stem}", software="WRECK (wreck-dump --wacz)")
