@@ -5,8 +5,8 @@
 # realistic 20-60 KB HTML responses (tests/web/corpus.py); then each export
 # runs as the command a user types, one after the other, and is measured in
 # CPU-seconds of the child (the machine is shared: wall time is shown but
-# is noisy) and documents per CPU-second. Sizes: the LMDB file, the store's
-# compressed document bytes, and each output file.
+# is noisy) and documents per CPU-second, with its peak RSS. Sizes: the LMDB
+# file, the store's compressed document bytes, and each output file.
 """python -m bench.export_bench [--docs N]"""
 
 from __future__ import annotations
@@ -35,14 +35,21 @@ def fill(data: Path, docs: int) -> None:
                             for i in range(start, min(start + BATCH, docs + 1))])  # fmt: skip
 
 
-def measure(cmd: list[str], cwd: Path) -> tuple[float, float]:
-    """(CPU-seconds, wall seconds) of one command run to its end."""
+# Runs one command and prints its peak RSS (KiB): a fresh parent per command,
+# since RUSAGE_CHILDREN keeps the largest child seen so far.
+PEAK = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], check=True, capture_output=True); "
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+
+
+def measure(cmd: list[str], cwd: Path) -> tuple[float, float, float]:
+    """(CPU-seconds, wall seconds, peak RSS in MB) of one command run to its end."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    subprocess.run(cmd, cwd=cwd, check=True, capture_output=True)
+    done = subprocess.run([sys.executable, "-c", PEAK, *cmd], cwd=cwd, check=True, capture_output=True, text=True)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), wall
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)  # the wrapper's own CPU is small
+    return cpu, wall, int(done.stdout.split()[-1]) / 1024
 
 
 def main() -> None:
@@ -64,11 +71,12 @@ def main() -> None:
             ("Parquet --bodies", [dump, "--all", "--parquet", "bodies.parquet", "--bodies", "--data", "store"], "bodies.parquet"),
             ("WACZ (WARC + CDXJ + pages)", [dump, "--all", "--wacz", "crawl.wacz", "--data", "store"], "crawl.wacz"),
         ]
-        print(f"{'export':30} {'CPU s':>7} {'wall s':>7} {'docs/CPU s':>11} {'MB':>7} {'x store':>8}")
+        print(f"{'export':30} {'CPU s':>7} {'wall s':>7} {'docs/CPU s':>11} {'MB':>7} {'x store':>8} {'peak RSS MB':>12}")
         for name, cmd, out in runs:
-            cpu, wall = measure(cmd, root)
+            cpu, wall, peak = measure(cmd, root)
             size = (root / out).stat().st_size
-            print(f"{name:30} {cpu:7.2f} {wall:7.2f} {args.docs / cpu:11.0f} {size / 1e6:7.1f} {size / counters.stored_bytes:8.2f}")
+            print(f"{name:30} {cpu:7.2f} {wall:7.2f} {args.docs / cpu:11.0f} {size / 1e6:7.1f} "
+                  f"{size / counters.stored_bytes:8.2f} {peak:12.0f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from .documents import Crawl
 
 ROWS_PER_GROUP = 10_000  # rows a reader skips or reads as one unit; Arrow's advice is 10^4-10^6
-GROUP_BYTES = 64 * 1024 * 1024  # text and body bytes held before a group is written
+GROUP_BYTES = 16 * 1024 * 1024  # text and body bytes held before a group is written: a few times this is the peak memory (make bench-export)
 COMPRESSION = "zstd"  # every reader named above decodes it; smaller than snappy on text
 
 
