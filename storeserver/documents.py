@@ -33,9 +33,9 @@ from wreck.urlnorm import host_of, normalize
 from .layout import StoredDoc
 from .store import ReadStore, StoreError
 
-# A page parsed for its title and text is cut here: resiliparse's time grows
-# with the page, and a research export must not stall on one hostile page
-# (the spider's own parse bound is of the same order, spider/htmlguard.py).
+# Title and text come from a page's first MAX_PARSE_BYTES only: resiliparse's
+# time grows with the page, and an export must not stall on one huge body
+# (a store may hold bodies up to the crawl's --max-doc-size).
 MAX_PARSE_BYTES = 4 * 1024 * 1024
 _TEXT_TYPES = ("text/plain",)
 
@@ -118,7 +118,7 @@ class Document:
     @cached_property
     def text(self) -> str:
         """The main text (boilerplate removed) of an HTML page, a plain text
-        body as is; '' for other types."""
+        body as is (both from the first MAX_PARSE_BYTES); '' for other types."""
         if not self.body:
             return ""
         if self.content_type in _TEXT_TYPES:
