@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: demo test cli-docs bench bench-attacks bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
+.PHONY: demo test cli-docs bench bench-attacks bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -67,6 +67,10 @@ bench-store: $(STAMP)
 
 bench-dedup: $(STAMP)
 	$(BIN)/python -m bench.dedup_bench
+
+# wreck-dump's exports (WARC, CDXJ, Parquet, WACZ): CPU-seconds and sizes next to the store.
+bench-export: $(STAMP)
+	$(BIN)/python -m bench.export_bench
 
 bench-frontier: $(STAMP)
 	$(BIN)/python -m bench.frontier_bench

@@ -7,6 +7,9 @@
 #                                            URL normalised as the crawler does)
 #   wreck-dump --all --jsonl --data DIR     (one JSON object per doc, stdout)
 #   wreck-dump --all --warc FILE --data DIR (WARC/1.1; FILE.gz: gzipped; -: stdout)
+#   wreck-dump --all --parquet FILE [--bodies] (one row per document, docs/reading.md)
+#   wreck-dump --all --wacz FILE --data DIR (WACZ 1.2: the WARC export, its CDXJ, pages)
+#   wreck-dump --cdxj WARC [--cdxj WARC...] (each WARC's CDXJ index, written beside it)
 #
 # Which document(s) (DOCID, --url, --all and its filters: dumpfilter.py)
 # and how they are written are chosen apart; each output format is one small
@@ -29,10 +32,11 @@ import msgspec
 import typer
 
 from wreck import cmdline, oneline, options
-from wreck.options import REQUIRED, setting
+from wreck.options import setting
 from wreck.urlnorm import normalize
 
 from .compress import CorruptDocument
+from .documents import Crawl
 from .dumpfilter import Filter, FilterError, parse_hosts, parse_statuses, parse_time
 from .dumprecord import FieldError, fields_from, main_text, record
 from .layout import StoredDoc
@@ -49,6 +53,7 @@ EXAMPLES = cmdline.examples(
      "wreck-dump --data crawl --all --jsonl --no-body --status 2xx --host h.test"),
     ("Every document as a gzipped WARC file", "wreck-dump --data crawl --all --warc crawl.warc.gz"),
 )
+ALL_VIEWS = ("--jsonl", "--warc", "--parquet", "--wacz")  # what --all writes
 IN, OUT, WHICH = options.INPUT, options.OUTPUT, options.SCOPE  # --help panels
 
 
@@ -66,8 +71,8 @@ class DumpOptions:
     """wreck-dump's options, declared once (wreck/options.py); which of them
     go together is _refuse_conflicts'."""
 
-    data: Path = setting(REQUIRED, help="The store's data directory (storeserver's --data, wreck-crawl's --data)",
-                         metavar="DIR", panel=IN)
+    data: Path | None = setting(None, help="The store's data directory (storeserver's --data, wreck-crawl's "
+                                "--data); needed but with --cdxj", metavar="DIR", default_help="required", panel=IN)
     url: str | None = setting(None, help="The current document of this URL (the latest, 304 revisits aside)",
                               metavar="URL", panel=IN)
     all_docs: bool = setting(False, flag="--all", help="Every document (those the filters keep)", panel=IN)
@@ -88,6 +93,13 @@ class DumpOptions:
     jsonl: bool = setting(False, help="One JSON object a line to standard output (docs/dump.md)", panel=OUT)
     warc: str | None = setting(None, help="Write WARC/1.1 records to FILE (FILE.gz: gzipped; -: standard output)",
                                metavar="FILE", panel=OUT)
+    parquet: str | None = setting(None, help="With --all: one row per document to FILE, Parquet (docs/reading.md)",
+                                  metavar="FILE", panel=OUT)
+    bodies: bool = setting(False, help="With --parquet: add each body as a binary column", panel=OUT)
+    wacz: str | None = setting(None, help="With --all: a WACZ 1.2 package to FILE (WARC, CDXJ index, pages, "
+                               "datapackage.json; docs/archives.md)", metavar="FILE", panel=OUT)
+    cdxj: tuple[str, ...] = setting((), help="Write the CDXJ index (pywb's format, sorted) of this WARC file beside "
+                                    "it; repeatable; no --data needed", metavar="WARC", default_help="none", panel=OUT)
     fields: str | None = setting(None, help="With --json or --jsonl: only these fields, in this order",
                                  metavar="A,B,C", default_help="all but text", panel=OUT)
     no_body: bool = setting(False, help="With --json or --jsonl: leave out body, body_base64 and charset",
@@ -106,6 +118,8 @@ def dump(
 ) -> None:
     """Print one stored document, or stream them all."""
     o = DumpOptions(**chosen)
+    if o.cdxj:
+        return _write_cdxj(o.cdxj)
     try:
         _refuse_conflicts(doc_id, o)
         keep = Filter(statuses=parse_statuses(o.status) if o.status else frozenset(),
@@ -125,7 +139,17 @@ def dump(
     try:
         docs = store.iter_docs() if o.all_docs else [_one(store, doc_id, url)]
         docs = (d for d in docs if keep.keeps(*d)) if keep.any else docs
-        if o.warc is not None:
+        if o.wacz is not None:
+            from .wacz import write_store_wacz  # loads only for this export
+
+            captures, pages = write_store_wacz(Crawl(store), Path(o.wacz))
+            typer.echo(f"wrote {o.wacz}: {captures} captures indexed, {pages} pages", err=True)
+        elif o.parquet is not None:
+            from .parquet import write_parquet  # pyarrow loads only for this export
+
+            rows = write_parquet(Crawl(store), Path(o.parquet), bodies=o.bodies)
+            typer.echo(f"wrote {rows} rows to {o.parquet}", err=True)
+        elif o.warc is not None:
             _write_warc(store, docs, o.warc, out)
         elif o.jsonl:
             _write_jsonl(store, docs, names, out)
@@ -154,8 +178,12 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     """Usage if the options contradict each other (or choose nothing)."""
     url, all_docs, text = o.url, o.all_docs, o.text
     views = {"--headers": o.headers, "--body": o.body, "--json": o.as_json, "--jsonl": o.jsonl,
-             "--warc": o.warc is not None}
+             "--warc": o.warc is not None, "--parquet": o.parquet is not None, "--wacz": o.wacz is not None}
     chosen = {"--fields": o.fields is not None, "--no-body": o.no_body}
+    if o.data is None:
+        raise Usage("--data DIR is needed (the store's data directory)")
+    if o.bodies and o.parquet is None:
+        raise Usage("--bodies adds the bodies to --parquet FILE: give it")
     filters = {"--status": o.status, "--host": o.host, "--since": o.since, "--until": o.until}
     if doc_id is not None and doc_id < 0:
         raise Usage(f"DOCID {doc_id}: a doc id is 1 or more")
@@ -168,16 +196,31 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
         raise Usage(f"{' and '.join(given)}: give one of them")
     if text and given and given[0] not in ("--json", "--jsonl"):
         raise Usage(f"--text and {given[0]}: --text prints the main text, or adds it to --json or --jsonl")
-    if all_docs and given and given[0] not in ("--jsonl", "--warc"):
-        raise Usage(f"--all and {given[0]}: --all writes --jsonl or --warc FILE")
+    if all_docs and given and given[0] not in ALL_VIEWS:
+        raise Usage(f"--all and {given[0]}: --all writes --jsonl, --warc FILE, --parquet FILE or --wacz FILE")
     if all_docs and not given:
-        raise Usage("--all needs --jsonl or --warc FILE")
+        raise Usage("--all needs --jsonl, --warc FILE, --parquet FILE or --wacz FILE")
+    whole = [name for name in ("--parquet", "--wacz") if name in given]
+    if whole and not all_docs:
+        raise Usage(f"{whole[0]} exports the whole store: give --all")
     json_options = [name for name, on in chosen.items() if on]
     if json_options and not (given and given[0] in ("--json", "--jsonl")):
         raise Usage(f"{json_options[0]} chooses the fields of --json or --jsonl: give one of them")
     filtering = [name for name, value in filters.items() if value is not None]
     if filtering and not all_docs:
         raise Usage(f"{filtering[0]} chooses among --all: give --all")
+    if filtering and whole:
+        raise Usage(f"{filtering[0]} and {whole[0]}: {whole[0]} exports the whole store")
+
+
+def _write_cdxj(warcs: tuple[str, ...]) -> None:
+    from .cdxj import CdxjError, index_beside  # cdxj-indexer loads only for this
+
+    for path in warcs:
+        try:
+            typer.echo(f"wrote {index_beside(Path(path))}", err=True)
+        except (CdxjError, OSError) as exc:
+            raise _fail(str(exc)) from None
 
 
 def _one(store: ReadStore, doc_id: int | None, url: str | None) -> tuple[StoredDoc, bytes]:

@@ -7,6 +7,9 @@
 #   read_counters(DIR)   documents, raw and stored bytes, 304 revisits
 #   read_crawl_id(DIR)   the crawl whose records the store keeps (6.1)
 #   open_store(DIR)      a ReadStore: documents by doc id or URL, in order
+#   open_crawl(DIR)      a Crawl: Documents with status, type, fetch time,
+#                        title, text, digest; filters; lookup by URL
+#                        (storeserver/documents.py, docs/reading.md)
 #
 # DIR is the storeserver's --data (the store keeps its files beneath it).
 # Every failure is a StoreError (NotFound for a missing document).
@@ -19,11 +22,12 @@ from pathlib import Path
 import lmdb
 import msgspec
 
+from .documents import Crawl, Document, open_crawl, payload_digest
 from .layout import META_CRAWL, StoredDoc
 from .store import META_DOCS, META_NOT_MODIFIED, META_RAW, META_STORED, NotFound, ReadStore, StoreError
 
-__all__ = ["Counters", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_store", "read_counters",
-           "read_crawl_id"]
+__all__ = ["Counters", "Crawl", "Document", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_crawl",
+           "open_store", "payload_digest", "read_counters", "read_crawl_id"]
 
 
 class Counters(msgspec.Struct, frozen=True):

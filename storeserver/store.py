@@ -297,9 +297,9 @@ class ReadStore:
                     return doc_id
         return found[-1] if found else None
 
-    def iter_docs(self, *, with_documents: bool = True) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
-        """Every document in doc order, READ_CHUNK per read transaction."""
-        after: bytes | None = None
+    def iter_docs(self, *, with_documents: bool = True, after_id: int = 0) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
+        """Every document in doc order (those after doc id `after_id`), READ_CHUNK per read transaction."""
+        after: bytes | None = L.DOC_KEY.pack(after_id) if after_id else None
         while True:
             chunk = []
             with self._txn() as txn:

@@ -136,6 +136,16 @@ def running_server(data: Path, *, store=None, **overrides):
         loop.close()
 
 
+def filled_store(data: Path, records: list[Record]) -> Path:
+    """`data` holding `records`, each acknowledged; the server stopped again."""
+    with running_server(data) as (_, port):
+        client = Client(port)
+        client.send(records)
+        assert len(client.acks(len(records))) == len(records)
+        client.close()
+    return data
+
+
 class ServerProcess:
     """The real `storeserver` command in a subprocess."""
 
