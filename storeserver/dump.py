@@ -98,7 +98,7 @@ class DumpOptions:
     bodies: bool = setting(False, help="With --parquet: add each body as a binary column", panel=OUT)
     wacz: str | None = setting(None, help="With --all: a WACZ 1.2 package to FILE (WARC, CDXJ index, pages, "
                                "datapackage.json; docs/archives.md)", metavar="FILE", panel=OUT)
-    cdxj: tuple[str, ...] = setting((), help="Write the CDXJ index (pywb's format, sorted) of this WARC file beside "
+    cdxj: tuple[str, ...] = setting((), repeatable=True, help="Write the CDXJ index (pywb's format, sorted) of this WARC file beside "
                                     "it; repeatable; no --data needed", metavar="WARC", default_help="none", panel=OUT)
     fields: str | None = setting(None, help="With --json or --jsonl: only these fields, in this order",
                                  metavar="A,B,C", default_help="all but text", panel=OUT)

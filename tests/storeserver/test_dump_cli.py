@@ -75,7 +75,7 @@ def test_warc_dash_writes_the_warc_to_standard_output_and_no_file(data, tmp_path
     (["1", "--all", "--jsonl"], "DOCID and --all"),
     (["--url", "http://h3.example/", "1"], "DOCID and --url"),
     (["--all", "--jsonl", "--warc", "x.warc"], "--jsonl and --warc"),
-    (["--all"], "--all needs --jsonl or --warc"),
+    (["--all"], "--all needs --jsonl, --warc FILE, --parquet FILE or --wacz FILE"),
     ([], "give a DOCID, --url URL or --all"),
     (["1", "--headers", "--json"], "--headers and --json"),
     (["--all", "--json"], "--all and --json"),
