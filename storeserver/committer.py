@@ -56,6 +56,14 @@ def record_cost(r: Record) -> int:
     return len(r.document) + len(r.url) + S.RECORD_OVERHEAD
 
 
+def fetch_value(r: Record) -> bytes | None:
+    """The `fetch` database's value for `r` (docs/storage.txt), None if the
+    spider kept nothing (a spider older than the extension fields)."""
+    if not (r.request or r.ip or r.truncated or r.outlinks):
+        return None
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks))
+
+
 class Committer:
     """One writer thread; submit() and backlog_bytes are for the loop."""
 
@@ -180,7 +188,7 @@ class Committer:
             fp = fps[i].result() if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
-                                     not_modified=r.specific == Specific.NOT_MODIFIED))
+                                     not_modified=r.specific == Specific.NOT_MODIFIED, fetch=fetch_value(r)))
         return prepared, new_dict
 
     def _document_hooks(self, r: Record, head_len: int) -> bytes | None:

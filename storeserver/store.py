@@ -37,6 +37,7 @@ META_STORED = b"stored_bytes"  # their compressed bytes
 META_NOT_MODIFIED = b"not_modified"  # 304 revisit records: a header block, no new body
 _COUNTERS = (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)
 READ_CHUNK = 1000  # documents per read transaction when iterating
+_BINARY_META = (L.META_SEQ, L.META_EXPORTED, L.META_WARC_POS)
 
 
 class StoreError(Exception):
@@ -54,11 +55,12 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
+    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified",
+                 "fetch")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
                  fingerprint: Fingerprint | None = None, extra: bytes | None = None,
-                 not_modified: bool = False) -> None:
+                 not_modified: bool = False, fetch: bytes | None = None) -> None:
         self.doc_id = doc_id
         self.url = url
         self.key = L.DOC_KEY.pack(doc_id)
@@ -68,6 +70,7 @@ class Prepared:
         self.fingerprint = fingerprint  # None: not a page (dedup.fingerprint_record)
         self.extra = extra  # JSON object from document hooks, or None
         self.not_modified = not_modified  # a 304: counted apart, never the URL's current document
+        self.fetch = fetch  # layout.encode_fetch(...) of what the spider kept for the archive, or None
 
 
 class WriteStore:
@@ -101,13 +104,18 @@ class WriteStore:
         self.dicts = self.env.open_db(L.DB_DICTS)
         self.dedup = dedup.DupIndex(self.env, max_distance=near_distance)
         self.extra = self.env.open_db(L.DB_EXTRA)
+        self.fetch = self.env.open_db(L.DB_FETCH)
+        self.journal = self.env.open_db(L.DB_JOURNAL)
         with self.env.begin(write=True) as txn:
             found = txn.get(L.META_FORMAT, db=self.meta)
             if found is None:
                 txn.put(L.META_FORMAT, str(L.FORMAT_VERSION).encode(), db=self.meta)
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
             elif int(found) != L.FORMAT_VERSION:
-                raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+                raise StoreError(f"{path} holds store format {found.decode()}, this server writes "
+                                 f"{L.FORMAT_VERSION} (read it with wreck-dump; crawl on into a new --data)")
+            seq = txn.get(L.META_SEQ, db=self.meta)
+        self.seq = L.JOURNAL_KEY.unpack(seq)[0] if seq else 0  # the last commit sequence given
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
@@ -133,6 +141,7 @@ class WriteStore:
         """
         results = []
         added = raw = stored = revisits = 0
+        seq = self.seq
         with self.env.begin(write=True) as txn:
             if new_dict is not None:
                 key = L.DICT_KEY.pack(new_dict[0])
@@ -145,6 +154,10 @@ class WriteStore:
                         self.dedup.mark(txn, p.doc_id, p.fingerprint)
                     if p.extra is not None:
                         txn.put(p.key, p.extra, db=self.extra)
+                    if p.fetch is not None:
+                        txn.put(p.key, p.fetch, db=self.fetch)
+                    seq += 1
+                    txn.put(L.JOURNAL_KEY.pack(seq), p.key, db=self.journal)
                     results.append(AckResult.STORED)
                     if p.not_modified:
                         revisits += 1
@@ -166,7 +179,14 @@ class WriteStore:
                         continue
                     old = txn.get(name, db=self.meta)
                     txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
+                txn.put(L.META_SEQ, L.JOURNAL_KEY.pack(seq), db=self.meta)
+        self.seq = seq  # only once the transaction committed
         return results
+
+    def put_meta(self, key: bytes, value: bytes) -> None:
+        """One durable meta value in its own transaction (the WARC writer's position)."""
+        with self.env.begin(write=True) as txn:
+            txn.put(key, value, db=self.meta)
 
     def grow(self) -> int:
         """Double the map (no transaction may be open). Returns the new size."""
@@ -195,6 +215,13 @@ class ReadStore:
             self.dicts = self.env.open_db(L.DB_DICTS, create=False)
             self.fprints = self._optional_db(L.DB_FPRINTS)
             self.extra = self._optional_db(L.DB_EXTRA)
+            self.fetch = self._optional_db(L.DB_FETCH)  # format 2
+            with self.env.begin() as txn:
+                found = txn.get(L.META_FORMAT, db=self.meta)
+            if found is not None and int(found) not in L.READABLE_FORMATS:
+                raise StoreError(f"{path} holds store format {found.decode()}, this reader knows "
+                                 f"{', '.join(map(str, L.READABLE_FORMATS))}: use a newer wreck-dump")
+            self.journal = self._optional_db(L.DB_JOURNAL)
         except FormatError as exc:
             self.env.close()
             raise StoreError(str(exc)) from None
@@ -239,6 +266,8 @@ class ReadStore:
         out: dict[str, object] = {}
         with self._txn() as txn:
             for key, value in txn.cursor(db=self.meta):
+                if key in _BINARY_META:
+                    continue  # positions, read by their own methods
                 if key in _COUNTERS:
                     out[key.decode()] = COUNTER.unpack(value)[0]
                 elif key == L.META_DICT:
@@ -305,3 +334,46 @@ class ReadStore:
                 else:
                     yield L.decode_doc(doc_id, value)[0], None
             after = chunk[-1][0]
+
+    def fetch_info(self, doc_id: int) -> L.FetchInfo | None:
+        """What the spider kept about `doc_id`'s fetch for the archive, or None."""
+        if self.fetch is None:
+            return None
+        with self._txn() as txn:
+            raw = txn.get(L.DOC_KEY.pack(doc_id), db=self.fetch)
+        return L.decode_fetch(raw) if raw is not None else None
+
+    def meta_value(self, key: bytes) -> bytes | None:
+        with self._txn() as txn:
+            return txn.get(key, db=self.meta)
+
+    def last_seq(self) -> int:
+        """The last commit sequence given (0: none, or a format 1 store)."""
+        raw = self.meta_value(L.META_SEQ)
+        return L.JOURNAL_KEY.unpack(raw)[0] if raw else 0
+
+    def iter_journal(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, int]]:
+        """(seq, doc_id) of every doc committed after sequence `after` (up to
+        `upto`), in commit order, READ_CHUNK per read transaction. A format 1
+        store has no journal: its docs come in doc order, numbered from 1."""
+        if self.journal is None:
+            for n, (meta, _) in enumerate(self.iter_docs(with_documents=False), 1):
+                if n > after and (upto is None or n <= upto):
+                    yield n, meta.doc_id
+            return
+        pos = after
+        while True:
+            chunk = []
+            with self._txn() as txn:
+                cur = txn.cursor(db=self.journal)
+                positioned = cur.set_range(L.JOURNAL_KEY.pack(pos + 1))
+                while positioned and len(chunk) < READ_CHUNK:
+                    seq = L.JOURNAL_KEY.unpack(cur.key())[0]
+                    if upto is not None and seq > upto:
+                        break
+                    chunk.append((seq, L.DOC_KEY.unpack(cur.value())[0]))
+                    positioned = cur.next()
+            if not chunk:
+                return
+            yield from chunk
+            pos = chunk[-1][0]
