@@ -198,6 +198,22 @@ class WriteStore:
         self.env.close()
 
 
+def record_position(data: Path, key: bytes, seq: int) -> None:
+    """Keep journal sequence `seq` in the store's meta under `key` (where
+    wreck-dump --since-last-export ended). Safe beside a running server:
+    LMDB serializes writers across processes. The caller holds no other
+    environment of this store open (one per path and process)."""
+    try:
+        env = lmdb.open(str(store_path(data)), max_dbs=MAX_DBS, subdir=True, sync=True, metasync=True)
+    except lmdb.Error as exc:
+        raise StoreError(f"cannot open the store in {store_path(data)} to record the export: {exc}") from None
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(key, L.JOURNAL_KEY.pack(seq), db=env.open_db(L.DB_META, txn=txn, create=False))
+    finally:
+        env.close()
+
+
 class ReadStore:
     """A reader: wreck-dump, tests. Safe while a server writes."""
 
@@ -347,10 +363,16 @@ class ReadStore:
         with self._txn() as txn:
             return txn.get(key, db=self.meta)
 
-    def last_seq(self) -> int:
-        """The last commit sequence given (0: none, or a format 1 store)."""
-        raw = self.meta_value(L.META_SEQ)
+    def position(self, key: bytes) -> int:
+        """A journal sequence kept in meta under `key` (0: none)."""
+        raw = self.meta_value(key)
         return L.JOURNAL_KEY.unpack(raw)[0] if raw else 0
+
+    def last_seq(self) -> int:
+        """The last commit sequence given (0: none; a format 1 store: its doc count)."""
+        if self.journal is None:
+            return sum(1 for _ in self.iter_docs(with_documents=False))
+        return self.position(L.META_SEQ)
 
     def iter_journal(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, int]]:
         """(seq, doc_id) of every doc committed after sequence `after` (up to
@@ -377,3 +399,19 @@ class ReadStore:
                 return
             yield from chunk
             pos = chunk[-1][0]
+
+    def meta_of(self, doc_id: int) -> L.StoredDoc:
+        """Metadata of `doc_id` without decompressing its document; NotFound if absent."""
+        with self._txn() as txn:
+            value = txn.get(L.DOC_KEY.pack(doc_id), db=self.docs)
+            if value is None:
+                raise NotFound(f"no document with doc id {doc_id}")
+            return L.decode_doc(doc_id, value)[0]
+
+    def duplicate_of(self, doc_id: int) -> int | None:
+        """The earlier doc with the same body, when dedup marked `doc_id` an exact duplicate."""
+        if self.fprints is None:
+            return None
+        with self._txn() as txn:
+            marks = dedup.read(txn, self.fprints, doc_id)
+        return marks["duplicate_of"] if marks else None
