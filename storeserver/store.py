@@ -225,25 +225,43 @@ class ReadStore:
             self.env = lmdb.open(str(path), readonly=True, lock=True, max_dbs=MAX_DBS, subdir=True)
             check_size(self.env, str(path))
             check_readonly(self.env, str(path), "storeserver")
-            self.docs = self.env.open_db(L.DB_DOCS, create=False)
-            self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
-            self.meta = self.env.open_db(L.DB_META, create=False)
-            self.dicts = self.env.open_db(L.DB_DICTS, create=False)
-            self.fprints = self._optional_db(L.DB_FPRINTS)
-            self.extra = self._optional_db(L.DB_EXTRA)
-            self.fetch = self._optional_db(L.DB_FETCH)  # format 2
-            with self.env.begin() as txn:
-                found = txn.get(L.META_FORMAT, db=self.meta)
-            if found is not None and int(found) not in L.READABLE_FORMATS:
-                raise StoreError(f"{path} holds store format {found.decode()}, this reader knows "
-                                 f"{', '.join(map(str, L.READABLE_FORMATS))}: use a newer wreck-dump")
-            self.journal = self._optional_db(L.DB_JOURNAL)
+            self._bind(path)
         except FormatError as exc:
             self.env.close()
             raise StoreError(str(exc)) from None
         except lmdb.Error as exc:
             raise StoreError(f"cannot open the store in {path}: {exc}") from None
+
+    @classmethod
+    def beside(cls, writer: WriteStore) -> ReadStore:
+        """A reader on the writer's own environment, for another thread of the
+        server (the --warc-dir writer): LMDB allows one environment per path
+        and process, and read transactions never block the writer."""
+        self = cls.__new__(cls)
+        self.env = writer.env
+        self._bind(writer.path)
+        self._borrowed = True  # close() leaves the writer's environment open
+        return self
+
+    def _bind(self, path: Path) -> None:
+        """Open the named databases; refuse a format this reader does not know."""
+        self.docs = self.env.open_db(L.DB_DOCS, create=False)
+        self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
+        self.meta = self.env.open_db(L.DB_META, create=False)
+        self.dicts = self.env.open_db(L.DB_DICTS, create=False)
+        self.fprints = self._optional_db(L.DB_FPRINTS)
+        self.extra = self._optional_db(L.DB_EXTRA)
+        self.fetch = self._optional_db(L.DB_FETCH)  # format 2
+        self.journal = self._optional_db(L.DB_JOURNAL)
+        with self.env.begin() as txn:
+            found = txn.get(L.META_FORMAT, db=self.meta)
+        if found is not None and int(found) not in L.READABLE_FORMATS:
+            self.env.close()
+            raise StoreError(f"{path} holds store format {found.decode()}, this reader knows "
+                             f"{', '.join(map(str, L.READABLE_FORMATS))}: use a newer wreck-dump")
         self._dec = Decompressors(self._load_dict)
+
+    _borrowed = False
 
     def _optional_db(self, name: bytes):
         """A database older stores lack (fingerprints, plugin metadata), or None."""
@@ -253,7 +271,8 @@ class ReadStore:
             return None
 
     def close(self) -> None:
-        self.env.close()
+        if not self._borrowed:
+            self.env.close()
 
     def annotations(self, doc_id: int) -> dict:
         """Duplicate marks and plugin metadata of `doc_id` (empty if none)."""

@@ -57,7 +57,8 @@ URLSERVER_OWN = {
 # The store's settings a crawl chooses; the rest tune the store's server and
 # storage (its defaults suit a local crawl), and several of them share a flag
 # with a urlserver setting (--map-size, --max-connections).
-STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance", "warc_dir", "warc_size", "warc_prefix", "operator",
+                "crawl_name")
 # The crawl's settings file: a [urlserver] and a [storeserver] table, as the
 # daemons read them (the store's plugins are the urlserver's).
 # Every store setting is kept (those without a wreck-crawl flag are edited
