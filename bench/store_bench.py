@@ -42,8 +42,9 @@ SENDERS = 4
 WINDOW = 64  # records in flight per sender
 
 
-def start_server(data: Path) -> tuple[subprocess.Popen, int]:
-    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning"]
+def start_server(data: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning",
+           *extra]
     # The port is only logged at info level: ask for it with a fixed free port instead.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

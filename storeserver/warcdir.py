@@ -8,9 +8,10 @@
 # to NAME once closed (at --warc-size, or at a clean stop), so every file
 # without .open is complete.
 #
-# Exactly once, across kill -9: after each round of records the file is
-# flushed and fsynced, then the position (last journal sequence written,
-# the open file's name and length) is committed to the store's meta. A
+# Exactly once, across kill -9: every ROUND_DOCS captures or POSITION_S
+# seconds (and at each roll and stop) the file is flushed and fsynced, then
+# the position (last journal sequence written, the open file's name and
+# length) is committed to the store's meta. A
 # restart truncates the .open file to the recorded length (dropping records
 # written after it, which are then written again) and goes on from the
 # recorded sequence; a file renamed but not yet recorded as closed is seen
@@ -42,10 +43,14 @@ from .warcrecords import RecordMaker
 log = logging.getLogger("storeserver.warc")
 
 OPEN_SUFFIX = ".open"
-# Captures written between two position commits: each commit is an fsync of
-# the file and an LMDB transaction; after a kill -9 at most this many are
-# written again (into the truncated file, so still once).
+# Captures written between two position commits, at most: each commit is an
+# fsync of the file and an LMDB write transaction (which holds the store's
+# writer lock through its own fsync), so committing after every store commit
+# slowed acks by a quarter (bench/warc_bench.py). After a kill -9 at most
+# this many, or POSITION_S seconds' worth, are written again (into the
+# truncated file, so still once).
 ROUND_DOCS = 500
+POSITION_S = 1.0
 # The thread looks at the journal at least this often even without a wake-up
 # (a commit made by another path, a missed wake-up): a bound, not a timer
 # anything depends on.
@@ -94,6 +99,9 @@ class WarcDir:
         self.file = None  # the open file, positioned at its end
         self.writer: WARCWriter | None = None
         self.written = 0  # captures written since start (for tests and the log)
+        self.done_seq = self.pos.seq  # the last journal sequence written to the file (maybe not yet durable)
+        self.unsynced = 0  # captures written since the last position commit
+        self.committed_at = time.monotonic()
         self.failed: str = ""  # the last write error, '' while writing works
         self._wake = threading.Event()
         self._stop = False
@@ -131,7 +139,8 @@ class WarcDir:
                     self._recover()
                     recover = False
                 while self._write_round():
-                    pass
+                    self._commit_if_due(False)
+                self._commit_if_due(stopping)
                 if stopping:
                     self._close_file()
                     return
@@ -149,26 +158,29 @@ class WarcDir:
                 recover = True
 
     def _write_round(self) -> bool:
-        """Write up to ROUND_DOCS captures and commit the position; True if there may be more."""
-        entries = list(itertools.islice(self.reader.iter_journal(self.pos.seq), ROUND_DOCS))
-        if not entries:
-            return False
-        seq = self.pos.seq
+        """Write up to ROUND_DOCS captures; True if there may be more."""
+        entries = list(itertools.islice(self.reader.iter_journal(self.done_seq), ROUND_DOCS))
         for seq, doc_id in entries:
             capture = load_capture(self.reader, doc_id)
             if self.file is None:
                 self._open_file(user_agent_of(capture.fetch.request) if capture.fetch else "")
             for record in self.maker.records(capture):
                 self.writer.write_record(record)
+            self.done_seq = seq
             self.written += 1
+            self.unsynced += 1
             if self.file.tell() >= self.size:
-                self._commit(seq)
+                self._commit()
                 self._close_file()
-        self._commit(seq)
-        if self.failed:
+        if entries and self.failed:
             log.warning("writing WARC files again in %s", self.dir)
             self.failed = ""
         return len(entries) == ROUND_DOCS
+
+    def _commit_if_due(self, now: bool) -> None:
+        if self.unsynced and (now or self.unsynced >= ROUND_DOCS
+                              or time.monotonic() - self.committed_at >= POSITION_S):
+            self._commit()
 
     def _open_file(self, user_agent: str) -> None:
         serial = self.pos.serial + 1
@@ -180,11 +192,12 @@ class WarcDir:
             description="written by storeserver --warc-dir as the crawl goes",
         )))  # fmt: skip
         self.pos = WarcPosition(self.pos.seq, name, 0, serial)
-        self._commit(self.pos.seq)  # from now on a restart finds this file by its name
+        self._commit()  # from now on a restart finds this file by its name
         log.info("event=warc_open file=%s", name)
 
-    def _commit(self, seq: int) -> None:
+    def _commit(self) -> None:
         """The file durable first, then the position that counts on it."""
+        seq = self.done_seq
         if self.file is not None:
             self.file.flush()
             os.fsync(self.file.fileno())
@@ -192,6 +205,8 @@ class WarcDir:
         else:
             self.pos = WarcPosition(seq, "", 0, self.pos.serial)
         self.store.put_meta(L.META_WARC_POS, msgspec.msgpack.encode(self.pos))
+        self.unsynced = 0
+        self.committed_at = time.monotonic()
 
     def _close_file(self) -> None:
         """Rename NAME.open to NAME: the file is complete (its position is committed)."""
@@ -202,7 +217,7 @@ class WarcDir:
         self.file = self.writer = None
         os.rename(self.dir / (name + OPEN_SUFFIX), self.dir / name)
         _fsync_dir(self.dir)
-        self._commit(self.pos.seq)
+        self._commit()
         log.info("event=warc_closed file=%s", name)
 
     def _drop_file(self) -> None:
@@ -222,6 +237,7 @@ class WarcDir:
     def _recover(self) -> None:
         """Make the directory agree with the committed position (see the opening comment)."""
         self.pos = self._load_position()
+        self.done_seq, self.unsynced = self.pos.seq, 0
         name = self.pos.name
         if name:
             open_path = self.dir / (name + OPEN_SUFFIX)
