@@ -170,7 +170,7 @@ class StoreServer:
             on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
             dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
-        if self.settings.warc_dir is not None:
+        if self.settings.warc_dir:
             s = self.settings
             self.warc = WarcDir(self.store, Path(s.warc_dir), size=s.warc_size, prefix=s.warc_prefix,
                                 operator=s.operator, is_part_of=s.crawl_name or Path(s.data).resolve().name)

@@ -149,7 +149,7 @@ class StoreSettings:
     near_dup_distance: int = setting(DEFAULT_DISTANCE, help="A page whose text simhash is this many bits (of 64) or "
                                      "fewer from a stored page's is its near duplicate", unit="bits", min=0,
                                      max=MAX_DISTANCE, why="what the banded index is sure to find", group=DEDUP)
-    warc_dir: str | None = setting(None, help="Write WARC/1.1 files into DIR as documents are committed (request, "
+    warc_dir: str = setting("", help="Write WARC/1.1 files into DIR as documents are committed (request, "
                                    "response, revisit, metadata records; docs/warc.md)", metavar="DIR",
                                    default_help="no WARC files", group=ARCHIVE)
     warc_size: int = setting(DEFAULT_WARC_SIZE, help="Close a WARC file and start the next one at this size",
