@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from wreck.storeserver import layout as L
 from wreck.storeserver.store import ReadStore, store_path
 from wreck.storeserver.warcdir import WarcPosition
 
-from bench.store_bench import SENDERS, cpu_seconds, sender, start_server
+from bench.store_bench import cpu_seconds, save, start_senders, start_server
 from tests.web.corpus import Corpus
 
 OUTLINKS = 30
@@ -68,14 +67,7 @@ def ingest(recs: list[Record], warc: bool) -> dict:
     data, warcs = work / "data", work / "warcs"
     proc, port = start_server(data, *(["--warc-dir", str(warcs)] if warc else []))
     try:
-        shares = [recs[k::SENDERS] for k in range(SENDERS)]
-        ready, prepared = threading.Event(), threading.Semaphore(0)
-        shared = {"ready": ready, "prepared": prepared}
-        threads = [threading.Thread(target=sender, args=(port, share, shared)) for share in shares]
-        for t in threads:
-            t.start()
-        for _ in threads:
-            prepared.acquire()
+        threads, ready = start_senders(port, recs)
         cpu0 = cpu_seconds(proc.pid)
         t0 = time.perf_counter()
         ready.set()
@@ -133,10 +125,7 @@ def main() -> None:
             print(json.dumps(runs[-1]), file=sys.stderr)
     result = {"bench": "warc", "date": datetime.date.today().isoformat(),
               "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "runs": runs}
-    out = Path(__file__).parent / "results" / f"{result['date']}-warc.json"
-    out.write_text(json.dumps(result, indent=2) + "\n")
-    print(json.dumps(result, indent=2))
-    print(f"written to {out}", file=sys.stderr)
+    save(result, "warc")
 
 
 if __name__ == "__main__":
