@@ -53,7 +53,8 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    return len(r.document) + len(r.url) + S.RECORD_OVERHEAD
+    ext = len(r.request) + sum(len(u) for u in r.outlinks) if r.outlinks or r.request else 0  # 6.3's fields
+    return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
 
 
 def fetch_value(r: Record) -> bytes | None:
