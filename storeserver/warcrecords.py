@@ -49,6 +49,9 @@ WARC_FIELDS = "application/warc-fields"
 REQUEST_TYPE = "application/http; msgtype=request"
 # Heritrix's hop type of a link found in a page (Hop.NAVLINK, 'L').
 LINK_HOP = "L"
+# WARC-Protocol for the HTTP versions Heritrix marks (its response records
+# carry h2 and h3 only); libcurl's status line names the version.
+_PROTOCOLS = {"HTTP/2": "h2", "HTTP/3": "h3"}
 
 
 def parse_head(head: bytes) -> tuple[str, str, list[tuple[str, str]]]:
@@ -167,6 +170,8 @@ class RecordMaker:
             return self.builder.create_warc_record(meta.url, "revisit", http_headers=http, warc_headers_dict=fields)
         if c.fetch is not None and c.fetch.truncated:
             fields["WARC-Truncated"] = c.fetch.truncated
+        if protocol in _PROTOCOLS:
+            fields["WARC-Protocol"] = _PROTOCOLS[protocol]
         http = StatusAndHeaders(status, warc_headers(headers, len(body)), protocol=protocol)
         return self.builder.create_warc_record(
             meta.url, "response", payload=io.BytesIO(body), length=len(body), http_headers=http,

@@ -38,7 +38,7 @@ NOT_MODIFIED = Record(3, True, Specific.NOT_MODIFIED, http_enum(304), 4, f"{BASE
                       b"HTTP/1.1 304 Not Modified\r\nETag: \"e1\"\r\n\r\n",
                       request=request("/a", 'If-None-Match: "e1"'), ip="127.0.0.1")
 SLOW = Record(4, False, Specific.TIMEOUT, http_enum(200), 30_000, f"{BASE}/slow", None,
-              b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\npartial", request=request("/slow"),
+              b"HTTP/2 200\r\ncontent-type: text/plain\r\n\r\npartial", request=request("/slow"),
               ip="127.0.0.1", truncated="time")
 REFUSED = Record(5, False, Specific.CONNECT_FAILED, 0, 3, f"{BASE}/down", None, b"", ip="127.0.0.1")
 
@@ -132,6 +132,7 @@ def test_every_capture_gets_its_records_linked_and_digested(data, tmp_path):
 
     slow, partial = by_doc(records, 4)["response"]
     assert partial == b"partial" and slow.rec_headers.get_header("WARC-Truncated") == "time"
+    assert slow.rec_headers.get_header("WARC-Protocol") == "h2" and response.rec_headers.get_header("WARC-Protocol") is None
 
     down = by_doc(records, 5)
     assert set(down) == {"metadata"}
