@@ -13,8 +13,11 @@
 from __future__ import annotations
 
 import collections
+import io
 import platform
 import socket
+import zlib
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +34,9 @@ __all__ = ["Capture", "iso_date", "parse_head", "warc_headers", "write_warc", "w
 CONFORMS_TO = "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 # WRECK always obeys robots.txt (RFC 9309; urlserver/robotsrules.py).
 ROBOTS_POLICY = "obey"
+# warcio's level for each record's gzip member; on HTML pages level 6 would
+# save under a tenth of the time for 0.3% more bytes: not worth differing.
+GZIP_LEVEL = 9
 
 
 def software() -> str:
@@ -118,6 +124,36 @@ def write_warc(store: ReadStore, out: BinaryIO, *, gzip: bool, filename: str = "
             counts[record.rec_type] += 1
         counts["documents"] += 1
     return counts
+
+
+class MemberCompressor:
+    """Records serialized by warcio, each compressed into its own gzip member
+    as warcio's GzippingWrapper does (level 9), a batch's members compressed
+    on `threads` threads at once: zlib releases the GIL, and compression is
+    about half of writing a capture (bench/warc_bench.py)."""
+
+    def __init__(self, threads: int) -> None:
+        self._plain = WARCWriter(None, gzip=False, warc_version="1.1")
+        self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="store-warc-gzip")
+
+    def serialize(self, record) -> bytes:
+        """The record's bytes as warcio writes them, uncompressed."""
+        out = io.BytesIO()
+        self._plain.out = out
+        self._plain.write_record(record)
+        return out.getvalue()
+
+    def members(self, blobs: list[bytes]) -> list[bytes]:
+        return list(self._pool.map(gzip_member, blobs))
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+
+def gzip_member(data: bytes) -> bytes:
+    """One gzip member, as warcio writes each record (level 9, gzip header)."""
+    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
+    return z.compress(data) + z.flush()
 
 
 def write_warc_file(store: ReadStore, path: Path, **options) -> Counts:

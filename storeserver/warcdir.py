@@ -37,7 +37,7 @@ from warcio.warcwriter import WARCWriter
 
 from . import layout as L
 from .store import ReadStore, WriteStore
-from .warc import crawl_key, load_capture, user_agent_of, warcinfo_fields
+from .warc import MemberCompressor, crawl_key, load_capture, user_agent_of, warcinfo_fields
 from .warcrecords import RecordMaker
 
 log = logging.getLogger("storeserver.warc")
@@ -51,6 +51,10 @@ OPEN_SUFFIX = ".open"
 # truncated file, so still once).
 ROUND_DOCS = 500
 POSITION_S = 1.0
+# Captures whose records are compressed together (on GZIP_THREADS threads):
+# about 2 MB of pages, enough to keep the threads busy, little to hold.
+GZIP_BATCH = 48
+GZIP_THREADS = 2
 # The thread looks at the journal at least this often even without a wake-up
 # (a commit made by another path, a missed wake-up): a bound, not a timer
 # anything depends on.
@@ -94,6 +98,7 @@ class WarcDir:
         self.host = host_part()
         self.dir.mkdir(parents=True, exist_ok=True)
         self.reader = ReadStore.beside(store)
+        self.gzip = MemberCompressor(GZIP_THREADS)
         self.maker = RecordMaker(crawl_key(self.reader))
         self.pos = self._load_position()
         self.file = None  # the open file, positioned at its end
@@ -143,6 +148,7 @@ class WarcDir:
                 self._commit_if_due(stopping)
                 if stopping:
                     self._close_file()
+                    self.gzip.close()
                     return
                 delay = RETRY_FIRST_S
             except OSError as exc:  # the WARC directory's disk: retry, never touch the store's acks
@@ -160,18 +166,24 @@ class WarcDir:
     def _write_round(self) -> bool:
         """Write up to ROUND_DOCS captures; True if there may be more."""
         entries = list(itertools.islice(self.reader.iter_journal(self.done_seq), ROUND_DOCS))
-        for seq, doc_id in entries:
-            capture = load_capture(self.reader, doc_id)
-            if self.file is None:
-                self._open_file(user_agent_of(capture.fetch.request) if capture.fetch else "")
-            for record in self.maker.records(capture):
-                self.writer.write_record(record)
-            self.done_seq = seq
-            self.written += 1
-            self.unsynced += 1
-            if self.file.tell() >= self.size:
-                self._commit()
-                self._close_file()
+        for start in range(0, len(entries), GZIP_BATCH):
+            batch = []  # (seq, user agent, the capture's records serialized)
+            for seq, doc_id in entries[start : start + GZIP_BATCH]:
+                capture = load_capture(self.reader, doc_id)
+                agent = user_agent_of(capture.fetch.request) if capture.fetch else ""
+                batch.append((seq, agent, [self.gzip.serialize(r) for r in self.maker.records(capture)]))
+            members = iter(self.gzip.members([blob for _, _, blobs in batch for blob in blobs]))
+            for seq, agent, blobs in batch:
+                if self.file is None:
+                    self._open_file(agent)
+                for _ in blobs:
+                    self.file.write(next(members))
+                self.done_seq = seq
+                self.written += 1
+                self.unsynced += 1
+                if self.file.tell() >= self.size:
+                    self._commit()
+                    self._close_file()
         if entries and self.failed:
             log.warning("writing WARC files again in %s", self.dir)
             self.failed = ""
