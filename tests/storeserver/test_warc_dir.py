@@ -14,7 +14,10 @@ import time
 from collections import Counter
 from pathlib import Path
 
+from typer.testing import CliRunner
 from warcio.archiveiterator import ArchiveIterator
+
+from wreck.storeserver.dump import app
 
 from tests.store_helpers import Client, ServerProcess, make_record, running_server
 
@@ -54,6 +57,21 @@ def test_files_roll_at_the_size_and_are_closed_at_a_clean_stop(tmp_path):
             first = next(iter(ArchiveIterator(fh)))
             assert first.rec_type == "warcinfo" and b"operator: ops@example.org" in first.content_stream().read()
     assert docs_in(warc_dir) == Counter(range(1, 301))
+    # the same records, byte for byte, as an export after the fact writes them
+    export = tmp_path / "export.warc.gz"
+    result = CliRunner().invoke(app, ["--all", "--warc", str(export), "--data", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert records_of(files) == records_of([export])
+
+
+def records_of(paths: list[Path]) -> list:
+    """(WARC headers, block) of every record but warcinfo, in file order."""
+    out = []
+    for path in paths:
+        with open(path, "rb") as fh:
+            out += [(rec.rec_headers.headers, rec.raw_stream.read()) for rec in ArchiveIterator(fh, no_record_parse=True)
+                    if rec.rec_type != "warcinfo"]
+    return out
 
 
 def test_a_restart_resumes_after_the_last_document_written(tmp_path):
