@@ -35,6 +35,8 @@ from pathlib import Path
 import msgspec
 from warcio.warcwriter import WARCWriter
 
+from wreck.private import private_dir, private_open
+
 from . import layout as L
 from .store import ReadStore, WriteStore
 from .warc import MemberCompressor, crawl_key, load_capture, user_agent_of, warcinfo_fields
@@ -96,7 +98,7 @@ class WarcDir:
         self.operator = operator
         self.is_part_of = is_part_of
         self.host = host_part()
-        self.dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self.dir)  # 0700, files 0600: the pages are as private as the store's (wreck/private.py)
         self.reader = ReadStore.beside(store)
         self.gzip = MemberCompressor(GZIP_THREADS)
         self.maker = RecordMaker(crawl_key(self.reader))
@@ -197,7 +199,7 @@ class WarcDir:
     def _open_file(self, user_agent: str) -> None:
         serial = self.pos.serial + 1
         name = file_name(self.prefix, serial, datetime.datetime.now(datetime.timezone.utc), self.host)
-        self.file = open(self.dir / (name + OPEN_SUFFIX), "wb")
+        self.file = private_open(self.dir / (name + OPEN_SUFFIX), "wb")
         self.writer = WARCWriter(self.file, gzip=True, warc_version="1.1")
         self.writer.write_record(self.maker.warcinfo(name, warcinfo_fields(
             operator=self.operator, is_part_of=self.is_part_of, user_agent=user_agent,

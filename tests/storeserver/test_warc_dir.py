@@ -50,6 +50,7 @@ def test_files_roll_at_the_size_and_are_closed_at_a_clean_stop(tmp_path):
             c.acks(50)
     files = sorted(warc_dir.iterdir())
     assert len(files) > 3 and all(NAME.fullmatch(f.name) for f in files)  # no .open left after a clean stop
+    assert warc_dir.stat().st_mode & 0o777 == 0o700 and {f.stat().st_mode & 0o777 for f in files} == {0o600}
     assert [f.name.split("-")[2] for f in files] == [f"{n:05d}" for n in range(1, len(files) + 1)]
     for f in files:
         warcio_check(f)
