@@ -16,8 +16,10 @@
 # written after it, which are then written again) and goes on from the
 # recorded sequence; a file renamed but not yet recorded as closed is seen
 # closed; an .open file the position never named holds nothing recorded
-# and is removed. Every acknowledged document is committed to the journal,
-# so it lands in exactly one record set.
+# and is removed; an .open file lost or shortened while the store was down
+# is written again, from the capture before its first (kept in the position),
+# into a new file. Every acknowledged document is committed to the journal,
+# so it lands in exactly one record set of the closed files.
 """WarcDir: the --warc-dir writer thread."""
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class WarcPosition(msgspec.Struct, array_like=True):
     name: str = ""  # the open file's final name ('' when none is open)
     offset: int = 0  # that file's length once those records were written
     serial: int = 0  # the last file serial used
+    first: int = 0  # the journal sequence before the open file's first capture
 
 
 def file_name(prefix: str, serial: int, now: datetime.datetime, host: str) -> str:
@@ -205,7 +208,7 @@ class WarcDir:
             operator=self.operator, is_part_of=self.is_part_of, user_agent=user_agent,
             description="written by storeserver --warc-dir as the crawl goes",
         )))  # fmt: skip
-        self.pos = WarcPosition(self.pos.seq, name, 0, serial)
+        self.pos = WarcPosition(self.pos.seq, name, 0, serial, self.done_seq)
         self._commit()  # from now on a restart finds this file by its name
         log.info("event=warc_open file=%s", name)
 
@@ -215,9 +218,9 @@ class WarcDir:
         if self.file is not None:
             self.file.flush()
             os.fsync(self.file.fileno())
-            self.pos = WarcPosition(seq, self.pos.name, self.file.tell(), self.pos.serial)
+            self.pos = WarcPosition(seq, self.pos.name, self.file.tell(), self.pos.serial, self.pos.first)
         else:
-            self.pos = WarcPosition(seq, "", 0, self.pos.serial)
+            self.pos = WarcPosition(seq, "", 0, self.pos.serial, seq)
         self.store.put_meta(L.META_WARC_POS, msgspec.msgpack.encode(self.pos))
         self.unsynced = 0
         self.committed_at = time.monotonic()
@@ -257,22 +260,41 @@ class WarcDir:
             open_path = self.dir / (name + OPEN_SUFFIX)
             if open_path.exists():
                 self.file = open(open_path, "r+b")
-                if os.fstat(self.file.fileno()).st_size != self.pos.offset:
+                size = os.fstat(self.file.fileno()).st_size
+                if size < self.pos.offset:  # fsynced before the position: only a hand could shorten it
+                    self._drop_file()
+                    damaged = open_path.with_name(open_path.name + ".damaged")
+                    os.rename(open_path, damaged)
+                    self._write_again(f"{open_path.name} is shorter ({size} bytes) than its recorded length "
+                                      f"{self.pos.offset}; kept as {damaged.name}")
+                    return self._recover_strays("")
+                if size != self.pos.offset:
                     log.warning("event=warc_truncate file=%s to=%d (records after the last position are "
                                 "written again)", open_path.name, self.pos.offset)
                 self.file.truncate(self.pos.offset)
                 self.file.seek(self.pos.offset)
                 self.writer = WARCWriter(self.file, gzip=True, warc_version="1.1")
             elif (self.dir / name).exists():  # renamed before the kill, recorded as open
-                self.pos = WarcPosition(self.pos.seq, "", 0, self.pos.serial)
+                self.pos = WarcPosition(self.pos.seq, "", 0, self.pos.serial, self.pos.seq)
                 self.store.put_meta(L.META_WARC_POS, msgspec.msgpack.encode(self.pos))
             else:
-                raise OSError(f"the open WARC file {open_path} is gone: records up to journal sequence "
-                              f"{self.pos.seq} were in it")
+                self._write_again(f"{open_path.name} is gone")
+                name = ""
+        self._recover_strays(name)
+
+    def _recover_strays(self, name: str) -> None:
         for stray in self.dir.glob(f"{self.prefix}-*.warc.gz{OPEN_SUFFIX}"):
             if stray.name != name + OPEN_SUFFIX:
                 log.warning("event=warc_stray file=%s (opened, no record in it recorded): removed", stray.name)
                 stray.unlink()
+
+    def _write_again(self, what: str) -> None:
+        """The open file was lost: its captures go into a new file, once."""
+        log.error("event=warc_lost %s: its captures (journal after %d) are written again into a new file",
+                  what, self.pos.first)
+        self.pos = WarcPosition(self.pos.first, "", 0, self.pos.serial, self.pos.first)
+        self.done_seq = self.pos.seq
+        self.store.put_meta(L.META_WARC_POS, msgspec.msgpack.encode(self.pos))
 
 
 def _fsync_dir(path: Path) -> None:

@@ -159,3 +159,20 @@ def docs_in_open(path: Path) -> int:
     except Exception:  # noqa: BLE001 - the writer is mid-record
         pass
     return n
+
+
+def test_an_open_file_lost_while_down_is_written_again_into_a_new_one(tmp_path):
+    data, warc_dir = tmp_path / "data", tmp_path / "warcs"
+    args = ("--warc-dir", str(warc_dir), "--warc-size", "64KiB")
+    server = ServerProcess(data, *args)
+    c = Client(server.port)
+    c.send([make_record(i, size=3000) for i in range(1, 61)])
+    c.acks(60)
+    while not (opened := list(warc_dir.glob("*.open"))) or docs_in_open(opened[0]) < 60 - len(docs_in(warc_dir)):
+        time.sleep(0.05)
+    server.kill()
+    opened[0].unlink()  # an operator's slip, a lost disk
+    server = ServerProcess(data, *args)
+    assert server.stop() == 0
+    assert any("event=warc_lost" in line for line in server.lines)
+    assert docs_in(warc_dir) == Counter(range(1, 61))
