@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: demo test cli-docs bench bench-attacks bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
+.PHONY: demo test cli-docs bench bench-attacks bench-protocol bench-spider bench-store bench-warc bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,10 @@ bench-spider: $(STAMP)
 
 bench-store: $(STAMP)
 	$(BIN)/python -m bench.store_bench
+
+# WARC files as the crawl goes (--warc-dir) against none, and wreck-dump --warc.
+bench-warc: $(STAMP)
+	$(BIN)/python -m bench.warc_bench
 
 bench-dedup: $(STAMP)
 	$(BIN)/python -m bench.dedup_bench

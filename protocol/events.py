@@ -127,6 +127,11 @@ class Record(_Event):
     url: str
     new_url: str | None
     document: bytes  # response status line + headers, blank line, body
+    # Extension fields (6.3), for the archive; sent with flags EXT when any is set.
+    request: bytes = b""  # the final request's header block as sent
+    ip: str = ""  # the address connected to
+    truncated: str = ""  # "length" or "time" when the body was cut
+    outlinks: tuple[str, ...] = ()  # the links found in the document
 
 
 class Ack(_Event):

@@ -53,7 +53,16 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    return len(r.document) + len(r.url) + S.RECORD_OVERHEAD
+    ext = len(r.request) + sum(len(u) for u in r.outlinks) if r.outlinks or r.request else 0  # 6.3's fields
+    return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
+
+
+def fetch_value(r: Record) -> bytes | None:
+    """The `fetch` database's value for `r` (docs/storage.txt), None if the
+    spider kept nothing (a spider older than the extension fields)."""
+    if not (r.request or r.ip or r.truncated or r.outlinks):
+        return None
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks))
 
 
 class Committer:
@@ -188,7 +197,7 @@ class Committer:
             fp = fps[i].result() if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
-                                     not_modified=r.specific == Specific.NOT_MODIFIED))
+                                     not_modified=r.specific == Specific.NOT_MODIFIED, fetch=fetch_value(r)))
         return prepared, new_dict
 
     def _document_hooks(self, r: Record, head_len: int) -> bytes | None:

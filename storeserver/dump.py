@@ -7,6 +7,9 @@
 #                                            URL normalised as the crawler does)
 #   wreck-dump --all --jsonl --data DIR     (one JSON object per doc, stdout)
 #   wreck-dump --all --warc FILE --data DIR (WARC/1.1; FILE.gz: gzipped; -: stdout)
+#   wreck-dump --all --warc FILE --since-last-export --data DIR
+#                                           (only what was committed since the
+#                                            last such export; kept in the store)
 #   wreck-dump --all --parquet FILE [--bodies] (one row per document, docs/reading.md)
 #   wreck-dump --all --wacz FILE --data DIR (WACZ 1.2: the WARC export, its CDXJ, pages)
 #   wreck-dump --cdxj WARC [--cdxj WARC...] (each WARC's CDXJ index, written beside it)
@@ -24,7 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO, Optional
 
@@ -41,6 +44,8 @@ from .dumpfilter import Filter, FilterError, parse_hosts, parse_statuses, parse_
 from .dumprecord import FieldError, fields_from, main_text, record
 from .layout import StoredDoc
 from .store import NotFound, ReadStore, StoreError
+from .layout import META_EXPORTED
+from .store import record_position
 from .warc import write_warc
 
 STDOUT = "-"  # --warc -: the WARC to standard output
@@ -91,8 +96,15 @@ class DumpOptions:
     as_json: bool = setting(False, flag="--json", help="Print the document as one indented JSON object "
                             "(docs/dump.md)", panel=OUT)
     jsonl: bool = setting(False, help="One JSON object a line to standard output (docs/dump.md)", panel=OUT)
-    warc: str | None = setting(None, help="Write WARC/1.1 records to FILE (FILE.gz: gzipped; -: standard output)",
-                               metavar="FILE", panel=OUT)
+    warc: str | None = setting(None, help="Write WARC/1.1 records (request, response, revisit, metadata; "
+                               "docs/warc.md) to FILE (FILE.gz: gzipped; -: standard output)", metavar="FILE",
+                               panel=OUT)
+    since_last_export: bool = setting(False, help="With --all --warc: only the documents committed since the last "
+                                      "export made with this flag (the store keeps where it ended)", panel=OUT)
+    operator: str = setting("", help="With --warc: who runs the crawl, with a contact (warcinfo's operator)",
+                            metavar="TEXT", default_help="none", panel=OUT)
+    crawl_name: str = setting("", help="With --warc: the crawl's name (warcinfo's isPartOf)", metavar="NAME",
+                              default_help="none", panel=OUT)
     parquet: str | None = setting(None, help="With --all: one row per document to FILE, Parquet (docs/reading.md)",
                                   metavar="FILE", panel=OUT)
     bodies: bool = setting(False, help="With --parquet: add each body as a binary column", panel=OUT)
@@ -150,7 +162,11 @@ def dump(
             rows = write_parquet(Crawl(store), Path(o.parquet), bodies=o.bodies)
             typer.echo(f"wrote {rows} rows to {o.parquet}", err=True)
         elif o.warc is not None:
-            _write_warc(store, docs, o.warc, out)
+            whole = o.all_docs and not keep.any
+            upto = _write_warc(store, None if whole else docs, o, out)
+            if o.since_last_export:
+                store.close()  # one environment per path and process: the reader goes first
+                record_position(o.data, META_EXPORTED, upto)
         elif o.jsonl:
             _write_jsonl(store, docs, names, out)
         else:
@@ -182,6 +198,10 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     chosen = {"--fields": o.fields is not None, "--no-body": o.no_body}
     if o.data is None:
         raise Usage("--data DIR is needed (the store's data directory)")
+    if o.since_last_export and not (all_docs and o.warc is not None):
+        raise Usage("--since-last-export chooses what --all --warc FILE writes: give both")
+    if (o.operator or o.crawl_name) and o.warc is None and o.wacz is None:
+        raise Usage("--operator and --crawl-name go into a WARC's warcinfo: give --warc FILE")
     if o.bodies and o.parquet is None:
         raise Usage("--bodies adds the bodies to --parquet FILE: give it")
     filters = {"--status": o.status, "--host": o.host, "--since": o.since, "--until": o.until}
@@ -209,6 +229,8 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     filtering = [name for name, value in filters.items() if value is not None]
     if filtering and not all_docs:
         raise Usage(f"{filtering[0]} chooses among --all: give --all")
+    if filtering and o.since_last_export:
+        raise Usage(f"{filtering[0]} and --since-last-export: an incremental export takes every new document")
     if filtering and whole:
         raise Usage(f"{filtering[0]} and {whole[0]}: {whole[0]} exports the whole store")
 
@@ -243,30 +265,23 @@ def _write_jsonl(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]], name
         out.write(enc.encode(record(meta, document, store.annotations(meta.doc_id), names)) + b"\n")
 
 
-class _Chosen:
-    """The store as write_warc reads it, its documents those chosen."""
-
-    def __init__(self, store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]]) -> None:
-        self._store, self._docs = store, docs
-
-    def iter_docs(self) -> Iterator[tuple[StoredDoc, bytes]]:
-        return iter(self._docs)
-
-    def __getattr__(self, name: str) -> Any:  # meta_info, get, doc_ids_for_url: the store's
-        return getattr(self._store, name)
-
-
-def _write_warc(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]], target: str, out: BinaryIO) -> None:
-    if target == STDOUT:
-        written, skipped = write_warc(_Chosen(store, docs), out, gzip=False)
+def _write_warc(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]] | None, o: DumpOptions,
+                out: BinaryIO) -> int:
+    """Write the chosen documents (None: the whole store, or what is new with
+    --since-last-export) as WARC; returns the journal sequence written up to."""
+    after, upto = (store.position(META_EXPORTED), store.last_seq()) if o.since_last_export else (0, None)
+    chosen = None if docs is None else (meta.doc_id for meta, _ in docs)
+    fields = {"operator": o.operator, "is_part_of": o.crawl_name, "after": after, "upto": upto, "doc_ids": chosen}
+    if o.warc == STDOUT:
+        counts = write_warc(store, out, gzip=False, **fields)
         where = "standard output"
     else:
-        path = Path(target)
+        path = Path(o.warc)
         with open(path, "wb") as fh:
-            written, skipped = write_warc(_Chosen(store, docs), fh, gzip=path.name.endswith(".gz"),
-                                          filename=path.name)
+            counts = write_warc(store, fh, gzip=path.name.endswith(".gz"), filename=path.name, **fields)
         where = str(path)
-    typer.echo(f"wrote {written} response records to {where} ({skipped} without an HTTP response skipped)", err=True)
+    typer.echo(f"wrote {counts.summary()} to {where}", err=True)
+    return upto or 0
 
 
 def main() -> None:

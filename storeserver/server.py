@@ -34,6 +34,7 @@ import logging
 import shutil
 import time
 from collections import deque
+from pathlib import Path
 
 from wreck.listener import Listener, Peer
 from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
@@ -45,6 +46,7 @@ from . import settings as S
 from .committer import Committer, Results
 from .compress import Compressor
 from .store import WriteStore
+from .warcdir import WarcDir
 
 log = logging.getLogger("storeserver")
 
@@ -160,6 +162,7 @@ class StoreServer:
         self._answered: asyncio.Event | None = None  # set while unanswered == 0
         self._stopped: asyncio.Event | None = None
         self.committer: Committer | None = None
+        self.warc: WarcDir | None = None  # --warc-dir: follows the commits, off the hot path
         self.partial_bytes = 0  # sum of the connections' reservations for records still arriving
         self._waiting: deque[RecordPeer] = deque()  # connections whose next record does not fit yet
 
@@ -181,6 +184,11 @@ class StoreServer:
             on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
             dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
+        if self.settings.warc_dir:
+            s = self.settings
+            self.warc = WarcDir(self.store, Path(s.warc_dir), size=s.warc_size, prefix=s.warc_prefix,
+                                operator=s.operator, is_part_of=s.crawl_name or Path(s.data).resolve().name)
+            self.warc.start()  # first: it resumes after the last commit it wrote
         self.committer.start()
         self._loop = loop
         self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
@@ -302,6 +310,8 @@ class StoreServer:
             except Exception:  # noqa: BLE001 - one connection's bug must not withhold the others' acks
                 log.exception("cannot deliver %d acks to %s; closing that connection", len(acks), conn.peer)
                 conn.close()
+        if self.warc is not None:
+            self.warc.wake()
         self.unanswered -= len(results)
         if self.unanswered == 0:
             self._answered.set()
@@ -342,6 +352,11 @@ class StoreServer:
 
         self._stall_timer.cancel()  # nothing is read any more: nothing can stall
         await self.listener.shutdown(drain)
+        if self.warc is not None:
+            # after the last commit: the files then hold every acknowledged document
+            if not await asyncio.get_running_loop().run_in_executor(None, self.warc.stop, timeout):
+                log.error("stopping with WARC records unwritten; they are written at the next start")
+                committed = False  # the thread still reads the store: leave it open
         if committed:
             self.store.close()
         self.plugins.close()

@@ -87,8 +87,24 @@ DICT_SIZE = 1 << 20
 DICT_SAMPLE_BYTES = 64 * 1024
 
 
+# WARC files written as the crawl goes (--warc-dir; storeserver/warcdir.py):
+# 1 GB is the size Heritrix and the IIPC's practice roll files at; archives'
+# tools handle it, and a day of a large crawl is a few hundred files.
+DEFAULT_WARC_SIZE = 10**9
+# Below this a file would hold few records beside its warcinfo.
+MIN_WARC_SIZE = 64 * 1024
+DEFAULT_WARC_PREFIX = "WRECK"
+
+
+def _warc_prefix(value: str) -> str | None:
+    """Why a --warc-prefix cannot start a file name, or None."""
+    if not value or not all(c.isalnum() or c in "-_." for c in value) or value.startswith("."):
+        return "use letters, digits, '-', '_' and '.' (not first)"
+    return None
+
+
 # --help panels (wreck/options.py PANELS): how the documents are written is output
-SERVER, STORAGE, DEDUP = DAEMONS, OUTPUT, OUTPUT
+SERVER, STORAGE, DEDUP, ARCHIVE = DAEMONS, OUTPUT, OUTPUT, OUTPUT
 SIZE = dict(parse=parse_size, show=size_text, metavar="SIZE")  # 4096, 512KiB, 64MiB, 1GiB
 
 
@@ -136,6 +152,17 @@ class StoreSettings:
     near_dup_distance: int = setting(DEFAULT_DISTANCE, help="A page whose text simhash is this many bits (of 64) or "
                                      "fewer from a stored page's is its near duplicate", unit="bits", min=0,
                                      max=MAX_DISTANCE, why="what the banded index is sure to find", panel=DEDUP)
+    warc_dir: str = setting("", help="Write WARC/1.1 files into DIR as documents are committed (request, "
+                                   "response, revisit, metadata records; docs/warc.md)", metavar="DIR",
+                                   default_help="no WARC files", panel=ARCHIVE)
+    warc_size: int = setting(DEFAULT_WARC_SIZE, help="Close a WARC file and start the next one at this size",
+                             min=MIN_WARC_SIZE, panel=ARCHIVE, **SIZE)
+    warc_prefix: str = setting(DEFAULT_WARC_PREFIX, help="WARC file names: PREFIX-TIMESTAMP-SERIAL-HOST.warc.gz",
+                               check=_warc_prefix, metavar="PREFIX", panel=ARCHIVE)
+    operator: str = setting("", help="Who runs the crawl, with a contact (warcinfo's operator)", metavar="TEXT",
+                            panel=ARCHIVE)
+    crawl_name: str = setting("", help="The crawl's name (warcinfo's isPartOf)", metavar="NAME",
+                              default_help="the data directory's name", panel=ARCHIVE)
     plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG; its document hook "
                                        "runs here (repeatable; docs/plugins.md)", repeatable=True,
                                        metavar="NAME[=ARG]", panel=OUTPUT)

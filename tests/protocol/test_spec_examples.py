@@ -23,6 +23,7 @@ from wreck.protocol import (
 )  # fmt: skip
 from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
+from wreck.protocol import record
 from wreck.protocol.record import RECORD_HEADER
 from wreck.protocol.settings import CrawlSettings
 from wreck.protocol.store import other_crawl
@@ -53,6 +54,8 @@ DOCUMENT = (
     b"\r\n"
     b"<p>Hello, world!</p>\n"
 )
+EXT_DOCUMENT = b"HTTP/1.1 200 OK\r\n\r\n<a href=/a></a>"
+EXT_REQUEST = b'GET / HTTP/1.1\r\nHost: example.com\r\nIf-None-Match: "x1"\r\n\r\n'
 REDIRECT_DOCUMENT = (
     b"HTTP/1.1 301 Moved Permanently\r\n"
     b"Location: https://example.com/\r\n"
@@ -164,6 +167,10 @@ EXAMPLES = {
     "9.15": ("client", lambda: opened(S), [
         Record(1002, False, Specific.REDIRECT, http_enum(301), 45, "http://example.com/",
                "https://example.com/", REDIRECT_DOCUMENT),
+    ]),
+    "9.21": ("client", lambda: opened(S), [
+        Record(1004, True, Specific.OK, http_enum(200), 120, "http://example.com/", None, EXT_DOCUMENT,
+               request=EXT_REQUEST, ip="192.0.2.10", outlinks=("http://example.com/a",)),
     ]),
     "9.16": ("server", lambda: opened(S), [
         Ack(1000, AckResult.STORED), Ack(1002, AckResult.DUPLICATE),
@@ -357,6 +364,13 @@ def test_record_layout_table():
         offset += sizes[row[3]]
         layout += fmt[row[3]]
     assert layout == RECORD_HEADER.format and offset == RECORD_HEADER.size
+
+
+def test_extension_fields_table():
+    rows = table("Extension fields")
+    tags = {int(r[0]): r[1] for r in rows if r[0]}
+    assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
+                    record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS"}
 
 
 _MESSAGES = {

@@ -88,13 +88,16 @@ def test_all_jsonl_streams_one_object_per_document(data):
 def test_warc_reads_back_with_warcio_field_by_field(data, tmp_path, name):
     path = tmp_path / name
     result = run("--all", "--warc", path, "--data", data)
-    assert result.exit_code == 0 and "3 response records" in result.stderr and "1 without an HTTP response" in result.stderr
+    assert result.exit_code == 0 and "4 documents as 7 records (3 response, 4 metadata)" in result.stderr
     store = ReadStore(data)
     with open(path, "rb") as fh:  # a record's payload is readable only while iterating
         records = [(rec, rec.content_stream().read()) for rec in ArchiveIterator(fh)]
     assert records[0][0].rec_type == "warcinfo"
-    payloads = [payload for _, payload in records[1:]]
-    responses = [rec for rec, _ in records[1:]]
+    # the timeout got no response: a metadata record says what was tried
+    [failed] = [payload for rec, payload in records if rec.rec_headers.get_header("WARC-Wreck-Doc-Id") == "3"]
+    assert b"fetchStatus: TIMEOUT\r\n" in failed
+    payloads = [payload for rec, payload in records[1:] if rec.rec_type == "response"]
+    responses = [rec for rec, _ in records[1:] if rec.rec_type == "response"]
     assert [r.rec_headers.get_header("WARC-Wreck-Doc-Id") for r in responses] == ["1", "2", "4"]
     for rec, payload, sent in zip(responses, payloads, (PAGE, REDIRECT, PDF)):
         meta, document = store.get(sent.doc_id)

@@ -60,7 +60,8 @@ URLSERVER_OWN = {
 # The store's settings a crawl chooses; the rest tune the store's server and
 # storage (its defaults suit a local crawl), and several of them share a flag
 # with a urlserver setting (--map-size, --max-connections).
-STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance", "warc_dir", "warc_size", "warc_prefix", "operator",
+                "crawl_name")
 # The spider's settings a crawl chooses (its connect is the urlserver
 # child's address, its name the host's and pid's).
 SPIDER_CHOSEN = ("procs", "concurrency")
