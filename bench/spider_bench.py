@@ -189,17 +189,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--pages", type=int, default=30_000)
     parser.add_argument("--concurrency", type=int, default=CONCURRENCY)
+    parser.add_argument("--no-request-capture", action="store_true",
+                        help="do not keep the request headers sent (to measure what keeping them costs)")
     args = parser.parse_args()
+    if args.no_request_capture:
+        from wreck.spider import fetch
+        fetch.KEEP_REQUEST = False
     figures = run(args.pages, args.concurrency)
     result = {
         "bench": "spider", "date": date.today().isoformat(), "python": platform.python_version(),
         "machine": platform.machine(), "cpus": os.cpu_count(), "concurrency": args.concurrency,
-        "page_bytes": PAGE_BYTES, "links_per_page": LINKS + 1, "hosts": HOSTS,
+        "request_capture": not args.no_request_capture, "page_bytes": PAGE_BYTES, "links_per_page": LINKS + 1, "hosts": HOSTS,
         **figures, "target_pages_per_cpu_s": TARGET_PAGES_PER_CPU_S,
         "meets_target": figures["pages_per_cpu_s"] >= TARGET_PAGES_PER_CPU_S,
     }
     RESULTS.mkdir(exist_ok=True)
-    path = RESULTS / f"{result['date']}-spider.json"
+    suffix = "-no-request-capture" if args.no_request_capture else ""
+    path = RESULTS / f"{result['date']}-spider{suffix}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"written to {path}")

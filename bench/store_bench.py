@@ -42,8 +42,9 @@ SENDERS = 4
 WINDOW = 64  # records in flight per sender
 
 
-def start_server(data: Path) -> tuple[subprocess.Popen, int]:
-    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning"]
+def start_server(data: Path, *extra: str) -> tuple[subprocess.Popen, int]:
+    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning",
+           *extra]
     # The port is only logged at info level: ask for it with a fixed free port instead.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -89,6 +90,19 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     sock.close()
 
 
+def start_senders(port: int, records: list[Record]) -> tuple[list[threading.Thread], threading.Event]:
+    """SENDERS threads, each with its share of `records`, handshaken and
+    encoded; they start sending when the returned event is set."""
+    ready, prepared = threading.Event(), threading.Semaphore(0)
+    shared = {"ready": ready, "prepared": prepared}
+    threads = [threading.Thread(target=sender, args=(port, records[k::SENDERS], shared)) for k in range(SENDERS)]
+    for t in threads:
+        t.start()
+    for _ in threads:  # handshakes done, records encoded
+        prepared.acquire()
+    return threads, ready
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process, all its threads."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -100,14 +114,7 @@ def ingest(corpus: list[bytes], urls: list[str]) -> dict:
     proc, port = start_server(data)
     try:
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
-        shares = [records[k::SENDERS] for k in range(SENDERS)]
-        ready, prepared = threading.Event(), threading.Semaphore(0)
-        shared = {"ready": ready, "prepared": prepared}
-        threads = [threading.Thread(target=sender, args=(port, share, shared)) for share in shares]
-        for t in threads:
-            t.start()
-        for _ in threads:  # handshakes done, records encoded
-            prepared.acquire()
+        threads, ready = start_senders(port, records)
         server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
         t0 = time.perf_counter()
         ready.set()
@@ -192,10 +199,16 @@ def main() -> None:
         real = real_html(directory, 4000)
         if len(real) > S.DICT_TRAIN_DOCS + 200:
             result.setdefault("compression_real_html", []).append({"dir": str(directory), **ratios(real, S.DICT_TRAIN_DOCS)})
-    out = Path(__file__).parent / "results" / f"{result['date']}-store.json"
+    save(result, "store")
+
+
+def save(result: dict, name: str) -> Path:
+    """Write `result` to bench/results/DATE-NAME.json and print it."""
+    out = Path(__file__).parent / "results" / f"{result['date']}-{name}.json"
     out.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
     print(f"written to {out}", file=sys.stderr)
+    return out
 
 
 if __name__ == "__main__":

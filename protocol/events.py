@@ -25,13 +25,15 @@ class Hello(_Event):
 
 
 class Auth(_Event):
-    """Client's proof of the shared secret over both nonces."""
+    """Client's proof of the shared secret over both nonces; to a store, also
+    the crawl id the spider works for ("" when it knows none, 6.1)."""
 
     role: str
     name: str
     nonce: str
     mac: str
     version: int = 1
+    crawl: str = ""
 
 
 class Ready(_Event):
@@ -125,6 +127,11 @@ class Record(_Event):
     url: str
     new_url: str | None
     document: bytes  # response status line + headers, blank line, body
+    # Extension fields (6.3), for the archive; sent with flags EXT when any is set.
+    request: bytes = b""  # the final request's header block as sent
+    ip: str = ""  # the address connected to
+    truncated: str = ""  # "length" or "time" when the body was cut
+    outlinks: tuple[str, ...] = ()  # the links found in the document
 
 
 class Ack(_Event):

@@ -59,6 +59,11 @@ MAX_ID = 2**63 - 1
 # this hard cap whatever Max_Doc_Size says, so one record never needs more.
 MAX_DOC_LEN = 256 * 1024 * 1024
 
+# A record's extension fields (docs/protocol.txt 6.3): the outlinks block of
+# a DONE (MAX_OUTLINKS_BYTES), a request header block (the spider's are under
+# 1 KiB) and room to spare; checked with the header, before it is buffered.
+MAX_EXT_LEN = 8 * 1024 * 1024
+
 # Default document cap announced when an operator sets none (Max_Doc_Size).
 DEFAULT_MAX_DOC_SIZE = 16 * 1024 * 1024
 

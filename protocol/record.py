@@ -7,6 +7,8 @@
 #
 # Each header is checked as soon as its bytes are in, before the body is
 # awaited, so a record that claims 4 GB is refused having buffered 20 bytes.
+# With flags EXT the header is 24 bytes (ext_len after it) and the extension
+# fields (6.3: tag u8, length u32, value) follow the document.
 """Binary fetch records and store frames: layouts and codecs."""
 
 from __future__ import annotations
@@ -20,9 +22,16 @@ from .codes import AckResult, ErrorCode, Specific, is_valid_http_enum
 from .errors import LocalProtocolError, RemoteProtocolError
 from .events import NEED_DATA, Ack, Error, Notice, Record
 
-# Section 6.2: doc_id u32, success u8, specific u8, http enum u8, pad u8,
+# Section 6.2: doc_id u32, success u8, specific u8, http enum u8, flags u8,
 # milliseconds u32, url_len u16, new_url_len u16, doc_len u32.
 RECORD_HEADER = struct.Struct("!IBBBBIHHI")
+# With flags EXT: the header, then ext_len u32.
+RECORD_HEADER_EXT = struct.Struct("!IBBBBIHHII")
+EXT = 0x01
+# Section 6.3, Table 7a: one extension field is a tag u8 and a length u32.
+EXT_FIELD = struct.Struct("!BI")
+TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS = 1, 2, 3, 4
+TRUNCATIONS = ("length", "time")
 # Section 6.4: 'A', result u8, reserved u16 (0), doc_id u32.
 ACK_FRAME = struct.Struct("!BBHI")
 # Section 6.4: 'N' or 'E', code u8, text length u16, then UTF-8.
@@ -43,11 +52,30 @@ def encode_record(r: Record) -> bytes:
         raise LocalProtocolError(f"record {r.doc_id} has a field out of range")
     if len(r.document) > limits.MAX_DOC_LEN:
         raise LocalProtocolError(f"record {r.doc_id}: document larger than {limits.MAX_DOC_LEN}")
-    header = RECORD_HEADER.pack(
-        r.doc_id, 1 if r.success else 0, int(r.specific), r.http, 0, r.ms,
-        len(url), len(new), len(r.document),
-    )  # fmt: skip
-    return b"".join((header, url, new, r.document))
+    ext = encode_ext(r)
+    fixed = (r.doc_id, 1 if r.success else 0, int(r.specific), r.http)
+    sizes = (r.ms, len(url), len(new), len(r.document))
+    if not ext:
+        return b"".join((RECORD_HEADER.pack(*fixed, 0, *sizes), url, new, r.document))
+    header = RECORD_HEADER_EXT.pack(*fixed, EXT, *sizes, len(ext))
+    return b"".join((header, url, new, r.document, ext))
+
+
+def encode_ext(r: Record) -> bytes:
+    """The extension fields of `r` (6.3), b"" when it has none."""
+    fields = []
+    if r.truncated and r.truncated not in TRUNCATIONS:
+        raise LocalProtocolError(f"record {r.doc_id}: truncated={r.truncated!r} is not one of {TRUNCATIONS}")
+    links = b"".join(f.check_url_out(u, "outlink") + b"\n" for u in r.outlinks)
+    for tag, value in ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
+                       (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links)):
+        if value:
+            fields.append(EXT_FIELD.pack(tag, len(value)))
+            fields.append(value)
+    ext = b"".join(fields)
+    if len(ext) > limits.MAX_EXT_LEN:
+        raise LocalProtocolError(f"record {r.doc_id}: extension fields larger than {limits.MAX_EXT_LEN}")
+    return ext
 
 
 def decode_record(buf: ReceiveBuffer, max_doc_len: int) -> Record | object:
@@ -55,10 +83,10 @@ def decode_record(buf: ReceiveBuffer, max_doc_len: int) -> Record | object:
     header = buf.unpack(RECORD_HEADER)
     if header is None:
         return NEED_DATA
-    doc_id, success, specific, http, pad, ms, url_len, new_len, doc_len = header
-    if success > 1 or specific >= len(_SPECIFICS) or not is_valid_http_enum(http) or pad:
+    doc_id, success, specific, http, flags, ms, url_len, new_len, doc_len = header
+    if success > 1 or specific >= len(_SPECIFICS) or not is_valid_http_enum(http) or flags not in (0, EXT):
         raise RemoteProtocolError(
-            f"record {doc_id}: bad header (success={success} specific={specific} http={http} pad={pad})"
+            f"record {doc_id}: bad header (success={success} specific={specific} http={http} flags={flags})"
         )
     if not 0 < url_len <= limits.MAX_URL_LEN or new_len > limits.MAX_URL_LEN:
         raise RemoteProtocolError(f"record {doc_id}: URL length {url_len}/{new_len} out of range", ErrorCode.LIMIT)
@@ -66,14 +94,61 @@ def decode_record(buf: ReceiveBuffer, max_doc_len: int) -> Record | object:
         raise RemoteProtocolError(
             f"record {doc_id}: document of {doc_len} bytes exceeds {max_doc_len}", ErrorCode.LIMIT
         )
-    fields = buf.take_fields(RECORD_HEADER.size, (url_len, new_len, doc_len))
+    if flags:
+        full = buf.unpack(RECORD_HEADER_EXT)
+        if full is None:
+            return NEED_DATA
+        ext_len = full[-1]
+        if ext_len > limits.MAX_EXT_LEN:
+            raise RemoteProtocolError(
+                f"record {doc_id}: extension of {ext_len} bytes exceeds {limits.MAX_EXT_LEN}", ErrorCode.LIMIT
+            )
+        fields = buf.take_fields(RECORD_HEADER_EXT.size, (url_len, new_len, doc_len, ext_len))
+    else:
+        fields = buf.take_fields(RECORD_HEADER.size, (url_len, new_len, doc_len))
     if fields is None:
         return NEED_DATA
-    url, new, document = fields
+    url, new, document = fields[:3]
+    ext = _decode_ext(doc_id, fields[3]) if flags else {}
     return Record(
         doc_id, success == 1, _SPECIFICS[specific], http, ms,
-        f.url(url), f.url(new, "new URL") if new_len else None, document,
+        f.url(url), f.url(new, "new URL") if new_len else None, document, **ext,
     )  # fmt: skip
+
+
+def _decode_ext(doc_id: int, data: bytes) -> dict:
+    """Record keyword arguments from extension fields (6.3); unknown tags skipped."""
+    seen: set[int] = set()
+    out: dict = {}
+    pos = 0
+    while pos < len(data):
+        if len(data) - pos < EXT_FIELD.size:
+            raise RemoteProtocolError(f"record {doc_id}: extension field header cut short")
+        tag, length = EXT_FIELD.unpack_from(data, pos)
+        pos += EXT_FIELD.size
+        if length > len(data) - pos:
+            raise RemoteProtocolError(f"record {doc_id}: extension field {tag} runs past ext_len")
+        if tag in seen:
+            raise RemoteProtocolError(f"record {doc_id}: extension field {tag} given twice")
+        seen.add(tag)
+        value = data[pos : pos + length]
+        pos += length
+        try:
+            if tag == TAG_REQUEST:
+                out["request"] = value
+            elif tag == TAG_IP:
+                out["ip"] = value.decode("ascii")
+            elif tag == TAG_TRUNCATED:
+                out["truncated"] = value.decode("ascii")
+                if out["truncated"] not in TRUNCATIONS:
+                    raise RemoteProtocolError(f"record {doc_id}: unknown truncation {value[:16]!r}")
+            elif tag == TAG_OUTLINKS:
+                if not value.endswith(b"\n"):
+                    raise RemoteProtocolError(f"record {doc_id}: outlinks do not end with LF")
+                out["outlinks"] = tuple(f.url(u, "outlink") for u in value[:-1].split(b"\n"))
+        except UnicodeDecodeError:
+            raise RemoteProtocolError(f"record {doc_id}: extension field {tag} is not ASCII") from None
+    return out
 
 
 def encode_frame(event: object) -> bytes:

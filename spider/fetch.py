@@ -39,6 +39,11 @@
 #   HEAD as unusable (FetchResult.head_unusable), which the urlserver
 #   remembers. A HEAD's connection is not reused: a server that sends a
 #   body after a HEAD's headers would otherwise poison the next request.
+# - For the archive (docs/protocol.txt 6.3): the request header block as
+#   libcurl sent it (DEBUGFUNCTION, HEADER_OUT chunks only; a HEAD's is
+#   replaced by its GET's), the address connected
+#   to (PRIMARY_IP), and whether the body was cut: "length" at
+#   Max_Doc_Size, "time" by the total or low-speed timeout (curl code 28).
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -74,6 +79,11 @@ HTTP1 = (pycurl.CURL_HTTP_VERSION_1_0, pycurl.CURL_HTTP_VERSION_1_1)
 LOW_SPEED_BYTES = 1_000
 LOW_SPEED_WINDOW_MIN_S = 1
 LOW_SPEED_WINDOW_MAX_S = 30
+# Keep each request's header block for the archive (the opening comment);
+# off only to measure its cost (bench/spider_bench.py --no-request-capture).
+KEEP_REQUEST = True
+# curl's CURLE_OPERATION_TIMEDOUT: the total timeout or the low-speed rule ended it.
+CURL_TIMEOUT = 28
 REDIRECT_CODES = (301, 302, 303, 307, 308)  # a HEAD answered so is reported as the redirect
 ACCEPT = b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -140,6 +150,9 @@ class FetchResult:
     content_type: bytes | None = None
     head_unusable: str = ""  # why this host's HEAD cannot be trusted ('' if it can, or unused)
     partial: bytes = b""  # Request.keep_partial: the first Max_Doc_Size bytes of a body cut at size
+    request: bytes = b""  # the last request's header block as sent (for the archive)
+    ip: str = ""  # the address connected to
+    truncated: str = ""  # "length" or "time" when the body was cut, as WARC-Truncated says
 
 
 class _Slot:
@@ -147,7 +160,7 @@ class _Slot:
 
     __slots__ = ("handle", "key", "url", "ip", "started", "head", "head_size", "body", "size",
                  "max_size", "aborted", "allow", "sockets", "poll", "request", "accept", "filtering",
-                 "in_head", "head_type")
+                 "in_head", "head_type", "sent")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
         c = self.handle = pycurl.Curl()
@@ -178,10 +191,16 @@ class _Slot:
         c.setopt(pycurl.WRITEFUNCTION, self._write)
         c.setopt(pycurl.HEADERFUNCTION, self._header)
         c.setopt(pycurl.OPENSOCKETFUNCTION, self._open_socket)
+        if KEEP_REQUEST:
+            # HEADER_OUT reaches DEBUGFUNCTION only with VERBOSE; with a debug
+            # function set, libcurl prints nothing itself
+            c.setopt(pycurl.VERBOSE, 1)
+            c.setopt(pycurl.DEBUGFUNCTION, self._debug)
 
     def begin(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> None:
         self.key, self.url, self.ip, self.started = key, url, ip, time.monotonic()
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        self.sent = []
         c = self.handle
         c.setopt(pycurl.URL, url)
         c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
@@ -204,9 +223,14 @@ class _Slot:
         """After the HEAD: the GET, on this handle, same transaction and clock."""
         self.head_type = (media_type(self.content_type()), verdict)
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        self.sent = []  # the GET's request replaces the HEAD's
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
         self.handle.setopt(pycurl.FORBID_REUSE, 0)
+
+    def _debug(self, kind: int, data: bytes) -> None:
+        if kind == pycurl.INFOTYPE_HEADER_OUT:
+            self.sent.append(data)
 
     def _write(self, data: bytes) -> int | None:
         size = self.size + len(data)
@@ -295,11 +319,22 @@ class _Slot:
             b"".join(self.head), b"" if aborted else body,
             self.content_type() if http_code else None,
             partial=body if aborted is Specific.TOO_BIG and self.request.keep_partial else b"",
+            request=b"".join(self.sent), ip=c.getinfo(pycurl.PRIMARY_IP) or "",
+            truncated=_truncation(aborted, curl_code, bool(self.head)),
         )  # fmt: skip
 
     def content_type(self) -> bytes | None:
         """The Content-Type of the last header block, as the bytes received."""
         return _header(self.head, b"content-type") or None
+
+
+def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str:
+    """WARC-Truncated's reason for a response whose body was cut, or ''."""
+    if not got_head:
+        return ""
+    if aborted is Specific.TOO_BIG or curl_code == pycurl.E_FILESIZE_EXCEEDED:  # ours, or MAXFILESIZE's
+        return "length"
+    return "time" if curl_code == CURL_TIMEOUT and aborted is None else ""
 
 
 def _header(lines: list[bytes], name: bytes) -> bytes | None:

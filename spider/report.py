@@ -106,7 +106,8 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
         document = document[: limits.MAX_DOC_LEN]
     record = Record(
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
-        result.url, got.new_url, document,
+        result.url, got.new_url, document, request=result.request, ip=result.ip,
+        truncated=result.truncated, outlinks=page_links.outlinks if got.success else (),
     )  # fmt: skip
     # validators and digest for recrawls of pages (feeds and sitemaps have feedsum=,
     # listed=); head=no matters on failures too

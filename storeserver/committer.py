@@ -53,7 +53,16 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    return len(r.document) + len(r.url) + S.RECORD_OVERHEAD
+    ext = len(r.request) + sum(len(u) for u in r.outlinks) if r.outlinks or r.request else 0  # 6.3's fields
+    return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
+
+
+def fetch_value(r: Record) -> bytes | None:
+    """The `fetch` database's value for `r` (docs/storage.txt), None if the
+    spider kept nothing (a spider older than the extension fields)."""
+    if not (r.request or r.ip or r.truncated or r.outlinks):
+        return None
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks))
 
 
 class Committer:
@@ -77,6 +86,10 @@ class Committer:
         self._cond = threading.Condition()
         self._stopping = False
         self.backlog_bytes = 0  # record_cost() of the records submitted, not yet committed
+        # A crawl id the loop adopted (6.1), kept with the next commit: every
+        # record of that crawl is submitted after the adoption, so it is in
+        # the transaction of the crawl's first records, or an earlier one.
+        self.crawl_to_keep = ""
         self.full = False
         self.batches = 0
         # One compressed batch may wait while the one before it commits.
@@ -95,6 +108,10 @@ class Committer:
             self.backlog_bytes += record_cost(record)
             if len(self._queue) == 1 or len(self._queue) >= S.MAX_BATCH_RECORDS:
                 self._cond.notify()
+
+    def adopt(self, crawl_id: str) -> None:
+        """Keep `crawl_id` as the store's crawl with the next commit (called by the loop)."""
+        self.crawl_to_keep = crawl_id
 
     def stop(self, timeout: float | None = None) -> bool:
         """Commit what is queued, then end the thread. False if it is still
@@ -180,7 +197,7 @@ class Committer:
             fp = fps[i].result() if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
-                                     not_modified=r.specific == Specific.NOT_MODIFIED))
+                                     not_modified=r.specific == Specific.NOT_MODIFIED, fetch=fetch_value(r)))
         return prepared, new_dict
 
     def _document_hooks(self, r: Record, head_len: int) -> bytes | None:
@@ -208,9 +225,10 @@ class Committer:
                new_dict: tuple[int, bytes] | None) -> Results | None:
         self._clear_stale_readers()
         delay = S.RETRY_FIRST_S
+        crawl = self.crawl_to_keep
         while True:
             try:
-                results = self.store.commit(prepared, new_dict)
+                results = self.store.commit(prepared, new_dict, crawl_id=crawl)
                 break
             except lmdb.MapFullError:
                 size = self.store.grow()
@@ -225,6 +243,8 @@ class Committer:
                         return None  # shutting down and still full: these stay unacked
                 time.sleep(delay)
                 delay = min(delay * 2, S.RETRY_MAX_S)
+        if crawl and self.crawl_to_keep == crawl:
+            self.crawl_to_keep = ""  # kept: later commits need not write it again
         if self.full:
             self.full = False
             log.warning("commits succeed again: resuming acks")

@@ -4,10 +4,17 @@
 #        value DOC_HEAD, then url, new url, compressed document.
 # urls:  key = 16-byte BLAKE2b of the URL (LMDB keys stop at 511 bytes, URLs
 #        at 8 KiB), dupsort values = DOC_KEY of every doc with that URL.
-# meta:  crawl-level facts, ASCII keys, UTF-8 or struct values.
+# meta:  crawl-level facts, ASCII keys, UTF-8 or struct values; among them
+#        the id of the one crawl whose records the store keeps (6.1).
 # dicts: key DICT_KEY (dict id, u32 big-endian), value = the raw dictionary.
 # fprints, bodies, bands: content fingerprints and the duplicate indexes
 #        (dedup.py); extra: plugin metadata per doc (JSON object).
+# fetch: key DOC_KEY, value FetchInfo (zstd of msgpack): what the spider kept for
+#        the archive (request as sent, address, truncation, outlinks).
+# journal: key JOURNAL_KEY (commit sequence, u64), value DOC_KEY: every
+#        stored doc in commit order, so a WARC writer (or an incremental
+#        export) resumes after the last sequence it wrote; doc ids arrive
+#        in any order, sequences only grow.
 # Pure functions, no LMDB: what every reader and writer agrees on.
 """Key/value encodings of the store."""
 
@@ -15,10 +22,18 @@ from __future__ import annotations
 
 import hashlib
 import struct
+import threading
 
 import msgspec
+import zstandard
 
-FORMAT_VERSION = 1
+# The store's format (meta "format"): 2 added journal and fetch. A format 1
+# store is read (no journal: its docs are exported in doc order) but never
+# written, since its documents would be missing from the journal.
+FORMAT_VERSION = 2
+READABLE_FORMATS = (1, 2)
+# The docs value's own layout byte, unchanged by format 2.
+DOC_LAYOUT = 1
 
 DOC_KEY = struct.Struct("!I")
 DICT_KEY = struct.Struct("!I")
@@ -37,6 +52,9 @@ DB_FPRINTS = b"fprints"  # doc key -> FPRINT
 DB_BODIES = b"bodies"  # body hash -> doc key of the first doc with that body
 DB_BANDS = b"bands"  # BAND_KEY -> BAND_ENTRY, dupsort: the near-duplicate index
 DB_EXTRA = b"extra"  # doc key -> JSON object from document hooks (plugins)
+DB_FETCH = b"fetch"  # doc key -> FetchInfo (msgpack)
+DB_JOURNAL = b"journal"  # JOURNAL_KEY -> doc key, in commit order
+JOURNAL_KEY = struct.Struct("!Q")
 
 # fprints value: flags u8 (FP_*), distance u8 (to near_of), pad u16, simhash
 # u64, duplicate_of u32, near_of u32, body hash (16 bytes).
@@ -51,6 +69,12 @@ BAND_ENTRY = struct.Struct("!QI")
 META_FORMAT = b"format"  # FORMAT_VERSION as ASCII
 META_CREATED = b"created"  # Unix seconds as ASCII
 META_DICT = b"dict_id"  # the dictionary new documents use, DICT_KEY; absent: none
+# The crawl whose records this store keeps (docs/protocol.txt 6.1), 32 hex
+# digits; absent until a spider first named one (stores made before crawl ids too).
+META_CRAWL = b"crawl_id"
+META_SEQ = b"seq"  # JOURNAL_KEY: the last commit sequence given (absent: none yet)
+META_EXPORTED = b"exported_seq"  # JOURNAL_KEY: the last sequence wreck-dump --since-last-export wrote
+META_WARC_POS = b"warc_pos"  # WarcPosition (msgpack): where --warc-dir's writer stands
 
 NO_DICT = 0
 
@@ -70,6 +94,36 @@ class StoredDoc(msgspec.Struct, frozen=True):
     stored_at: float
     dict_id: int
     stored_len: int  # compressed bytes on disk
+
+
+class FetchInfo(msgspec.Struct, frozen=True, array_like=True):
+    """What the spider kept about a fetch, for the archive (docs/protocol.txt 6.3)."""
+
+    request: bytes = b""  # the request's header block as sent
+    ip: str = ""  # the address connected to
+    truncated: str = ""  # "length" or "time": the body was cut
+    outlinks: tuple[str, ...] = ()
+
+
+_FETCH_ENCODER = msgspec.msgpack.Encoder()
+_FETCH_DECODER = msgspec.msgpack.Decoder(FetchInfo)
+# zstd level 3 without a dictionary: a page's outlinks (most of the value)
+# share their scheme and host, so they shrink about fivefold.
+FETCH_ZSTD_LEVEL = 3
+_zstd = threading.local()  # zstandard's (de)compressor objects are one thread's each
+
+
+def encode_fetch(info: FetchInfo) -> bytes:
+    """The fetch database's value: a zstd frame of the MessagePack array."""
+    if not hasattr(_zstd, "c"):
+        _zstd.c = zstandard.ZstdCompressor(level=FETCH_ZSTD_LEVEL)
+    return _zstd.c.compress(_FETCH_ENCODER.encode(info))
+
+
+def decode_fetch(value: bytes) -> FetchInfo:
+    if not hasattr(_zstd, "d"):
+        _zstd.d = zstandard.ZstdDecompressor()
+    return _FETCH_DECODER.decode(_zstd.d.decompress(value))
 
 
 def head_length(document: bytes) -> int:
@@ -95,7 +149,7 @@ def encode_doc(
     u = url.encode("utf-8")
     n = new_url.encode("utf-8") if new_url else b""
     head = DOC_HEAD.pack(
-        FORMAT_VERSION, success, specific, http, ms, len(u), len(n),
+        DOC_LAYOUT, success, specific, http, ms, len(u), len(n),
         doc_len, head_len, stored_at, dict_id,
     )  # fmt: skip
     return b"".join((head, u, n, payload))
@@ -106,8 +160,8 @@ def decode_doc(doc_id: int, value: bytes) -> tuple[StoredDoc, memoryview]:
     version, success, specific, http, ms, ulen, nlen, doc_len, head_len, stored_at, dict_id = (
         DOC_HEAD.unpack_from(value)
     )
-    if version != FORMAT_VERSION:
-        raise ValueError(f"document {doc_id} has layout version {version}, this reader knows {FORMAT_VERSION}")
+    if version != DOC_LAYOUT:
+        raise ValueError(f"document {doc_id} has layout version {version}, this reader knows {DOC_LAYOUT}")
     pos = DOC_HEAD.size
     url = bytes(value[pos : pos + ulen]).decode("utf-8")
     pos += ulen

@@ -18,6 +18,11 @@
 # connection holds at most one read (S.READ_CHUNK). A connection that holds
 # memory for a record and sends none of it for --record-stall-timeout while
 # others wait is closed, so no spider can hold the bound for ever.
+# One crawl (docs/protocol.txt 6.1): the store keeps the crawl id of the
+# first spider that names one (with the next commit, committer.py) and sends
+# a spider of another crawl one ERROR frame (code crawl) right after its
+# WELCOME, then closes: none of its records is read, so none is acked, not
+# even as a duplicate of the kept crawl's document under the same doc id.
 # Shutdown: stop accepting, stop reading, let the writer commit what is in
 # hand, await the acks of every record it answered, close.
 """StoreServer: sockets, event loop, acks."""
@@ -26,10 +31,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
+import time
 from collections import deque
+from pathlib import Path
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Ack, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol.store import other_crawl
 
 from wreck.plugins import DOCUMENT, Plugins
 
@@ -37,6 +46,7 @@ from . import settings as S
 from .committer import Committer, Results
 from .compress import Compressor
 from .store import WriteStore
+from .warcdir import WarcDir
 
 log = logging.getLogger("storeserver")
 
@@ -61,6 +71,11 @@ class RecordPeer(Peer):
 
     def welcome_settings(self) -> dict[str, str]:
         return self.server.settings.welcome()
+
+    def on_authenticated(self) -> None:
+        refusal = self.server.check_crawl(self.conn.crawl_id, self)
+        if refusal is not None:
+            self.fail(refusal.code, refusal.reason)
 
     def on_event(self, event: object) -> None:
         if type(event) is Record:
@@ -142,10 +157,12 @@ class StoreServer:
                                  max_unauthenticated=settings.max_unauthenticated,
                                  handshake_timeout=settings.handshake_timeout_s)
         self.fatal: BaseException | None = None
+        self.crawl_id = self.store.crawl_id  # the crawl this store keeps ("" until a spider names one)
         self.unanswered = 0  # records submitted whose commit result has not come back
         self._answered: asyncio.Event | None = None  # set while unanswered == 0
         self._stopped: asyncio.Event | None = None
         self.committer: Committer | None = None
+        self.warc: WarcDir | None = None  # --warc-dir: follows the commits, off the hot path
         self.partial_bytes = 0  # sum of the connections' reservations for records still arriving
         self._waiting: deque[RecordPeer] = deque()  # connections whose next record does not fit yet
 
@@ -167,6 +184,11 @@ class StoreServer:
             on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
             dedup=self.settings.dedup, near_dups=self.settings.near_dups,
         )  # fmt: skip
+        if self.settings.warc_dir:
+            s = self.settings
+            self.warc = WarcDir(self.store, Path(s.warc_dir), size=s.warc_size, prefix=s.warc_prefix,
+                                operator=s.operator, is_part_of=s.crawl_name or Path(s.data).resolve().name)
+            self.warc.start()  # first: it resumes after the last commit it wrote
         self.committer.start()
         self._loop = loop
         self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
@@ -176,6 +198,28 @@ class StoreServer:
 
     def now(self) -> float:
         return self._loop.time()
+
+    def check_crawl(self, crawl_id: str, conn: RecordPeer) -> Error | None:
+        """The ERROR for a spider of another crawl than this store's, or None
+        (adopting the spider's crawl if the store has none yet, 6.1)."""
+        if not crawl_id or crawl_id == self.crawl_id:
+            return None
+        if not self.crawl_id:
+            self.crawl_id = crawl_id
+            self.committer.adopt(crawl_id)
+            log.info("event=crawl_adopted crawl=%s peer=%s name=%s", crawl_id, conn.peer, conn.name)
+            return None
+        log.error("event=crawl_refused peer=%s name=%s crawl=%s kept=%s: a spider of another crawl; a store keeps "
+                  "one crawl's records, give that crawl its own --data", conn.peer, conn.name, crawl_id,
+                  self.crawl_id)
+        return other_crawl(self.crawl_id, crawl_id, conn.name)
+
+    def figures(self) -> dict:
+        """What --http's /status answers: the store's committed counters and its disk's free bytes."""
+        counts = dict(self.store.totals)  # a copy: the committer's thread adds to them
+        return {"time": time.time(), "documents": counts["docs"], "bytes": counts["raw_bytes"],
+                "compressed_bytes": counts["stored_bytes"], "not_modified": counts["not_modified"],
+                "disk_free": shutil.disk_usage(self.settings.data).free}
 
     def _check_stalls(self) -> None:
         """Close connections that hold memory for a record and send nothing of
@@ -266,6 +310,8 @@ class StoreServer:
             except Exception:  # noqa: BLE001 - one connection's bug must not withhold the others' acks
                 log.exception("cannot deliver %d acks to %s; closing that connection", len(acks), conn.peer)
                 conn.close()
+        if self.warc is not None:
+            self.warc.wake()
         self.unanswered -= len(results)
         if self.unanswered == 0:
             self._answered.set()
@@ -306,6 +352,11 @@ class StoreServer:
 
         self._stall_timer.cancel()  # nothing is read any more: nothing can stall
         await self.listener.shutdown(drain)
+        if self.warc is not None:
+            # after the last commit: the files then hold every acknowledged document
+            if not await asyncio.get_running_loop().run_in_executor(None, self.warc.stop, timeout):
+                log.error("stopping with WARC records unwritten; they are written at the next start")
+                committed = False  # the thread still reads the store: leave it open
         if committed:
             self.store.close()
         self.plugins.close()

@@ -37,6 +37,7 @@ META_STORED = b"stored_bytes"  # their compressed bytes
 META_NOT_MODIFIED = b"not_modified"  # 304 revisit records: a header block, no new body
 _COUNTERS = (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)
 READ_CHUNK = 1000  # documents per read transaction when iterating
+_BINARY_META = (L.META_SEQ, L.META_EXPORTED, L.META_WARC_POS)
 
 
 class StoreError(Exception):
@@ -54,11 +55,12 @@ def store_path(data: Path) -> Path:
 class Prepared:
     """One document ready to commit: its key, URL index key and value."""
 
-    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified")
+    __slots__ = ("doc_id", "url", "key", "url_key", "value", "raw_len", "fingerprint", "extra", "not_modified",
+                 "fetch")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
                  fingerprint: Fingerprint | None = None, extra: bytes | None = None,
-                 not_modified: bool = False) -> None:
+                 not_modified: bool = False, fetch: bytes | None = None) -> None:
         self.doc_id = doc_id
         self.url = url
         self.key = L.DOC_KEY.pack(doc_id)
@@ -68,6 +70,7 @@ class Prepared:
         self.fingerprint = fingerprint  # None: not a page (dedup.fingerprint_record)
         self.extra = extra  # JSON object from document hooks, or None
         self.not_modified = not_modified  # a 304: counted apart, never the URL's current document
+        self.fetch = fetch  # layout.encode_fetch(...) of what the spider kept for the archive, or None
 
 
 class WriteStore:
@@ -101,13 +104,25 @@ class WriteStore:
         self.dicts = self.env.open_db(L.DB_DICTS)
         self.dedup = dedup.DupIndex(self.env, max_distance=near_distance)
         self.extra = self.env.open_db(L.DB_EXTRA)
+        self.fetch = self.env.open_db(L.DB_FETCH)
+        self.journal = self.env.open_db(L.DB_JOURNAL)
         with self.env.begin(write=True) as txn:
             found = txn.get(L.META_FORMAT, db=self.meta)
             if found is None:
                 txn.put(L.META_FORMAT, str(L.FORMAT_VERSION).encode(), db=self.meta)
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
             elif int(found) != L.FORMAT_VERSION:
-                raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+                raise StoreError(f"{path} holds store format {found.decode()}, this server writes "
+                                 f"{L.FORMAT_VERSION} (read it with wreck-dump; crawl on into a new --data)")
+            crawl = txn.get(L.META_CRAWL, db=self.meta)
+            seq = txn.get(L.META_SEQ, db=self.meta)
+            # The committed counters, kept in memory after each commit: read by the status
+            # listener without a transaction of its own (a map resize needs none open).
+            self.totals = {name.decode(): COUNTER.unpack(value)[0] if (value := txn.get(name, db=self.meta)) else 0
+                           for name in _COUNTERS}
+        # The crawl whose records this store keeps ("" until a spider names one, 6.1).
+        self.crawl_id = crawl.decode("ascii") if crawl is not None else ""
+        self.seq = L.JOURNAL_KEY.unpack(seq)[0] if seq else 0  # the last commit sequence given
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
@@ -125,15 +140,21 @@ class WriteStore:
             dict_id = L.DICT_KEY.unpack(raw)[0]
             return dict_id, txn.get(raw, db=self.dicts)
 
-    def commit(self, batch: list[Prepared], new_dict: tuple[int, bytes] | None = None) -> list[AckResult]:
+    def commit(self, batch: list[Prepared], new_dict: tuple[int, bytes] | None = None, *,
+               crawl_id: str = "") -> list[AckResult]:
         """Write `batch` in one durable transaction; one result per entry.
+        A `crawl_id` given is kept as the store's crawl in the same transaction,
+        so the store names a crawl exactly when it holds that crawl's records.
 
         Raises lmdb.MapFullError (nothing written: grow() and retry) or
         another lmdb.Error (e.g. the disk is full: nothing written).
         """
         results = []
         added = raw = stored = revisits = 0
+        seq = self.seq
         with self.env.begin(write=True) as txn:
+            if crawl_id:
+                txn.put(L.META_CRAWL, crawl_id.encode("ascii"), db=self.meta)
             if new_dict is not None:
                 key = L.DICT_KEY.pack(new_dict[0])
                 txn.put(key, new_dict[1], db=self.dicts)
@@ -145,6 +166,10 @@ class WriteStore:
                         self.dedup.mark(txn, p.doc_id, p.fingerprint)
                     if p.extra is not None:
                         txn.put(p.key, p.extra, db=self.extra)
+                    if p.fetch is not None:
+                        txn.put(p.key, p.fetch, db=self.fetch)
+                    seq += 1
+                    txn.put(L.JOURNAL_KEY.pack(seq), p.key, db=self.journal)
                     results.append(AckResult.STORED)
                     if p.not_modified:
                         revisits += 1
@@ -166,7 +191,16 @@ class WriteStore:
                         continue
                     old = txn.get(name, db=self.meta)
                     txn.put(name, COUNTER.pack((COUNTER.unpack(old)[0] if old else 0) + n), db=self.meta)
+                txn.put(L.META_SEQ, L.JOURNAL_KEY.pack(seq), db=self.meta)
+        self.seq = seq  # only once the transaction committed
+        for name, n in ((META_DOCS, added), (META_RAW, raw), (META_STORED, stored), (META_NOT_MODIFIED, revisits)):
+            self.totals[name.decode()] += n  # committed: the transaction above did not raise
         return results
+
+    def put_meta(self, key: bytes, value: bytes) -> None:
+        """One durable meta value in its own transaction (the WARC writer's position)."""
+        with self.env.begin(write=True) as txn:
+            txn.put(key, value, db=self.meta)
 
     def grow(self) -> int:
         """Double the map (no transaction may be open). Returns the new size."""
@@ -176,6 +210,22 @@ class WriteStore:
 
     def close(self) -> None:
         self.env.close()
+
+
+def record_position(data: Path, key: bytes, seq: int) -> None:
+    """Keep journal sequence `seq` in the store's meta under `key` (where
+    wreck-dump --since-last-export ended). Safe beside a running server:
+    LMDB serializes writers across processes. The caller holds no other
+    environment of this store open (one per path and process)."""
+    try:
+        env = lmdb.open(str(store_path(data)), max_dbs=MAX_DBS, subdir=True, sync=True, metasync=True)
+    except lmdb.Error as exc:
+        raise StoreError(f"cannot open the store in {store_path(data)} to record the export: {exc}") from None
+    try:
+        with env.begin(write=True) as txn:
+            txn.put(key, L.JOURNAL_KEY.pack(seq), db=env.open_db(L.DB_META, txn=txn, create=False))
+    finally:
+        env.close()
 
 
 class ReadStore:
@@ -189,18 +239,43 @@ class ReadStore:
             self.env = lmdb.open(str(path), readonly=True, lock=True, max_dbs=MAX_DBS, subdir=True)
             check_size(self.env, str(path))
             check_readonly(self.env, str(path), "storeserver")
-            self.docs = self.env.open_db(L.DB_DOCS, create=False)
-            self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
-            self.meta = self.env.open_db(L.DB_META, create=False)
-            self.dicts = self.env.open_db(L.DB_DICTS, create=False)
-            self.fprints = self._optional_db(L.DB_FPRINTS)
-            self.extra = self._optional_db(L.DB_EXTRA)
+            self._bind(path)
         except FormatError as exc:
             self.env.close()
             raise StoreError(str(exc)) from None
         except lmdb.Error as exc:
             raise StoreError(f"cannot open the store in {path}: {exc}") from None
+
+    @classmethod
+    def beside(cls, writer: WriteStore) -> ReadStore:
+        """A reader on the writer's own environment, for another thread of the
+        server (the --warc-dir writer): LMDB allows one environment per path
+        and process, and read transactions never block the writer."""
+        self = cls.__new__(cls)
+        self.env = writer.env
+        self._bind(writer.path)
+        self._borrowed = True  # close() leaves the writer's environment open
+        return self
+
+    def _bind(self, path: Path) -> None:
+        """Open the named databases; refuse a format this reader does not know."""
+        self.docs = self.env.open_db(L.DB_DOCS, create=False)
+        self.urls = self.env.open_db(L.DB_URLS, create=False, dupsort=True, dupfixed=True)
+        self.meta = self.env.open_db(L.DB_META, create=False)
+        self.dicts = self.env.open_db(L.DB_DICTS, create=False)
+        self.fprints = self._optional_db(L.DB_FPRINTS)
+        self.extra = self._optional_db(L.DB_EXTRA)
+        self.fetch = self._optional_db(L.DB_FETCH)  # format 2
+        self.journal = self._optional_db(L.DB_JOURNAL)
+        with self.env.begin() as txn:
+            found = txn.get(L.META_FORMAT, db=self.meta)
+        if found is not None and int(found) not in L.READABLE_FORMATS:
+            self.env.close()
+            raise StoreError(f"{path} holds store format {found.decode()}, this reader knows "
+                             f"{', '.join(map(str, L.READABLE_FORMATS))}: use a newer wreck-dump")
         self._dec = Decompressors(self._load_dict)
+
+    _borrowed = False
 
     def _optional_db(self, name: bytes):
         """A database older stores lack (fingerprints, plugin metadata), or None."""
@@ -210,7 +285,8 @@ class ReadStore:
             return None
 
     def close(self) -> None:
-        self.env.close()
+        if not self._borrowed:
+            self.env.close()
 
     def annotations(self, doc_id: int) -> dict:
         """Duplicate marks and plugin metadata of `doc_id` (empty if none)."""
@@ -239,6 +315,8 @@ class ReadStore:
         out: dict[str, object] = {}
         with self._txn() as txn:
             for key, value in txn.cursor(db=self.meta):
+                if key in _BINARY_META:
+                    continue  # positions, read by their own methods
                 if key in _COUNTERS:
                     out[key.decode()] = COUNTER.unpack(value)[0]
                 elif key == L.META_DICT:
@@ -283,9 +361,9 @@ class ReadStore:
                     return doc_id
         return found[-1] if found else None
 
-    def iter_docs(self, *, with_documents: bool = True) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
-        """Every document in doc order, READ_CHUNK per read transaction."""
-        after: bytes | None = None
+    def iter_docs(self, *, with_documents: bool = True, after_id: int = 0) -> Iterator[tuple[L.StoredDoc, bytes | None]]:
+        """Every document in doc order (those after doc id `after_id`), READ_CHUNK per read transaction."""
+        after: bytes | None = L.DOC_KEY.pack(after_id) if after_id else None
         while True:
             chunk = []
             with self._txn() as txn:
@@ -305,3 +383,68 @@ class ReadStore:
                 else:
                     yield L.decode_doc(doc_id, value)[0], None
             after = chunk[-1][0]
+
+    def fetch_info(self, doc_id: int) -> L.FetchInfo | None:
+        """What the spider kept about `doc_id`'s fetch for the archive, or None."""
+        if self.fetch is None:
+            return None
+        with self._txn() as txn:
+            raw = txn.get(L.DOC_KEY.pack(doc_id), db=self.fetch)
+        return L.decode_fetch(raw) if raw is not None else None
+
+    def meta_value(self, key: bytes) -> bytes | None:
+        with self._txn() as txn:
+            return txn.get(key, db=self.meta)
+
+    def position(self, key: bytes) -> int:
+        """A journal sequence kept in meta under `key` (0: none)."""
+        raw = self.meta_value(key)
+        return L.JOURNAL_KEY.unpack(raw)[0] if raw else 0
+
+    def last_seq(self) -> int:
+        """The last commit sequence given (0: none; a format 1 store: its doc count)."""
+        if self.journal is None:
+            return sum(1 for _ in self.iter_docs(with_documents=False))
+        return self.position(L.META_SEQ)
+
+    def iter_journal(self, after: int = 0, upto: int | None = None) -> Iterator[tuple[int, int]]:
+        """(seq, doc_id) of every doc committed after sequence `after` (up to
+        `upto`), in commit order, READ_CHUNK per read transaction. A format 1
+        store has no journal: its docs come in doc order, numbered from 1."""
+        if self.journal is None:
+            for n, (meta, _) in enumerate(self.iter_docs(with_documents=False), 1):
+                if n > after and (upto is None or n <= upto):
+                    yield n, meta.doc_id
+            return
+        pos = after
+        while True:
+            chunk = []
+            with self._txn() as txn:
+                cur = txn.cursor(db=self.journal)
+                positioned = cur.set_range(L.JOURNAL_KEY.pack(pos + 1))
+                while positioned and len(chunk) < READ_CHUNK:
+                    seq = L.JOURNAL_KEY.unpack(cur.key())[0]
+                    if upto is not None and seq > upto:
+                        break
+                    chunk.append((seq, L.DOC_KEY.unpack(cur.value())[0]))
+                    positioned = cur.next()
+            if not chunk:
+                return
+            yield from chunk
+            pos = chunk[-1][0]
+
+    def meta_of(self, doc_id: int) -> L.StoredDoc:
+        """Metadata of `doc_id` without decompressing its document; NotFound if absent."""
+        with self._txn() as txn:
+            value = txn.get(L.DOC_KEY.pack(doc_id), db=self.docs)
+            if value is None:
+                raise NotFound(f"no document with doc id {doc_id}")
+            return L.decode_doc(doc_id, value)[0]
+
+    def duplicate_of(self, doc_id: int) -> int | None:
+        """The earlier doc with the same body, when dedup marked `doc_id` an exact duplicate."""
+        if self.fprints is None:
+            return None
+        with self._txn() as txn:
+            marks = dedup.read(txn, self.fprints, doc_id)
+        return marks["duplicate_of"] if marks else None

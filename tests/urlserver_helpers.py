@@ -164,6 +164,26 @@ def crawl_once(settings: Settings, seeds, respond, lookups=()) -> tuple[FakeSpid
     return asyncio.run(main())
 
 
+class CountingDict(dict):
+    """The engine's host table, counting how often it is walked (walks)."""
+
+    def __init__(self, *args) -> None:
+        super().__init__(*args)
+        self.walks = 0
+
+    def values(self):
+        self.walks += 1
+        return super().values()
+
+    def items(self):
+        self.walks += 1
+        return super().items()
+
+    def __iter__(self):
+        self.walks += 1
+        return super().__iter__()
+
+
 def crawl_engine(tmp_path, **kw):
     base = dict(data=str(tmp_path / "d"), delay=0.0, allow_net=("127.0.0.0/8",), sync=False,
                 retry_delay=10.0, max_retries=2)

@@ -3,7 +3,8 @@
 # --exit-when-done, until nothing is pending or in flight (exit 0). Every
 # setting's option is generated from its field in settings.py
 # (wreck/options.py); only what is not a setting is declared here: the seeds,
-# the secret file, --list-plugins and -v. The settings are kept with the crawl
+# the secret file, --list-plugins; -v/-q/--log-level and --version are
+# every command's (wreck/cmdline.py). The settings are kept with the crawl
 # (DATA/urlserver.toml, wreck/crawlfile.py): a restart reads them, and a flag
 # that would change one is refused unless --reconfigure. One urlserver owns a
 # --data directory at a time (wreck/dirlock.py).
@@ -24,7 +25,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import crawlfile, datadir, deploy, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, deploy, dirlock, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -32,7 +33,7 @@ from wreck.plugins import GROUP, STATS, PluginError, describe
 from . import seeds
 from .settings import Settings
 
-app = typer.Typer(add_completion=False)
+app = cmdline.app("Own a crawl: frontier, DNS, robots.txt, politeness; hand URLs to spiders.")
 log = logging.getLogger("urlserver")
 # The last stdout line of a urlserver that stopped cleanly: this prefix, then
 # the final /status as one JSON object, as committed. wreck-crawl reads it
@@ -42,35 +43,54 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
+PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done", "api_token_file")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
-@app.command()
+EXAMPLES = cmdline.examples(
+    ("Crawl two sites; spiders connect to port 7001, the dashboard is on port 7080",
+     "urlserver --data crawl https://example.com/ https://example.org/"),
+    ("Seeds from a file, the same registered domain, 2 s between requests to a host",
+     "urlserver --data crawl --seeds seeds.txt --scope domain --delay 2s"),
+    ("Resume the crawl, fetching again what ended in error",
+     "urlserver --data crawl --retry-errors"),
+)
+
+
+@cmdline.command(app, EXAMPLES)
 @options.command(Settings)
+@cmdline.logging_options("info")
 def run(
-    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs", metavar="URL")] = None,
-    seeds_file: Annotated[Optional[str], typer.Option("--seeds", metavar="FILE", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
-    feeds: Annotated[Optional[str], typer.Option("--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
-    secret_file: Annotated[Optional[str], typer.Option(metavar="FILE", help=f"Shared secret file, first line (else ${deploy.SECRET_ENV})")] = None,
+    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs", metavar="URL", show_default=False)] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", metavar="FILE", rich_help_panel=options.INPUT,
+                          help=cmdline.with_default("Seed file, or - for stdin ('feed:URL' lines are feeds)",
+                                                    "none"))] = None,
+    feeds: Annotated[Optional[str], typer.Option("--feeds", metavar="FILE", rich_help_panel=options.INPUT,
+                     help=cmdline.with_default("File of feed URLs (RSS, Atom, JSON Feed), one a line",
+                                               "none"))] = None,
+    secret_file: Annotated[Optional[str], typer.Option(metavar="FILE", rich_help_panel=options.DAEMONS,
+                           help=cmdline.with_default("Shared secret file, first line",
+                                                     f"${deploy.SECRET_ENV}"))] = None,
     list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
+                                               metavar="", rich_help_panel=options.OUTPUT,
                                                help="List installed plugins and exit")] = False,
-    verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Settings file (TOML, a "
-                      "\\[urlserver] table as --print-config shows); flags win over it")] = None,
-    reconfigure: Annotated[bool, typer.Option("--reconfigure", help="Accept flags or --config values that differ "
-                           "from the settings kept with the crawl, and keep them")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", rich_help_panel=options.INPUT,
+                      help=cmdline.with_default("Settings file (TOML, a \\[urlserver] table as --print-config "
+                                                "shows); flags win over it", "none"))] = None,
+    reconfigure: Annotated[bool, typer.Option("--reconfigure", metavar="", rich_help_panel=options.INPUT,
+                           help=cmdline.with_default("Accept flags or --config values that differ from the "
+                                                     "settings kept with the crawl, and keep them", "off"))] = False,
     print_config: Annotated[bool, typer.Option("--print-config", help="Print the effective settings (TOML) "
-                            "and exit")] = False,
-    settings_file: Annotated[Optional[Path], typer.Option("--settings-file", metavar="FILE", help="Where the "
-                             f"crawl's settings are kept (default: DATA/{KEPT}; wreck-crawl passes its own)")] = None,
+                            "and exit", metavar="", rich_help_panel=options.INPUT)] = False,
+    settings_file: Annotated[Optional[Path], typer.Option("--settings-file", metavar="FILE", help=cmdline.with_default(
+                             "Where the crawl's settings are kept (wreck-crawl passes its own)", f"DATA/{KEPT}"),
+                             rich_help_panel=options.INPUT)] = None,
     *,
     chosen: dict[str, Any],
+    log_level: int,
 ) -> None:
     """Own a crawl: frontier, DNS, robots.txt, politeness; hand URLs to spiders."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
-    log.setLevel(logging.INFO)
+    logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     data = chosen.pop("data")
     if datadir.problem(data):
         typer.echo(f"urlserver: {datadir.problem(data)}", err=True)
@@ -84,8 +104,9 @@ def run(
         host = settings.listen.rpartition(":")[0].strip("[]")
         deploy.check_listen(host, secret)
         if settings.http:
+            from .api import api_token
             from .http import check_address
-            check_address(settings.http, secret)
+            check_address(settings.http, secret, api_token(settings))
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -116,9 +137,11 @@ def run(
 
 async def serve(settings: Settings, seeds_file: str | None, urls: list[str], feeds: str | None = None) -> int:
     from .crawl import Crawl
-    from .http import HttpStatus
-    from .http import status as status_of
+    from .api import api_token, keep_token_file
+    from .http import HttpStatus, exposed
+    from .statusview import summary
     from .server import UrlServer
+    from .storeview import StoreView
 
     try:
         crawl = Crawl.open(settings)
@@ -127,7 +150,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
     server = UrlServer(settings, crawl)
-    status = HttpStatus(server)
+    if settings.store_http:
+        server.store_view = StoreView(settings.store_http)
+        server.store_view.start()
+    token = api_token(settings) if settings.http else None
+    status = HttpStatus(server, token=token, exposed=bool(settings.http) and exposed(settings.http))
+    keep_token_file(settings.data, None if settings.api_token_file else token)  # for the operator's curl
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -137,6 +165,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     if settings.http:
         bound = await status.start(settings.http)
         print(f"urlserver status on http://{bound[0]}:{bound[1]}/", flush=True)
+        print(f"dashboard: http://{bound[0]}:{bound[1]}/", flush=True)  # docs/dashboard.md
     waiters = [asyncio.ensure_future(stop.wait()), asyncio.ensure_future(server.finished.wait())]
     reporter = asyncio.ensure_future(_report_stats(server, settings.stats_interval))
     await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
@@ -144,10 +173,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         w.cancel()
     await server.stop()
     await status.stop()
+    if server.store_view is not None:
+        server.store_view.stop()
     if server.broken is not None:
         crawl.abandon()  # the last commit stands; a restart resumes from it
         return 1
-    final = status_of(server)
+    final = summary(server)
     if crawl.plugins.has(STATS):
         crawl.plugins.stats(final)  # the final figures, even for a crawl shorter than an interval
     crawl.close()
@@ -158,12 +189,12 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
 
 async def _report_stats(server, interval: float) -> None:
     """Call the plugins' stats hooks every `interval` seconds."""
-    from .http import status as status_of
+    from .statusview import summary
 
     plugins = server.crawl.plugins
     while plugins.has(STATS):
         await asyncio.sleep(interval)
-        plugins.stats(status_of(server))
+        plugins.stats(summary(server))
 
 
 def _check_seeds(source: str | None, urls: list[str], feeds: str | None, allow_net, stdin: str | None) -> None:

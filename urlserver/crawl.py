@@ -36,8 +36,10 @@ from . import robots as r
 from .dns import Resolution
 from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
+from .control import Controls, block_queue, pause_origin
 from .feeds import Feeds
 from .frontier import Frontier
+from .hostview import HELD_SCAN, due as host_due
 from .normal import normal
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -91,6 +93,8 @@ class Crawl:
                                      backoff_max=s.backoff_max)
         self.politeness.restore(self.frontier.saved_paces, clock())  # no host sooner than its delay
         self.frontier.saved_paces = []
+        self.frontier.clock = clock  # the times of a URL's history (history.py)
+        self.controls = Controls(self.db, self.politeness)  # the operator's, kept across restarts (control.py)
         self.recrawl = (Recrawl(self.db, policy_for(s.recrawl, s.recrawl_min, s.recrawl_max, s.recrawl_factor))
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
@@ -102,6 +106,9 @@ class Crawl:
                                  per_host=s.sitemaps_per_host, depth=s.sitemap_depth)
         self.dns_wanted: set[Origin] = set()  # hosts whose name the server should resolve
         self.dns_running: set[Origin] = set()  # ... and is resolving now
+        # robots.txt fetches waiting on any origin (Origin.robots_jobs): counted, so that
+        # finished() never walks every host (a /status at 100,000 hosts; issue 14, finding 8)
+        self.robots_jobs_queued = 0
         self._dns_failures: dict[Origin, int] = {}
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
@@ -115,6 +122,7 @@ class Crawl:
         self.limit: str | None = None  # the global limit reached, once it is
         with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
             self.bytes_fetched = self.db.counter(txn, BYTES_COUNTER, default=0)
+        self.crawl_id = self.db.crawl_id(self.frontier.txn)  # committed below, before any spider hears it
         self._requeue_claims()
         for host in self.frontier.origins.values():
             if host.queued:
@@ -167,17 +175,33 @@ class Crawl:
         (docs/url-states.md, "Retry on request")."""
         only = re.compile(self.settings.retry_only) if self.settings.retry_only is not None else None
         wanted = (lambda url: True) if only is None else (lambda url: only.search(url) is not None)
+        counts = self.retry(wanted, errors=True, deferred=True, now=self._now)
+        log.warning("event=retry_requested urls=%d errors=%d retries=%d robots=%d only=%r",
+                    counts["urls"], counts["errors"], counts["retries"], counts["robots"], self.settings.retry_only)
+
+    @translate_errors
+    def retry(self, wanted, *, errors: bool, deferred: bool, now: float) -> dict[str, int]:
+        """Queue again now, with their full tries, the ERROR URLs (`errors`)
+        and the retries waiting for their due time (`deferred`) whose URL
+        `wanted(url)` accepts, and forget the unreachable robots.txt of the
+        origins they join or that `wanted` chooses (by ORIGIN/robots.txt):
+        the --retry-errors of a start, and POST /api/retry. The counts."""
         fr = self.frontier
-        retries, errors, touched = fr.retry_requested(wanted)
+        retries, failed, touched = fr.retry_requested(wanted, errors=errors, retries=deferred)
         requeued = {host.origin for host in touched}
         forgotten = [origin.decode() for origin, raw in fr.txn.cursor(db=self.db.robots)
                      if r.unpack(raw).kind == r.UNREACHABLE
                      and (origin.decode() in requeued or wanted(origin.decode() + "/robots.txt"))]
         for origin in forgotten:
             fr.txn.delete(origin.encode(), db=self.db.robots)
-        self.stats["retry_requested"] = retries + errors
-        log.warning("event=retry_requested urls=%d errors=%d retries=%d robots=%d only=%r",
-                    retries + errors, errors, retries, len(forgotten), self.settings.retry_only)
+            host = fr.origins.get(origin)
+            if host is not None and host.robots.phase is RobotsPhase.UNREACHABLE:  # a running crawl's memory
+                host.robots.move(RobotsEvent.EXPIRED)
+                host.robots.tries = 0
+                if host.waiting is Waiting.ROBOTS_RETRY:
+                    self.politeness.schedule(host, now)
+        self.stats["retry_requested"] = self.stats.get("retry_requested", 0) + retries + failed
+        return {"urls": retries + failed, "errors": failed, "retries": retries, "robots": len(forgotten)}
 
     # -- input ----------------------------------------------------------------------
 
@@ -205,6 +229,11 @@ class Crawl:
     def _on_new_work(self, host: Origin) -> None:
         self._wake(host, self._now)
 
+    def wake(self, host: Origin, now: float) -> None:
+        """Put `host` back in the politeness heap if it has work and nothing
+        holds it (after the operator resumed it)."""
+        self._wake(host, now)
+
     def _wake(self, host: Origin, now: float) -> None:
         """Put `host` in the politeness heap if it has work and nothing holds it."""
         if host.in_heap or host.waiting in HELD or not (host.queued or host.robots_jobs):
@@ -224,6 +253,8 @@ class Crawl:
         self._now = now
         if self.limit_reached(now) is not None:
             return None  # a global limit: nothing more is handed out, this run
+        if self.controls.paused:
+            return None  # paused by the operator: what is in flight ends as usual
         self.frontier.release_due(now)
         pol = self.politeness
         while (host := pol.pop_due(now)) is not None:
@@ -237,6 +268,9 @@ class Crawl:
 
     def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
         host.waiting = Waiting.NONE  # out of the heap now: whatever held it is decided again below
+        if host.name in self.controls.held:  # the operator paused or blocked its name (control.py)
+            self._hold(host, now)
+            return None
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
@@ -246,6 +280,7 @@ class Crawl:
                 host.waiting = self._pace(host)
             return None
         if host.robots_jobs:
+            self.robots_jobs_queued -= 1
             return self._claim_robots(host, host.robots_jobs.pop(0), spider, now)
         rules = self._rules(host, now)
         if rules is None:
@@ -281,6 +316,20 @@ class Crawl:
             log.info("event=disallowed url=%s", url)
         self.politeness.schedule(host, now)
         return None
+
+    def _hold(self, host: Origin, now: float) -> None:
+        """`host`'s turn came while the operator holds its name: a blocked
+        host's queue ends BLOCKED (a batch per turn); a paused one waits."""
+        if self.controls.host(host.name).blocked:
+            count, more = block_queue(self.frontier, host)
+            if count:
+                log.warning("event=host_blocked origin=%s urls=%d", host.origin, count)
+            if more:
+                self.politeness.schedule(host, now)
+            if host.robots_jobs:  # robots.txt redirected here: those origins learn it is unreachable
+                self._fail_robots_jobs(host, "robots.txt redirected to a host blocked by the operator")
+        else:
+            pause_origin(self.politeness, host)
 
     def _pace(self, host: Origin) -> Waiting:
         """Why `host`, in the heap, waits for its turn: a 429/5xx back-off, a
@@ -394,6 +443,7 @@ class Crawl:
     def _fail_robots_jobs(self, host: Origin, why: str) -> None:
         """Robots fetches routed to an unusable host: their origins count as unreachable."""
         jobs, host.robots_jobs = host.robots_jobs, []
+        self.robots_jobs_queued -= len(jobs)
         for job in jobs:
             self._robots_outcome(job, r.RobotsOutcome(r.UNREACHABLE, why=why), self._now)
 
@@ -434,6 +484,9 @@ class Crawl:
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED
+        failed = step.event in (UrlEvent.FETCH_FAILED, UrlEvent.FAILED, UrlEvent.RETRIES_EXHAUSTED)
+        fr.board.answered(claim.host, fetched=fetched, error=step.reason if failed else None,
+                          seconds=now - claim.started)
         if fetched:
             self.bytes_fetched += _size(event)
             self.db.set_counter(fr.txn, BYTES_COUNTER, self.bytes_fetched)
@@ -510,6 +563,7 @@ class Crawl:
             if url is not None:
                 host = fr.origin_for(*split_host(url))
                 host.robots_jobs.append(RobotsJob(job.origin, url, job.hops + 1))
+                self.robots_jobs_queued += 1
                 self._wake(host, now)
                 return
             result = r.RobotsOutcome(r.ALLOW_ALL, why="unusable redirect target")
@@ -572,6 +626,7 @@ class Crawl:
             job = claim.job
             if job.hops or job.origin != host.origin:
                 host.robots_jobs.insert(0, job)
+                self.robots_jobs_queued += 1
             else:
                 host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
@@ -628,7 +683,7 @@ class Crawl:
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
-        if serving:
+        if serving and not self.controls.paused:
             times += [self.politeness.next_time(), self.frontier.next_delayed()]
             if self.settings.max_time and self.limit is None:
                 times.append(self.started + self.settings.max_time)
@@ -642,7 +697,7 @@ class Crawl:
         fr = self.frontier
         return (not self.claims and not fr.queued_total
                 and not self.dns_wanted and not self.dns_running
-                and not any(h.robots_jobs for h in fr.origins.values())
+                and not self.robots_jobs_queued
                 and (not fr.delayed_total or self._only_future_fetches_delayed()))
 
     def _only_future_fetches_delayed(self) -> bool:
@@ -690,7 +745,7 @@ class Crawl:
         if self.finished():
             return "done"
         if (self.claims or self.dns_wanted or self.dns_running
-                or any(h.robots_jobs for h in self.frontier.origins.values())):
+                or self.robots_jobs_queued):
             return None
         upcoming = self.frontier.next_delayed()
         for host in self.frontier.origins.values():
@@ -699,7 +754,7 @@ class Crawl:
             if host.waiting not in DEFERRING:
                 self._wake(host, now)  # in the heap already, normally
                 return None  # served at its pace (--delay, Crawl-delay): not a deferral
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             if due is not None and (upcoming is None or due < upcoming):
                 upcoming = due
         if upcoming is not None and upcoming <= now + self.settings.linger:
@@ -707,9 +762,12 @@ class Crawl:
         return "deferred retries"
 
     @translate_errors
-    def deferred(self, now: float) -> dict:
+    def deferred(self, now: float, *, exact: bool = False) -> dict:
         """What waits for a later turn: URLs queued on hosts that cannot be
-        served yet and retries, how many, the earliest due time and a few of them."""
+        served yet and retries, how many, the earliest due time and a few of them.
+        The hosts are read from the board's sets of held origins, at most
+        hostview.HELD_SCAN of them so that a look never walks every host
+        (the count is then a lower bound), or all of them if `exact`."""
         fr, txn = self.frontier, self.frontier.txn
         sample: list[dict] = []
         earliest = None
@@ -725,10 +783,10 @@ class Crawl:
                 sample.append({"url": url, "due": due, "why": rec.reason if rec else "retry"})
                 earliest = due if earliest is None else min(earliest, due)
         hosts = []
-        for host in fr.origins.values():
-            if not host.queued or host.waiting not in DEFERRING:
+        for host in fr.board.held_sample(DEFERRING, limit=None if exact else HELD_SCAN):
+            if not host.queued:
                 continue  # nothing queued, or it is served in turn
-            due = self._host_due(host, now)
+            due = host_due(host, now)
             hosts.append({"origin": host.origin, "urls": host.queued, "due": due,
                           "why": host.waiting.value or "delay"})
             if due is not None:
@@ -736,13 +794,6 @@ class Crawl:
         retries = fr.counts["FETCH_ERROR"]
         return {"urls": retries + sum(h["urls"] for h in hosts), "retries": retries, "until": earliest,
                 "hosts": hosts[:DEFERRED_SAMPLE], "sample": sample}
-
-    def _host_due(self, host: Origin, now: float) -> float | None:
-        """When `host` may be served next: its robots.txt retry, else its politeness slot."""
-        rules = host.robots.rules
-        if host.waiting is Waiting.ROBOTS_RETRY and rules is not None:
-            return rules.record.expires
-        return max(now, host.next_ok) if host.in_heap else None
 
 
 def _size(event: Done) -> int:

@@ -1,7 +1,9 @@
 # The urlserver's one LMDB environment and the byte layouts of its records.
 #
 #   urls     fp(12)                -> URL record: state, tries, hops, expiries,
-#                                     doc_id, depth, then "url\nreason"
+#                                     doc_id, depth, then "url\nreason", then
+#                                     (state | 0x80) its history and the
+#                                     history's move count u8 (history.py)
 #   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
 #   claims   trans_id(8)           -> host_id(4) + queue entry (in flight)
 #   delayed  due_ms(8) fp(12)      -> host_id(4) + queue entry (retry later)
@@ -9,7 +11,8 @@
 #   robots   origin                -> msgspec-encoded RobotsRecord
 #   meta     name                  -> u64 counters, FORMAT, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
-#                                     ("robotsdoc:" + robots.txt URL)
+#                                     ("robotsdoc:" + robots.txt URL), the
+#                                     crawl id ("crawl_id", 32 hex digits)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(12)                -> recrawl.Revisit: validators, digest,
@@ -17,6 +20,11 @@
 #   paces    "n"+host name | "i"+IP -> next_ok(f64) delay(f32) in_flight(u8):
 #                                     a politeness slot as of the last commit
 #                                     (politeness.py: restored at start)
+#   control  "paused" | "host:"+name -> the operator's controls (control.py):
+#            | "audit:"+seq(8)         the crawl paused, a host's pause, block
+#                                      and delay; the audit list of changes
+#   blocked  host_id(4) fp(12)     -> queue entry of a BLOCKED URL (kept for
+#                                     the unblock)
 #
 # fp, a URL's fingerprint, is host-local (issue 16): the CRC-32 of the
 # URL's origin (4 bytes), then the first 8 bytes of BLAKE2b of the
@@ -46,6 +54,7 @@ import functools
 import hashlib
 import operator
 import os
+import secrets
 import struct
 import zlib
 
@@ -53,6 +62,7 @@ import lmdb
 import msgspec
 
 from wreck.lmdbformat import FormatError, check_marker, check_size
+from wreck.protocol.handshake import CRAWL_ID_BYTES
 from wreck.private import private_dir, private_files
 
 from .urlstate import UrlState
@@ -66,6 +76,8 @@ U64 = struct.Struct("!Q")
 QKEY = struct.Struct("!IQ")  # host_id, seq
 ENTRY = struct.Struct(f"!{FP_SIZE}sHB")  # fp, depth, hops; url follows
 URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
+HISTORY_FLAG = 0x80  # in a URL record's state byte: a history trails the record (UrlRecord)
+HISTORY_HEAD, HISTORY_MOVE = 4, 10  # its sizes: fetches u32, then per move f64 time, u8 event, u8 state
 HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
 DKEY = struct.Struct(f"!Q{FP_SIZE}s")  # due_ms, fp
 PACE = struct.Struct("!dfB")  # next_ok (s), delay (s), transactions in flight (0/1): 13 bytes a slot
@@ -151,31 +163,47 @@ def queue_prefix(host_id: int) -> bytes:
 
 
 ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
+CRAWL_ID_KEY = b"crawl_id"  # meta key: the crawl's identity, announced to spiders (docs/protocol.txt 5.1)
 
 
 class UrlRecord:
     """A URL's persisted state (a small mutable value object). A new record
-    has the state None until urlstate.move() gives it its first one."""
+    has the state None until urlstate.move() gives it its first one.
 
-    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason")
+    `history` is the URL's fetch count and last moves (history.py), b"" for
+    none; on disk it trails the text, followed by its move count (u8), and
+    the state byte's HISTORY_FLAG says it is there: written with the record
+    itself, it costs no LMDB operation of its own on the hot paths.
+    """
+
+    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason", "history")
 
     def __init__(self, url: str, *, state: int | None = None, tries=0, hops=0, expiries=0, doc_id=0, depth=0,
-                 reason=""):
+                 reason="", history=b""):
         self.state, self.url, self.tries, self.hops = state, url, tries, hops
         self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
+        self.history = history
 
     def pack(self) -> bytes:
-        head = URLREC.pack(self.state, min(self.tries, 255), self.hops, min(self.expiries, 255),
-                           self.doc_id, min(self.depth, 65535))
-        tail = self.url + ("\n" + self.reason if self.reason else "")
-        return head + tail.encode("utf-8", "surrogateescape")
+        history = self.history
+        head = URLREC.pack(self.state | HISTORY_FLAG if history else self.state, min(self.tries, 255), self.hops,
+                           min(self.expiries, 255), self.doc_id, min(self.depth, 65535))
+        tail = (self.url + ("\n" + self.reason if self.reason else "")).encode("utf-8", "surrogateescape")
+        if history:
+            return head + tail + history + bytes(((len(history) - HISTORY_HEAD) // HISTORY_MOVE,))
+        return head + tail
 
     @classmethod
     def unpack(cls, raw: bytes) -> UrlRecord:
-        rec = object.__new__(cls)  # not __init__'s keywords: this runs on every handout and DONE
-        rec.state, rec.tries, rec.hops, rec.expiries, rec.doc_id, rec.depth = URLREC.unpack_from(raw)
-        rec.url, _, rec.reason = raw[URLREC.size:].decode("utf-8", "surrogateescape").partition("\n")
-        return rec
+        state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
+        end, history = len(raw), b""
+        if state & HISTORY_FLAG:
+            state &= ~HISTORY_FLAG
+            end -= 1 + HISTORY_HEAD + raw[-1] * HISTORY_MOVE
+            history = raw[end:-1]
+        url, _, reason = raw[URLREC.size:end].decode("utf-8", "surrogateescape").partition("\n")
+        return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
+                   depth=depth, reason=reason, history=history)
 
     def as_dict(self) -> dict:
         return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,
@@ -183,11 +211,16 @@ class UrlRecord:
                 "depth": self.depth, "reason": self.reason}
 
 
+def record_state(raw: bytes) -> int:
+    """The state of a packed URL record, read without unpacking it."""
+    return raw[0] & ~HISTORY_FLAG
+
+
 class Db:
     """The environment and its named databases."""
 
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
-             "revisits", "paces")
+             "revisits", "paces", "control", "blocked")
 
     @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
@@ -256,6 +289,16 @@ class Db:
 
     def set_counter(self, txn, name: str, value: int) -> None:
         txn.put(name.encode(), U64.pack(value), db=self.meta)
+
+    def crawl_id(self, txn) -> str:
+        """The crawl's identity: drawn at random the first time (in `txn`, a
+        write transaction) and kept for the crawl's life, so every restart
+        announces the same one and two crawls never share one (6.1)."""
+        raw = txn.get(CRAWL_ID_KEY, db=self.meta)
+        if raw is None:
+            raw = secrets.token_hex(CRAWL_ID_BYTES).encode("ascii")
+            txn.put(CRAWL_ID_KEY, raw, db=self.meta)
+        return raw.decode("ascii")
 
     def robots_doc_id(self, txn, url: str) -> int | None:
         """The doc id given to the robots.txt fetch of `url` still in flight, if any."""

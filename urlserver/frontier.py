@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from hashlib import blake2b as _blake2b
 from zlib import crc32 as _crc32
 
@@ -23,7 +24,9 @@ from wreck.urlnorm import normalize
 
 from . import db as d
 from .db import UrlRecord
+from .history import noted
 from .normal import match_normal, normal
+from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
@@ -45,6 +48,7 @@ class Frontier:
         self.max_pages = max_pages
         self.max_redirects = max_redirects
         self.origins: dict[str, Origin] = {}
+        self.board = HostBoard()  # the hosts as /status and the dashboard see them
         self.by_id: dict[int, Origin] = {}
         self.seen = SeenSet()
         self.recent = RecentLinks()
@@ -56,6 +60,7 @@ class Frontier:
         self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
+        self.clock = time.time  # for the history of moves (history.py); the engine sets its own
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
         self._load()
 
@@ -120,7 +125,7 @@ class Frontier:
                     else:
                         qcur.last()
                     tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted)
+                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted, self.board)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
                 self.queued_total += host.queued
@@ -177,7 +182,7 @@ class Frontier:
         host = self.origins.get(origin)
         if host is None:
             host_id = self.next_id("next_host_id")
-            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0)
+            host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0, self.board)
             self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)
@@ -211,7 +216,9 @@ class Frontier:
             rec = self.record(fp)
             if rec is None:
                 return None
-        self.save(fp, rec, move(rec, event, reason))
+        old = move(rec, event, reason)
+        rec.history = noted(rec.history, event, rec.state, self.clock())
+        self.save(fp, rec, old)
         return rec
 
     def lookup(self, url: str) -> dict | None:
@@ -405,15 +412,17 @@ class Frontier:
 
     # -- retry on request (--retry-errors) ----------------------------------------------
 
-    def retry_requested(self, wanted) -> tuple[int, int, set[Origin]]:
+    def retry_requested(self, wanted, *, errors: bool = True, retries: bool = True) -> tuple[int, int, set[Origin]]:
         """Queue again, at the tail of their origin's queue, every FETCH_ERROR
-        URL waiting in the delayed queue and every ERROR URL whose URL
-        `wanted(url)` accepts (RETRY_REQUESTED), their tries and expiries reset
-        so each gets its full retries again. (retries, errors) requeued and the
-        origins they joined. A scan of the records: run once, at a start."""
+        URL waiting in the delayed queue (`retries`) and every ERROR URL
+        (`errors`) whose URL `wanted(url)` accepts (RETRY_REQUESTED), their
+        tries and expiries reset so each gets its full retries again.
+        (retries, errors) requeued and the origins they joined. A scan of the
+        records: at a start, or when the operator asks (POST /api/retry)."""
         txn, touched = self.txn, set()
+        do_retries, do_errors = retries, errors
         retries = errors = 0
-        if self.counts["FETCH_ERROR"]:
+        if do_retries and self.counts["FETCH_ERROR"]:
             held = list(txn.cursor(db=self.db.delayed))  # read first: the loop deletes
             for key, value in held:
                 host_id, entry = d.unpack_held(value)
@@ -427,9 +436,9 @@ class Frontier:
                 self._requeue(fp, rec, host, entry)
                 touched.add(host)
                 retries += 1
-        if self.counts["ERROR"]:
+        if do_errors and self.counts["ERROR"]:
             error = UrlState.ERROR
-            failed = [(fp, raw) for fp, raw in txn.cursor(db=self.db.urls) if d.URLREC.unpack_from(raw)[0] == error]
+            failed = [(fp, raw) for fp, raw in txn.cursor(db=self.db.urls) if d.record_state(raw) == error]
             for fp, raw in failed:
                 rec = UrlRecord.unpack(raw)
                 if not wanted(rec.url):

@@ -47,18 +47,20 @@ class Waiting(enum.Enum):
     IP = "ip"  # its address's slot is full (--ip-concurrency)
     BACKOFF = "backoff"  # it answered 429/5xx: its delay is doubled until it answers normally
     CRAWL_DELAY = "crawl-delay"  # its robots.txt Crawl-delay, longer than --delay, holds it
+    PAUSED = "paused"  # the operator paused its host name (control.py)
 
     __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
 
 
-HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP))  # woken by an answer or a slot, not by new work
+# woken by an answer, a slot or the operator's resume, not by new work
+HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP, Waiting.PAUSED))
 
 
 class Slot:
     """Politeness of one host name (shared by its origins: http, https, other
     ports), or of one IP address (shared by every name on it)."""
 
-    __slots__ = ("key", "inflight", "next_ok", "parked", "slow", "gap")
+    __slots__ = ("key", "inflight", "next_ok", "parked", "slow", "gap", "floor")
 
     def __init__(self, key: str) -> None:
         self.key = key
@@ -67,15 +69,17 @@ class Slot:
         self.gap = 0.0  # the delay last applied (persisted: the in-flight rule counts it from a restart)
         self.slow = 0.0  # a host name's delay raised after 429/5xx answers (0: not slowed down)
         self.parked: list = []  # hosts waiting for one of this slot's transactions to end
+        self.floor = 0.0  # a host name's delay set by the operator (PUT /api/hosts/HOST/delay)
 
 
 class Origin:
     """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
-                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "waiting")
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "_waiting", "board")
 
-    def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int) -> None:
+    def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int,
+                 board=None) -> None:
         self.origin, self.name, self.id = origin, name, host_id
         self.head, self.tail = head, tail  # queue seqs: [head, tail)
         self.admitted = admitted  # URLs admitted to this origin's queue, for the budget
@@ -87,7 +91,23 @@ class Origin:
         self.addr_state = None  # dns.Resolution or None while unknown
         self.robots = RobotsState(origin)  # this origin's robots.txt: phase, rules, tries
         self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
-        self.waiting = Waiting.NONE  # why the origin is out of the heap
+        self._waiting = Waiting.NONE  # why the origin is out of the heap
+        self.board = board  # hostview.HostBoard, told of every change of `waiting`
+        if board is not None:
+            board.born(self)
+
+    @property
+    def waiting(self) -> Waiting:
+        """Why the origin is out of the heap (NONE: it is not held)."""
+        return self._waiting
+
+    @waiting.setter
+    def waiting(self, value: Waiting) -> None:
+        old = self._waiting
+        if old is not value:  # the usual case on the hot path: NONE again
+            self._waiting = value
+            if self.board is not None:
+                self.board.moved(self, old, value)
 
     @property
     def inflight(self) -> int:
@@ -201,7 +221,7 @@ class Politeness:
         """A transaction for `origin` was handed out at `now`."""
         slot = self.name_slot(origin)
         slot.inflight += 1
-        slot.gap = max(origin.delay, self.delay, slot.slow)
+        slot.gap = max(origin.delay, self.delay, slot.slow, slot.floor)
         slot.next_ok = now + slot.gap
         if slot.gap:  # no delay, nothing to keep across a restart (and no write per handout)
             self.touched.add(slot)
@@ -221,7 +241,7 @@ class Politeness:
         """
         name = self.name_slot(origin)
         name.inflight -= 1
-        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow, name.floor))
         if name.gap:
             self.touched.add(name)
         parked, name.parked = name.parked, []
@@ -242,12 +262,21 @@ class Politeness:
         request waits the new one from then (RFC 9309 leaves Crawl-delay to
         crawlers; it counts between any two requests, robots.txt included)."""
         name = self.name_slot(origin)
-        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow))
+        name.next_ok = max(name.next_ok, now + max(origin.delay, self.delay, name.slow, name.floor))
+
+    def set_floor(self, name: str, seconds: float) -> None:
+        """The operator's delay for host name `name` (0: none): the gap
+        between two of its requests is at least this, from its next request
+        on; --delay, Crawl-delay and a back-off still apply when longer."""
+        slot = self.names.get(name)
+        if slot is None:
+            slot = self.names[name] = Slot(name)
+        slot.floor = seconds
 
     def slow_down(self, origin: Origin, now: float, retry_after: float | None) -> None:
         """`origin` answered 429 or 5xx: double its name's delay (to the cap), honour Retry-After."""
         slot = self.name_slot(origin)
-        base = max(origin.delay, self.delay, slot.slow, SLOWDOWN_FLOOR / 2)
+        base = max(origin.delay, self.delay, slot.slow, slot.floor, SLOWDOWN_FLOOR / 2)
         slot.slow = min(self.backoff_max, 2 * base)
         hold = slot.slow if retry_after is None else max(slot.slow, min(retry_after, self.backoff_max))
         slot.next_ok = max(slot.next_ok, now + hold)

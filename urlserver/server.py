@@ -28,6 +28,7 @@ from .crawl import Crawl
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
+from .timeline import History
 from .settings import Settings
 from .urlfilter import UrlFilter
 
@@ -47,6 +48,10 @@ class ControlPeer(Peer):
         self.server = server
         self.number = number
         self.idle_sent = False
+        self.dones = 0  # DONEs received, for the dashboard's spiders table
+        self.last_seen = time.time()  # when it last sent anything
+        self.rate = 0.0  # DONEs per second over the last history interval
+        self._mark = (self.last_seen, 0)
         super().__init__(listener)
 
     def make_connection(self, nonce: bytes) -> ControlConnection:
@@ -63,6 +68,7 @@ class ControlPeer(Peer):
         server, kind = self.server, type(event)
         try:
             if kind is Done:
+                self.dones += 1
                 stage = server.filter_stage
                 if stage is not None and stage.wants(self, event):
                     stage.hold(self, event)  # applied once the filter command has answered
@@ -77,7 +83,15 @@ class ControlPeer(Peer):
             server.state_unwritable(exc)
 
     def after_events(self) -> None:
+        self.last_seen = time.time()
         self.server.request_pump()
+
+    def mark(self, now: float) -> None:
+        """A history sample was taken: its DONE rate since the previous one."""
+        then, dones = self._mark
+        if now > then:
+            self.rate = (self.dones - dones) / (now - then)
+        self._mark = (now, self.dones)
 
     def on_closed(self) -> None:
         server = self.server
@@ -114,6 +128,8 @@ class UrlServer:
                                  handshake_timeout=settings.handshake_timeout)
         self.finished = asyncio.Event()
         self.samples: collections.deque = collections.deque(maxlen=120)
+        self.history = History()  # the dashboard's last hour
+        self.store_view = None  # storeview.StoreView with --store-http: the store's figures
         self._count = 0
         self._pump_pending = False
         self._last_pump = 0.0
@@ -143,7 +159,7 @@ class UrlServer:
             timeout_req_ms=int(s.timeout_req * 1000), max_doc_size=s.max_doc_size,
             user_agent=s.user_agent, allow_net=s.allow_net,
             connect_timeout_ms=int(s.connect_timeout * 1000), spider_id=str(spider.number),
-            accept_type=s.accept_type,
+            accept_type=s.accept_type, crawl_id=self.crawl.crawl_id,
         ).to_wire()  # fmt: skip
 
     async def start(self) -> tuple[str, int]:
@@ -319,6 +335,17 @@ class UrlServer:
         if not self.samples or now - self.samples[-1][0] >= 1.0:
             st = self.crawl.stats
             self.samples.append((now, st["handouts"], st["done"], st["discovered"]))
+        self.take_history(now)
+
+    def take_history(self, now: float) -> None:
+        """A timeline sample if one is due (timeline.py), and the spiders' rates with it."""
+        crawl = self.crawl
+        fr = crawl.frontier
+        if self.history.sample(now, pages=fr.board.fetched_total, bytes_=crawl.bytes_fetched,
+                               frontier=fr.queued_total + fr.delayed_total,
+                               errors=sum(crawl.errors_by_kind.values())):
+            for spider in self.listener.opened():
+                spider.mark(now)
 
     # -- DNS ------------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ class UrlState(enum.IntEnum):
     ERROR = 6  # terminal, with a reason
     DISALLOWED = 7  # robots.txt forbids it
     FILTERED = 8  # scope, include/exclude, depth, length or trap rules
+    BLOCKED = 9  # its host was blocked by the operator (POST /api/hosts/HOST/block)
 
 
 # A state's name by its number, for the per-state counts: UrlState(n).name
@@ -31,11 +32,13 @@ class UrlState(enum.IntEnum):
 STATE_NAME: dict[int, str] = {s.value: s.name for s in UrlState}
 
 TERMINAL = frozenset((UrlState.FETCHED, UrlState.REDIRECTED, UrlState.ERROR,
-                      UrlState.DISALLOWED, UrlState.FILTERED))  # fmt: skip
+                      UrlState.DISALLOWED, UrlState.FILTERED, UrlState.BLOCKED))  # fmt: skip
 
 
 class UrlEvent(enum.Enum):
-    """What happened to a URL; each value says when the engine reports it."""
+    """What happened to a URL; each value says when the engine reports it.
+    A URL's history (history.py) stores events by their position here: new
+    members go at the end, and none is removed or moved."""
 
     DISCOVERED = "a new URL passed every admission rule and joined its origin's queue"
     FILTERED = "a new URL was refused by scope, a filter, the page budget or the redirect limit"
@@ -54,7 +57,10 @@ class UrlEvent(enum.Enum):
     UNSENDABLE = "the protocol refused to encode its assignment"
     REQUEUED_AFTER_RESTART = "it was in flight when the urlserver stopped"
     MARKED_AS_FEED = "the operator added it as a feed after it was fetched as a page"
-    RETRY_REQUESTED = "the operator asked for its retry (--retry-errors): queued again with its full tries"
+    RETRY_REQUESTED = ("the operator asked for its retry (--retry-errors, POST /api/retry): queued again with its "
+                       "full tries")
+    BLOCKED = "its host is blocked by the operator (POST /api/hosts/HOST/block): taken out of its queue"
+    UNBLOCKED = "its host was unblocked (POST /api/hosts/HOST/unblock): queued again"
 
     # Members are singletons: hash by identity, in C. Enum's own __hash__ is
     # Python code, and a (state, event) lookup is on every handout and DONE.
@@ -86,6 +92,8 @@ MOVES: dict[tuple[UrlState | None, UrlEvent], UrlState] = {
     (S.FETCHED, E.DUE): S.PENDING,  # --recrawl: the next visit
     (S.FETCHED, E.MARKED_AS_FEED): S.PENDING,
     (S.ERROR, E.RETRY_REQUESTED): S.PENDING,  # --retry-errors
+    (S.PENDING, E.BLOCKED): S.BLOCKED,  # at the block, or at its host's turn (what joined the queue since)
+    (S.BLOCKED, E.UNBLOCKED): S.PENDING,
 }  # fmt: skip
 
 del S, E

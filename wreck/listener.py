@@ -44,6 +44,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wreck.loglimit import LOG_ADDRESSES, LOG_LINES_PER_ADDRESS, LOG_WINDOW_S, LogLimiter  # noqa: F401 (re-exported)
 from wreck.protocol import (
     NEED_DATA, NONCE_BYTES, Auth, ConnectionClosed, Error, ErrorCode, LocalProtocolError,
     RemoteProtocolError,
@@ -66,11 +67,9 @@ LOG_EVENTS = ("listening", "connection_refused", "connection_evicted", "handshak
 # an address that opens many silent connections only ever evicts its own.
 PER_ADDRESS_SHARE = 2
 
-# Log lines about unauthenticated peers, per source address and window: an
-# operator sees that an address misbehaves, not each of its attempts.
-LOG_LINES_PER_ADDRESS = 10
-LOG_WINDOW_S = 60.0
-LOG_ADDRESSES = 4096  # addresses whose windows are remembered (bounded: addresses are cheap to vary)
+# Log lines about unauthenticated peers are bounded per source address and
+# window (wreck/loglimit.py): an operator sees that an address misbehaves,
+# not each of its attempts.
 
 ACCEPT_BACKLOG = 512  # pending accepts the kernel holds: a crawl's spiders reconnect at once after a restart
 CLOSE_WAIT_S = 5.0  # at shutdown, for closed transports to report connection_lost (a stuck peer's buffer)
@@ -102,7 +101,8 @@ class Peer(asyncio.Protocol):
     - make_connection(nonce) -> the sans-I/O connection (server role);
     - welcome_settings() -> the settings its WELCOME carries;
     - on_event(event) for every other event of the OPEN connection;
-    and may override after_events(), on_peer_closed() and on_closed().
+    and may override on_authenticated(), after_events(), on_peer_closed()
+    and on_closed().
     A subclass sets its own attributes before calling Peer.__init__, which
     calls make_connection().
     """
@@ -133,6 +133,10 @@ class Peer(asyncio.Protocol):
     def on_event(self, event: object) -> None:
         """One event of the OPEN connection (not Auth, Error or ConnectionClosed)."""
         raise NotImplementedError
+
+    def on_authenticated(self) -> None:
+        """Called once the peer proved the secret and the WELCOME is written;
+        the daemon may still refuse it here with fail() (an OPEN-state error)."""
 
     def after_events(self) -> None:
         """Called after each batch of received bytes was turned into events."""
@@ -245,6 +249,7 @@ class Peer(asyncio.Protocol):
                     self._deadline.cancel()
                     self.listener.handshaking(self, False)
                     log.info("event=peer_connected peer=%s name=%s", self.peer, self.name)
+                    self.on_authenticated()
                 elif kind is Error:
                     self._warn("event=peer_error peer=%s name=%s code=%s reason=%r",
                                self.peer, self.name, event.code.name, event.reason)
@@ -290,7 +295,7 @@ class Listener:
                  handshake_timeout: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.log = log
         self.clock = clock
-        self._log_windows: dict[str, list] = {}  # address -> [window start, lines, suppressed]
+        self._log_limiter = LogLimiter(log, clock=lambda: self.clock())
         self.max_connections = max_connections
         self.max_unauthenticated = max_unauthenticated
         self.handshake_timeout = handshake_timeout
@@ -324,23 +329,8 @@ class Listener:
         return None
 
     def warn_unauthenticated(self, host: str, fmt: str, *args: object) -> None:
-        """Log a warning about a peer without the secret, rate-limited per address."""
-        now = self.clock()
-        windows = self._log_windows
-        window = windows.get(host)
-        if window is None or now - window[0] >= LOG_WINDOW_S:
-            if window is None and len(windows) >= LOG_ADDRESSES:
-                windows.clear()  # forget every address rather than grow: at worst a few lines more
-            suppressed = window[2] if window is not None else 0
-            window = windows[host] = [now, 0, 0]
-            if suppressed:
-                fmt += " suppressed=%d"
-                args += (suppressed,)
-        if window[1] >= LOG_LINES_PER_ADDRESS:
-            window[2] += 1
-            return
-        window[1] += 1
-        self.log.warning(fmt, *args)
+        """Log a warning about a peer without the secret, rate-limited per address (wreck/loglimit.py)."""
+        self._log_limiter.warn(host, fmt, *args)
 
     def _evict(self, peer: Peer, why: str) -> None:
         self.warn_unauthenticated(peer.host, "event=connection_evicted peer=%s reason=%r", peer.peer, why)

@@ -227,7 +227,14 @@ def test_wreck_crawls_daemons_refuse_a_local_peer_without_the_runs_secret_and_sh
             intruder = ControlClient(url_port, secret=b"", name="intruder")
             assert not intruder.ready and "AUTH" in str(intruder.answer), intruder.answer
             intruder.close()
-            (store_port,) = _listening_ports(store_pid)
+            store_port = None
+            for port in _listening_ports(store_pid):  # the spiders' port, and --http's (the dashboard's figures)
+                try:
+                    pages["store /status"] = urllib.request.urlopen(f"http://127.0.0.1:{port}/status",
+                                                                   timeout=10).read().decode()
+                except (OSError, http.client.HTTPException):
+                    store_port = port
+            assert store_port and "store /status" in pages, "no store port, or no store /status"
             store_peer = StoreClient(store_port, handshake=False)
             assert "AUTH" in str(store_peer.handshake())
             argvs = {pid: _cmdline(pid) for pid in descendants(crawl.proc.pid) | {crawl.proc.pid} if alive(pid)}

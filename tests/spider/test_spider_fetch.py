@@ -272,3 +272,40 @@ def test_a_body_fetch_cut_at_size_keeps_what_arrived_and_a_stall_is_a_failure(we
     assert got[stall][0].outcome.status is F and not got[stall][1].partial
     page_rep, page = fetch_all([(huge, HOSTILE_IP)])[huge]  # a page fetch keeps nothing
     assert page_rep.outcome.specific is Specific.TOO_BIG and page.partial == b"" and page.body == b""
+
+
+# -- what the spider keeps for the archive (docs/protocol.txt 6.3) --------------
+
+
+def test_a_conditional_request_is_kept_as_sent_with_address_and_outlinks(web):
+    host = "h0.wreck.test"
+    url = web.url(host, "/")
+    ip = web.site.addresses()[host]
+    request = Request(etag='"v1"', last_modified="Tue, 01 Jan 2030 00:00:00 GMT")
+    rep, _ = fetch_all([(url, ip)], request=request)[url]
+    record = rep.record
+    assert record.request.startswith(b"GET / HTTP/1.1\r\n") and record.request.endswith(b"\r\n\r\n")
+    assert f"Host: {host}:{web.port}".encode() in record.request
+    assert b'If-None-Match: "v1"' in record.request
+    assert b"If-Modified-Since: Tue, 01 Jan 2030 00:00:00 GMT" in record.request
+    assert b"User-Agent: " in record.request
+    assert record.ip == ip and record.truncated == ""
+    assert record.outlinks == rep.outlinks and record.outlinks
+
+
+def test_a_body_cut_at_size_says_length_and_one_cut_by_time_says_time(web):
+    fs = dataclasses.replace(SETTINGS, max_doc_size=1 << 20, timeout_req_ms=1500)
+    got = fetch_all([(hostile_url(web, "/big"), HOSTILE_IP), (hostile_url(web, "/stall-after-headers"), HOSTILE_IP)],
+                    fs)
+    big = got[hostile_url(web, "/big")][0]
+    assert big.outcome.specific is Specific.TOO_BIG and big.record.truncated == "length"
+    stalled = got[hostile_url(web, "/stall-after-headers")][0]
+    assert stalled.record.truncated == "time" and stalled.record.document.startswith(b"HTTP/1.1 200")
+    assert stalled.record.request.startswith(b"GET /stall-after-headers HTTP/1.1\r\n")
+    assert HOSTILE_NAME.encode() in stalled.record.request
+
+
+def test_a_refused_connection_keeps_no_request(web):
+    got = fetch_all([("http://127.0.0.1:1/", "127.0.0.1")])
+    record = got["http://127.0.0.1:1/"][0].record
+    assert record.document == b"" and record.truncated == "" and not record.outlinks

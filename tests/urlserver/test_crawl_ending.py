@@ -159,7 +159,7 @@ def test_a_host_paced_by_its_delay_is_waited_for_however_long(tmp_path):
 
 
 def test_the_rate_falls_to_zero_when_nothing_is_fetched():
-    from wreck.urlserver.http import rates
+    from wreck.urlserver.statusview import rates
 
     samples = [(t, 10 * t, 10 * t, 50 * t) for t in range(100, 131)]  # 10 pages/s until t=130
     stats = {"handouts": 1300, "done": 1300, "discovered": 6500}
@@ -171,7 +171,7 @@ def test_the_server_ends_a_one_shot_crawl_with_its_reason_and_status_says_it(tmp
     import asyncio
 
     from tests.urlserver_helpers import FakeSpider, running, settings_for, until
-    from wreck.urlserver.http import status
+    from wreck.urlserver.statusview import status
 
     def answer(a):
         if a.url.endswith("/robots.txt"):
@@ -200,7 +200,7 @@ def test_a_crawl_stopped_from_outside_says_interrupted(tmp_path):
     import asyncio
 
     from tests.urlserver_helpers import running, settings_for
-    from wreck.urlserver.http import status
+    from wreck.urlserver.statusview import status
 
     async def main():
         async with running(settings_for(tmp_path, exit_when_done=True), ["http://127.0.0.1:9/"]) as (server, _):

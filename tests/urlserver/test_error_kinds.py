@@ -11,7 +11,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 from tests.urlserver_helpers import crawl_engine, markdown_table, not_found, serve_robots
 from wreck.urlserver.dns import Resolver
 from wreck.urlserver.errorkind import OWN_KINDS, ErrorKind
-from wreck.urlserver.http import _Collector, status
+from wreck.urlserver.metrics import Collector
+from wreck.urlserver.statusview import status
 from wreck.protocol import Specific
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "url-states.md"
@@ -26,7 +27,7 @@ def _metrics(crawl) -> str:
     server = SimpleNamespace(crawl=crawl, samples=[], spiders=[], resolver=SimpleNamespace(cache={}),
                              finish_reason=None)
     registry = CollectorRegistry()
-    registry.register(_Collector(server))
+    registry.register(Collector(server))
     return generate_latest(registry).decode()
 
 

@@ -12,9 +12,11 @@ from types import SimpleNamespace
 from prometheus_client import CollectorRegistry, generate_latest
 
 from wreck.urlserver import http
-from wreck.urlserver.http import HttpStatus, _Collector
+from wreck.urlserver.http import HttpStatus
+from wreck.urlserver.metrics import Collector
+from wreck.urlserver.statusview import SLOW_GAUGE_S
 
-from tests.urlserver_helpers import crawl_engine
+from tests.urlserver_helpers import CountingDict, crawl_engine
 
 
 def test_http_beyond_loopback_without_a_secret_is_refused_at_start(tmp_path):
@@ -28,40 +30,22 @@ def test_http_beyond_loopback_without_a_secret_is_refused_at_start(tmp_path):
     http.check_address("0.0.0.0:8080", b"a secret")  # a secret allows any address
 
 
-class CountingDict(dict):
-    """The engine's host table, counting how often it is walked."""
-
-    walks = 0
-
-    def values(self):
-        CountingDict.walks += 1
-        return super().values()
-
-    def items(self):
-        CountingDict.walks += 1
-        return super().items()
-
-    def __iter__(self):
-        CountingDict.walks += 1
-        return super().__iter__()
-
-
 def test_metrics_walk_no_host_per_scrape(tmp_path):
     c = crawl_engine(tmp_path)
     for i in range(2000):
         c.add_seed(f"http://h{i}.test/")
-    c.frontier.origins = CountingDict(c.frontier.origins)
+    c.frontier.origins = origins = CountingDict(c.frontier.origins)
     now = [0.0]
     server = SimpleNamespace(crawl=c, samples=[], spiders=[], resolver=SimpleNamespace(cache={}))
     registry = CollectorRegistry()
-    registry.register(_Collector(server, clock=lambda: now[0]))
+    registry.register(Collector(server, clock=lambda: now[0]))
     pages = [generate_latest(registry).decode() for _ in range(100)]
     assert "wreck_hosts_known 2000.0" in pages[-1]
     assert "wreck_robots_cache_entries 0.0" in pages[-1]
-    assert CountingDict.walks == 1  # the robots.txt gauge's one scan, not one per scrape
-    now[0] += http.SLOW_GAUGE_S
+    assert origins.walks == 1  # the robots.txt gauge's one scan, not one per scrape
+    now[0] += SLOW_GAUGE_S
     generate_latest(registry)
-    assert CountingDict.walks == 2
+    assert origins.walks == 2
     c.close()
 
 
@@ -87,6 +71,6 @@ def test_connections_beyond_the_cap_get_503_and_the_listener_serves_again_after(
         return over, after
 
     over, after = asyncio.run(main())
-    assert over.startswith(b"HTTP/1.0 503 ")
-    assert after.startswith(b"HTTP/1.0 404 ")
+    assert over.startswith(b"HTTP/1.1 503 ")
+    assert after.startswith(b"HTTP/1.1 404 ")
     c.close()

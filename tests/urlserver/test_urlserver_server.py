@@ -224,12 +224,12 @@ def test_status_metrics_and_dashboard(tmp_path):
 
     raw, pages = asyncio.run(main())
     head, _, body = raw.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.0 200")
+    assert head.startswith(b"HTTP/1.1 200")
     status = json.loads(body)
     assert status["urls"]["IN_FLIGHT"] == 1 and status["in_flight_by_spider"] == {"fake#1": 1}
     assert status["robots_cache"] == 1 and status["dns_cache"] == 1
     assert b'wreck_urls{state="in_flight"} 1.0' in pages["/metrics"][2]
-    assert b"http-equiv=\"refresh\"" in pages["/"][2]
+    assert b'fetch("/status"' in pages["/"][2]  # the page refreshes itself from /status
     assert json.loads(pages["/url?u=http://a.test/x"][2])["state"] == "IN_FLIGHT"
     assert pages["/nope"][0] == 404
 

@@ -8,6 +8,8 @@
 #                        which the children start from (wreck/crawlfile.py)
 #   DIR/crawl.lock       held by the wreck-crawl that owns DIR (wreck/dirlock.py)
 #   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings)
+#   DIR/frontier/api-token  the operator API's token the urlserver leaves
+#                        there (docs/api.md), printed for the operator
 #   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600), rotated
 #                        to NAME.log.1.. past a size bound (logfile.py)
 #   DIR/seeds-stdin.txt  seeds read from standard input ('--seeds -'): the
@@ -30,6 +32,7 @@ FRONTIER = "frontier"
 LOGS = "logs"
 SEEDS_STDIN = "seeds-stdin.txt"
 SETTINGS = "crawl.toml"
+API_TOKEN = "api-token"  # in the urlserver's --data: urlserver/api.py TOKEN_FILE
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class Layout:
     def frontier(self) -> Path:
         """The urlserver's --data."""
         return self.root / FRONTIER
+
+    @property
+    def api_token(self) -> Path:
+        """Where the urlserver leaves the operator API's token (docs/api.md)."""
+        return self.frontier / API_TOKEN
 
     @property
     def logs(self) -> Path:

@@ -1,0 +1,73 @@
+"""Fetch records with extension fields (docs/protocol.txt 6.2, 6.3), byte by byte."""
+
+import struct
+
+import pytest
+
+from wreck.protocol import ErrorCode, LocalProtocolError, Record, RemoteProtocolError, Specific, State, http_enum, limits
+from wreck.protocol.record import EXT, RECORD_HEADER, RECORD_HEADER_EXT
+
+from tests.protocol_helpers import bytewise, open_store_pair
+
+PLAIN = Record(7, True, Specific.OK, http_enum(200), 5, "http://h/", None, b"HTTP/1.1 200 OK\r\n\r\nx")
+REQUEST = b"GET / HTTP/1.1\r\nHost: h\r\nIf-Modified-Since: Tue, 01 Jan 2030 00:00:00 GMT\r\n\r\n"
+FULL = Record(7, True, Specific.OK, http_enum(200), 5, "http://h/", None, b"HTTP/1.1 200 OK\r\n\r\nx",
+              request=REQUEST, ip="127.0.0.9", truncated="time", outlinks=("http://h/a", "http://h/b"))
+
+
+def ext_record(ext: bytes, doc: bytes = b"") -> bytes:
+    head = RECORD_HEADER_EXT.pack(7, 1, 0, http_enum(200), EXT, 5, 9, 0, len(doc), len(ext))
+    return head + b"http://h/" + doc + ext
+
+
+def test_a_record_without_fields_keeps_the_20_octet_layout_and_flags_0():
+    _, client = open_store_pair()
+    data = client.send(PLAIN)
+    assert data[7] == 0 and len(data) == RECORD_HEADER.size + 9 + len(PLAIN.document)
+
+
+def test_every_field_crosses_the_wire_one_byte_at_a_time():
+    server, client = open_store_pair()
+    data = client.send(FULL)
+    assert data[7] == EXT
+    ext_len = struct.unpack_from("!I", data, 20)[0]
+    assert len(data) == 24 + 9 + len(FULL.document) + ext_len
+    # the first field is REQUEST, tag 1, its length, then the octets as sent
+    assert data[24 + 9 + len(FULL.document) :][:5] == struct.pack("!BI", 1, len(REQUEST))
+    assert bytewise(server, data + client.send(PLAIN)) == [FULL, PLAIN]
+
+
+def test_an_unknown_tag_is_skipped_so_later_fields_need_no_new_flag():
+    server, _ = open_store_pair()
+    ext = struct.pack("!BI", 99, 3) + b"new" + struct.pack("!BI", 2, 9) + b"127.0.0.1"
+    [got] = bytewise(server, ext_record(ext))
+    assert got.ip == "127.0.0.1" and got.request == b""
+
+
+@pytest.mark.parametrize("ext, why", [
+    (struct.pack("!BI", 2, 50) + b"1.2.3.4", "runs past"),
+    (struct.pack("!BI", 2, 1) + b"1" + struct.pack("!BI", 2, 1) + b"2", "twice"),
+    (struct.pack("!BI", 3, 4) + b"size", "truncation"),
+    (struct.pack("!BI", 4, 8) + b"http://h", "LF"),
+    (b"\x01\x00", "cut short"),
+])
+def test_malformed_extension_fields_are_syntax_errors(ext, why):
+    server, _ = open_store_pair()
+    with pytest.raises(RemoteProtocolError, match=why) as err:
+        bytewise(server, ext_record(ext))
+    assert err.value.code is ErrorCode.SYNTAX and server.state is State.ERROR
+
+
+def test_an_ext_len_over_its_bound_is_refused_with_the_24_octet_header():
+    server, _ = open_store_pair()
+    head = RECORD_HEADER_EXT.pack(7, 1, 0, http_enum(200), EXT, 5, 9, 0, 0, limits.MAX_EXT_LEN + 1)
+    with pytest.raises(RemoteProtocolError) as err:
+        server.receive_data(head)
+        server.next_event()
+    assert err.value.code is ErrorCode.LIMIT
+
+
+def test_a_sender_refuses_an_unknown_truncation_reason():
+    _, client = open_store_pair()
+    with pytest.raises(LocalProtocolError):
+        client.send(Record(7, True, Specific.OK, http_enum(200), 5, "http://h/", None, b"", truncated="size"))
