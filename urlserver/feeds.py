@@ -19,7 +19,7 @@
 # FETCH_ERROR backoff of retry.py like any URL. Per-feed state lives in its
 # own LMDB databases, so URL records keep their layout:
 #
-#   feeds      fp(12)                      -> msgpack FeedState
+#   feeds      fp(8)                       -> msgpack FeedState
 #   feedguids  source fp(8) guid fp(8)     -> b"" (known stories of a source)
 """Feeds: per-feed state, redundancy check, new stories, adaptive refetch."""
 

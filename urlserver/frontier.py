@@ -294,8 +294,8 @@ class Frontier:
             data = url.encode("ascii")
             prefix = prefixes.get(origin)
             if prefix is None:  # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
-                prefix = prefixes[origin] = _crc32(origin.encode("ascii")).to_bytes(4, "big")
-            fp = prefix + _blake2b(data, digest_size=8).digest()
+                prefix = prefixes[origin] = (_crc32(origin.encode("ascii")) & 0xFFFF).to_bytes(2, "big")
+            fp = prefix + _blake2b(data, digest_size=6).digest()
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
             reason = scope.filter_reason(url, name, depth)

@@ -1,8 +1,10 @@
 # The seen-set: exact, because its truth is the key set of the LMDB `urls`
 # database (64-bit fingerprints), with a Bloom filter in front so that most
 # new URLs cost no disk lookup. The filter is blocked: a fingerprint's
-# PROBES bits all fall in one 64-bit word (the fingerprint's high half picks
-# the word, 6-bit slices of its low half the bits), so a test or an add is
+# PROBES bits all fall in one 64-bit word (bits 24 and up of the
+# fingerprint pick the word, four 6-bit slices of its low 24 bits the bits:
+# from the URL's hash, db.py, up to 2^24 words = 128 MB; beyond, the
+# origin's bits pick words too), so a test or an add is
 # one array read and a few integer operations in Python -- about half the
 # cost of probing four scattered bits. At 16 bits per expected URL that
 # gives about 0.5% false positives (an LMDB get each) for 2 bytes of RAM per
@@ -62,7 +64,7 @@ class SeenSet:
     def _word_and_bits(self, fp: bytes) -> tuple[int, int]:
         h = int.from_bytes(fp, "big")
         bits = (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63)) | (1 << ((h >> 18) & 63))
-        return (h >> 32) & self._mask, bits
+        return (h >> 24) & self._mask, bits
 
     def might_contain(self, fp: bytes) -> bool:
         """False: certainly unseen. True: look in LMDB."""
@@ -80,7 +82,7 @@ class SeenSet:
         """
         h = int.from_bytes(fp, "big")  # _word_and_bits(), inlined: the per-link hot path
         bits = (1 << (h & 63)) | (1 << ((h >> 6) & 63)) | (1 << ((h >> 12) & 63)) | (1 << ((h >> 18) & 63))
-        words, index = self._words, (h >> 32) & self._mask
+        words, index = self._words, (h >> 24) & self._mask
         word = words[index]
         if word & bits == bits:
             return True
@@ -117,7 +119,7 @@ class SeenSet:
         h = np.ascontiguousarray(raw).view(">u8").ravel().astype(np.uint64)
         one = np.uint64(1)
         bits = (one << (h & 63)) | (one << ((h >> 6) & 63)) | (one << ((h >> 12) & 63)) | (one << ((h >> 18) & 63))
-        np.bitwise_or.at(words, (h >> 32) & np.uint64(self._mask), bits)
+        np.bitwise_or.at(words, (h >> 24) & np.uint64(self._mask), bits)
         self.count += len(fps)
 
     @property

@@ -14,7 +14,7 @@
 # The spider bounds the rest (50 MB inflated, 50,000 <loc>s, safe XML).
 # Sitemaps are fetched once. State, in its own LMDB database:
 #
-#   sitemaps   fp(12) -> level(1)          (URLs admitted as sitemaps)
+#   sitemaps   fp(8) -> level(1)           (URLs admitted as sitemaps)
 #   meta       "sitemaps:" host name -> u64 sitemaps admitted for that host
 """Sitemaps: admission from robots.txt, bounds, and what a sitemap's DONE yields."""
 

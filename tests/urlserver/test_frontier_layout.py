@@ -1,6 +1,6 @@
 """The frontier's host-local keys (issue 16, urlserver/db.py): one origin's
 URL records are one contiguous key range, a crawl reopens on its own
-format, and a data directory of the older layout (8-byte keys) is refused
+format, and a data directory of the older layout (format 1) is refused
 in one line, untouched."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def test_a_pages_links_to_its_own_site_are_one_range_of_keys(tmp_path):
     c.commit()
     with c.frontier.db.begin() as txn:
         keys = [key for key, _ in txn.cursor(db=c.frontier.db.urls)]
-    prefixes = [key[:4] for key in keys]
+    prefixes = [key[:2] for key in keys]
     assert len(keys) == 102 and len(set(prefixes)) == 2
     # sorted keys: each origin's records one after the other, not interleaved
     assert sum(1 for x, y in zip(prefixes, prefixes[1:]) if x != y) == 1
@@ -52,7 +52,7 @@ def test_a_data_directory_of_the_older_layout_is_refused_in_one_line(tmp_path):
     c.add_seed("http://a.test/")
     c.commit()
     c.close()
-    # As a urlserver before issue 16 left it: no format in meta (and 8-byte keys).
+    # As a urlserver before issue 16 left it: no format in meta (and its keys the URL hash alone).
     env = lmdb.open(str(data), max_dbs=len(d.Db.NAMES))
     with env.begin(write=True) as txn:
         assert txn.delete(d.FORMAT_KEY, db=env.open_db(b"meta", txn=txn))
