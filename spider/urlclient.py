@@ -5,7 +5,8 @@
 # each result is analysed in a batch after the loop has served its sockets
 # (report.report: outcome, outlinks, record), stored, and only when the store
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
-# held longer than a third of Timeout_Update since its last report.
+# held longer than a third of Timeout_Update since its last report; with no
+# transaction held it sleeps until the next assignment (no idle timer).
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
@@ -81,6 +82,7 @@ class UrlSession:
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
         self.done_count = 0
+        self._busy = asyncio.Event()  # set while transactions are held: the WORKING ticker runs
         self.bye: str | None = None  # the urlserver's BYE reason: its close is then a normal end
 
     async def run(self) -> BaseException | None:
@@ -120,6 +122,7 @@ class UrlSession:
             LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
             return
         self.txns[a.trans_id] = _Txn(a, self.clock())
+        self._busy.set()
         immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
@@ -214,6 +217,9 @@ class UrlSession:
         # no transaction waits more than two thirds, plus the loop's lateness.
         interval = self.settings.timeout_update_ms / 3000
         while True:
+            if not self.txns:  # nothing to report: sleep until an assignment comes
+                self._busy.clear()
+                await self._busy.wait()
             await self.sleep(interval)
             if not self.peer.is_open:
                 return

@@ -24,10 +24,15 @@ DEFAULT_MAP_SIZE = 1 << 30
 # Growth step cap: doubling past this would reserve absurd address space.
 MAX_MAP_GROWTH = 64 << 30
 
-# Group commit: the writer waits this long after the first record of a batch
-# for more to arrive, so many records share one fsync (5,000 docs/s at one
-# fsync each is beyond most disks).
-DEFAULT_COMMIT_WINDOW_MS = 3.0
+# Group commit: the writer may wait this long after the first record of a
+# batch for more to arrive. By default it does not wait: while one batch is
+# being synced (an fsync is several ms) the records arriving meanwhile form
+# the next batch, so batches grow with the load by themselves and a lone
+# record is acked one fsync after it came, not a window later (the wait was
+# part of every DONE's latency, and so of the gap between two requests to
+# one host: issue 16). A window still helps a disk with a cost per fsync
+# far above its latency.
+DEFAULT_COMMIT_WINDOW_MS = 0.0
 # A batch is committed at once when it holds this many records or bytes:
 # short write transactions keep ack latency and memory bounded.
 MAX_BATCH_RECORDS = 512

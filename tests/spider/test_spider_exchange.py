@@ -251,8 +251,10 @@ def test_working_covers_each_held_transaction_within_timeout_update(web, late):
         session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store], concurrency=8,
                              clock=time.clock, sleep=time.sleep)
         run = asyncio.ensure_future(session.run())
+        await asyncio.sleep(0)  # the session takes the peer's events
         for trans_id, (at, url) in assigned.items():
-            await time.run_until(at)
+            if at:  # before its first assignment the ticker sleeps on no clock (test below)
+                await time.run_until(at)
             peer.on_event(Assignment(trans_id, 100 + trans_id, HOSTILE_IP, HOSTILE_NAME, url))
         async with asyncio.timeout(WAIT):  # the fast page is fetched and handed to the store (real time)
             while 104 not in store.unacked:
@@ -275,6 +277,38 @@ def test_working_covers_each_held_transaction_within_timeout_update(web, late):
         gaps = [b - a for a, b in zip(reports, reports[1:])]
         assert max(gaps) < tu, (trans_id, reports)  # in time, up to the end
         assert min(gaps[1:-1]) >= tu / 3, (trans_id, reports)  # and not chattier than every third
+
+
+def test_an_idle_session_arms_no_timer_until_it_holds_a_transaction(web):
+    """Issue 16: a spider with nothing to fetch uses no CPU, so its WORKING
+    ticker sleeps on no clock until an assignment comes, and again once
+    every transaction it held has ended."""
+    async def scenario():
+        time = VirtualTime()
+        peer = RecordingPeer(time)
+        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [SilentStore()],
+                             concurrency=8, clock=time.clock, sleep=time.sleep)
+        run = asyncio.ensure_future(session.run())
+        for _ in range(20):
+            await asyncio.sleep(0)
+        idle = time.parked.is_set()
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"))
+        await asyncio.wait_for(time.parked.wait(), WAIT)  # holding one: the ticker sleeps on the clock
+        peer.on_event(Cancel(1))  # nothing held any more
+        wake, woken = time._sleeper  # the ticker's next tick comes, names nothing ...
+        time.now = wake
+        time.parked.clear()
+        woken.set_result(None)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        idle_again = not time.parked.is_set()  # ... and it does not sleep on the clock again
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return idle, idle_again
+
+    idle, idle_again = uvloop.run(scenario())
+    assert not idle
+    assert idle_again
 
 
 def _drain(queue: asyncio.Queue) -> list:
