@@ -7,6 +7,11 @@
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
 # held longer than a third of Timeout_Update since its last report; with no
 # transaction held it sleeps until the next assignment (no idle timer).
+# An assignment with after=T (docs/protocol.txt 5.3) waits until transaction
+# T's transfer has ended (its result came, or it was cancelled) and starts
+# then, at once: the urlserver hands a busy host's next URLs ahead this way
+# at --delay 0, so the next request follows a response without waiting for
+# the store's ack and the urlserver's commit (issue 16).
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
@@ -41,11 +46,16 @@ from .storeclient import StoreClient
 
 LOG = logging.getLogger(__name__)
 
-# Results analysed per loop turn before yielding to sockets again: a few ms.
-# Measured: lexbor releases the GIL while parsing (76 us/page alone, 37 on
-# two threads), but workers already take one CPU each, so a parse thread
-# would only add hand-off cost; batching after the socket work is cheaper.
+# Results analysed per loop turn before yielding to sockets again: at most
+# PARSE_BATCH, and no more once PARSE_SLICE_S has passed. Measured: lexbor
+# releases the GIL while parsing (76 us/page alone, 37 on two threads), but
+# workers already take one CPU each, so a parse thread would only add
+# hand-off cost; batching after the socket work is cheaper. The time slice
+# keeps the loop answering its sockets when pages are large (real
+# documentation pages: 1-5 ms each to analyse; 32 of them held every
+# finished transfer back, and so the next request to its host: issue 16).
 PARSE_BATCH = 32
+PARSE_SLICE_S = 0.002
 # Threads analysing heavy bodies per session: one. The worker already has a
 # CPU of its own; the thread only keeps the loop free, and queues pages
 # each bounded by htmlguard.MAX_PARSE_TAGS.
@@ -82,6 +92,8 @@ class UrlSession:
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
         self.done_count = 0
+        self._behind: dict[int, list[Assignment]] = {}  # T -> assignments waiting for T's transfer (after=T)
+        self._waits_for: dict[int, int] = {}  # a waiting assignment's trans_id -> the T it waits for
         self._busy = asyncio.Event()  # set while transactions are held: the WORKING ticker runs
         self.bye: str | None = None  # the urlserver's BYE reason: its close is then a normal end
 
@@ -100,6 +112,8 @@ class UrlSession:
             self.parser.shutdown(wait=False, cancel_futures=True)
             self.txns.clear()
             self.results.clear()
+            self._behind.clear()
+            self._waits_for.clear()
 
     # -- urlserver events ------------------------------------------------------
 
@@ -109,7 +123,7 @@ class UrlSession:
             self._start(event)
         elif kind is Cancel:
             if self.txns.pop(event.trans_id, None) is not None:
-                self.fetcher.cancel(event.trans_id)
+                self._cancel(event.trans_id)
                 self._refill()
         elif kind is Bye:
             self.bye = event.reason
@@ -123,13 +137,42 @@ class UrlSession:
             return
         self.txns[a.trans_id] = _Txn(a, self.clock())
         self._busy.set()
+        after = _after(a.extra) if a.extra else None
+        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for):
+            self._behind.setdefault(after, []).append(a)  # started when `after`'s transfer ends
+            self._waits_for[a.trans_id] = after
+            return
+        self._fetch(a)
+
+    def _fetch(self, a: Assignment) -> None:
         immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
 
+    def _transfer_ended(self, trans_id: int) -> None:
+        """Start what waited for `trans_id`'s transfer (after=), at once."""
+        for a in self._behind.pop(trans_id, ()):
+            del self._waits_for[a.trans_id]
+            if a.trans_id in self.txns:
+                self._fetch(a)
+
+    def _cancel(self, trans_id: int) -> None:
+        before = self._waits_for.pop(trans_id, None)
+        if before is None:  # fetching, or done fetching: its followers may go
+            self.fetcher.cancel(trans_id)
+            self._transfer_ended(trans_id)
+            return
+        self._behind[before].remove(next(a for a in self._behind[before] if a.trans_id == trans_id))
+        followers = self._behind.pop(trans_id, [])  # they now wait for what it waited for
+        self._behind[before].extend(followers)
+        for a in followers:
+            self._waits_for[a.trans_id] = before
+
     # -- results -> store -> DONE ---------------------------------------------
 
     def _on_result(self, result: FetchResult) -> None:
+        if self._behind:
+            self._transfer_ended(result.key)
         self.results.append(result)
         if not self._parse_scheduled:
             self._parse_scheduled = True
@@ -138,8 +181,11 @@ class UrlSession:
     def _analyse_batch(self) -> None:
         self._parse_scheduled = False
         results = self.results
+        deadline = time.perf_counter() + PARSE_SLICE_S
         for _ in range(min(PARSE_BATCH, len(results))):
             self._analyse(results.popleft())
+            if time.perf_counter() >= deadline:
+                break
         if results:
             self._parse_scheduled = True
             self.loop.call_soon(self._analyse_batch)
@@ -242,6 +288,14 @@ def _request(extra: dict[str, str]) -> Request:
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
                    filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra)
+
+
+def _after(extra: dict[str, str]) -> int | None:
+    """The transaction an assignment waits for (after=T, docs/protocol.txt 5.3), or None."""
+    text = extra.get("after")
+    if text is None or not (text.isascii() and text.isdigit() and len(text) < 20):
+        return None
+    return int(text)
 
 
 def _wanted_body(a: Assignment, body: bytes) -> bytes | None:

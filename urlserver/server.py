@@ -277,8 +277,9 @@ class UrlServer:
         while ready:
             for spider in list(ready):
                 assignment = crawl.take(spider, now)
-                if assignment is None:
-                    return out
+                if assignment is None:  # nothing due; another spider may still be handed
+                    ready.remove(spider)  # the URLs of its chains (chains.py)
+                    continue
                 try:
                     out.setdefault(spider, []).append(spider.conn.send(assignment))
                 except LocalProtocolError as exc:

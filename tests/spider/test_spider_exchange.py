@@ -311,6 +311,38 @@ def test_an_idle_session_arms_no_timer_until_it_holds_a_transaction(web):
     assert idle_again
 
 
+def test_an_assignment_after_another_starts_only_when_that_transfer_ends(web):
+    """docs/protocol.txt 5.3 after=T: not while T's transfer is under way
+    (nor while T waits for its own after=); at once when T is cancelled."""
+    stall = f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"
+    target = f"http://{HOSTILE_NAME}:{web.port}/target"
+
+    async def scenario():
+        time = VirtualTime()
+        peer = RecordingPeer(time)
+        store = SilentStore()
+        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
+                             concurrency=8, clock=time.clock, sleep=time.sleep)
+        run = asyncio.ensure_future(session.run())
+        await asyncio.sleep(0)
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, stall))
+        peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target + "?2", {"after": "1"}))
+        peer.on_event(Assignment(3, 103, HOSTILE_IP, HOSTILE_NAME, target + "?3", {"after": "2"}))
+        early = [key for key in (1, 2, 3) if session.fetcher.fetching(key)]
+        peer.on_event(Cancel(1))  # ends T: 2 starts, and 3 once 2's transfer has ended
+        async with asyncio.timeout(WAIT):
+            while not {102, 103} <= set(store.unacked):
+                await asyncio.sleep(0.01)
+        order = [r.target for r in web.log.records() if r.target in ("/target?2", "/target?3")]
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return early, order
+
+    early, order = uvloop.run(scenario())
+    assert early == [1]  # 2 waits for 1, 3 for 2
+    assert order == ["/target?2", "/target?3"]
+
+
 def _drain(queue: asyncio.Queue) -> list:
     items = []
     while not queue.empty():
