@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-idle bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
+.PHONY: demo test bench bench-idle bench-realdocs bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,12 @@ chaos: $(STAMP)
 # where everything waits (over 60 s; aim: under 1% of a core).
 bench-idle: $(STAMP)
 	$(BIN)/python -m bench.idle_bench $(ARGS)
+
+# WRECK against wget on real documentation trees (Debian's doc packages,
+# installed if missing) served by nginx on loopback: pages, wall time, CPU
+# seconds, per-host gaps, and coverage byte for byte.
+bench-realdocs: $(STAMP)
+	$(BIN)/python -m bench.realdocs $(ARGS)
 
 bench-protocol: $(STAMP)
 	$(BIN)/python -m bench.protocol_bench
