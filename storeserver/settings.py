@@ -14,7 +14,7 @@ from pathlib import Path
 from wreck.options import REQUIRED, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 
-from .dedup import DEFAULT_DISTANCE, MAX_DISTANCE
+from .layout import DEFAULT_DISTANCE, MAX_DISTANCE  # not from dedup.py: wreck-crawl then imports no numpy
 
 DEFAULT_LISTEN = "127.0.0.1:7002"
 
