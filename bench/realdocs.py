@@ -37,7 +37,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from .crawl import BIN, RESULTS, cpu_figures, ensure_nginx, log, run_bounded, stop_group, wait_listening, wreck_component
+from .crawl import (
+    BIN, RESULTS, cpu_figures, ensure_nginx, log, run_bounded, stop_group, wait_listening, wreck_classifier,
+)  # fmt: skip
 
 # (host name, Debian package, served directory, start page, what wrote it)
 TREES = (
@@ -232,15 +234,8 @@ def main() -> int:
                 args = [str(BIN / "wreck-crawl"), *seeds, "--data", str(data), "--hosts", str(run / "hosts"),
                         "--allow-net", "127.0.0.0/8", "--delay", "0", *opts.wreck_args.split()]  # fmt: skip
                 log("phase wreck: " + " ".join(args))
-                root_box: dict = {}
-                spider_pids: set = set()
-
-                def classify(pid, cmd, ppid):
-                    root_box.setdefault("root", pid)
-                    return wreck_component(pid, cmd, ppid, root=root_box["root"], spider_pids=spider_pids)
-
                 r = run_bounded(args, log_path=run / "wreck.out", max_seconds=opts.max_seconds,
-                                stop_sig=signal.SIGINT, sampler_classify=classify)
+                                stop_sig=signal.SIGINT, sampler_classify=wreck_classifier())
                 r["data"] = data
                 windows["wreck"] = (r["start"], r["end"], r)
             time.sleep(1.5)  # the access log flushes every second
