@@ -11,7 +11,10 @@
 # T's transfer has ended (its result came, or it was cancelled) and starts
 # then, at once: the urlserver hands a busy host's next URLs ahead this way
 # at --delay 0, so the next request follows a response without waiting for
-# the store's ack and the urlserver's commit (issue 16).
+# the store's ack and the urlserver's commit (issue 16). After a 429 or 5xx
+# answer (the server asks the host to slow down) the followers wait
+# SLOWED_PAUSE_S first: the urlserver slows the host once the DONE is in,
+# and hands nothing more ahead meanwhile.
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
@@ -56,6 +59,10 @@ LOG = logging.getLogger(__name__)
 # finished transfer back, and so the next request to its host: issue 16).
 PARSE_BATCH = 32
 PARSE_SLICE_S = 0.002
+# Wait after a 429/5xx answer before a transaction handed after it starts
+# (after=): at least the urlserver's first slow-down (politeness.py
+# SLOWDOWN_FLOOR), so a busy server gets no burst of the host's next URLs.
+SLOWED_PAUSE_S = 0.5
 # Threads analysing heavy bodies per session: one. The worker already has a
 # CPU of its own; the thread only keeps the loop free, and queues pages
 # each bounded by htmlguard.MAX_PARSE_TAGS.
@@ -138,7 +145,7 @@ class UrlSession:
         self.txns[a.trans_id] = _Txn(a, self.clock())
         self._busy.set()
         after = _after(a.extra) if a.extra else None
-        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for):
+        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for or after in self._behind):
             self._behind.setdefault(after, []).append(a)  # started when `after`'s transfer ends
             self._waits_for[a.trans_id] = after
             return
@@ -171,7 +178,11 @@ class UrlSession:
     # -- results -> store -> DONE ---------------------------------------------
 
     def _on_result(self, result: FetchResult) -> None:
-        if self._behind:
+        code = result.http_code
+        if code == 429 or 500 <= code < 600:  # the host asks us to slow down: see the top
+            self._behind.setdefault(result.key, [])  # what comes after it meanwhile waits too
+            self.loop.call_later(SLOWED_PAUSE_S, self._transfer_ended, result.key)
+        elif result.key in self._behind:
             self._transfer_ended(result.key)
         self.results.append(result)
         if not self._parse_scheduled:

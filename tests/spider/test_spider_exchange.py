@@ -22,6 +22,7 @@ from wreck.protocol import (
     Ack, AckResult, Assignment, Bye, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
+from wreck.spider import urlclient
 from wreck.spider.urlclient import UrlSession
 from wreck.spider.worker import EXIT_REFUSED, Worker, WorkerOptions
 from tests.spider_helpers import crawl_settings
@@ -341,6 +342,39 @@ def test_an_assignment_after_another_starts_only_when_that_transfer_ends(web):
     early, order = uvloop.run(scenario())
     assert early == [1]  # 2 waits for 1, 3 for 2
     assert order == ["/target?2", "/target?3"]
+
+
+def test_after_a_503_the_transaction_handed_after_it_waits_before_it_starts(web, monkeypatch):
+    """A server that answers 503 asks the host to slow down: what was handed
+    after that transaction does not follow it at once (urlclient.SLOWED_PAUSE_S,
+    made an hour here: the cancel of the 503's transaction ends the wait)."""
+    monkeypatch.setattr(urlclient, "SLOWED_PAUSE_S", 3600.0)
+    busy = f"http://{HOSTILE_NAME}:{web.port}/status/503"
+    target = f"http://{HOSTILE_NAME}:{web.port}/target?after503"
+
+    async def scenario():
+        time = VirtualTime()
+        peer = RecordingPeer(time)
+        store = SilentStore()
+        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
+                             concurrency=8, clock=time.clock, sleep=time.sleep)
+        run = asyncio.ensure_future(session.run())
+        await asyncio.sleep(0)
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, busy))
+        peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target, {"after": "1"}))
+        async with asyncio.timeout(WAIT):
+            while 101 not in store.unacked:  # the 503 came back and was analysed
+                await asyncio.sleep(0.01)
+        waiting = not session.fetcher.fetching(2) and 102 not in store.unacked
+        peer.on_event(Cancel(1))
+        async with asyncio.timeout(WAIT):  # ... and it starts once that transaction is over
+            while 102 not in store.unacked:
+                await asyncio.sleep(0.01)
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return waiting
+
+    assert uvloop.run(scenario())
 
 
 def _drain(queue: asyncio.Queue) -> list:
