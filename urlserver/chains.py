@@ -16,6 +16,12 @@
 
 from __future__ import annotations
 
+import itertools
+
+# Chains looked at per take(): a spider may hold one per host in flight
+# (thousands), most with nothing queued at a given moment.
+SCAN = 32
+
 
 class Chain:
     """Transactions of one host held by one spider, fetched one after the other."""
@@ -68,9 +74,17 @@ class Chains:
         return chain.alive == 0
 
     def candidates(self, spider) -> list[Chain]:
-        """The chains `spider` may be handed one more transaction of."""
+        """Up to SCAN chains `spider` may be handed one more transaction of,
+        in turn: those returned go to the back, so a take() that finds
+        nothing costs SCAN checks, not one per host in flight."""
         chains = self._open.get(spider)
-        return list(chains) if chains else []
+        if not chains:
+            return []
+        out = list(itertools.islice(chains, SCAN))
+        for chain in out:
+            del chains[chain]
+            chains[chain] = None
+        return out
 
     def _drop(self, chain: Chain) -> None:
         """`chain` has no room (for now), or it is closed."""

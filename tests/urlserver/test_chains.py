@@ -5,6 +5,7 @@ one place of the host's slot until its last transaction has ended."""
 
 from __future__ import annotations
 
+from wreck.urlserver.chains import SCAN, Chains
 from tests.urlserver_helpers import crawl_engine, fetched, serve_robots
 
 PAGES = [f"http://a.test/{i}" for i in range(8)]
@@ -62,3 +63,16 @@ def test_a_chain_whose_last_transaction_ended_first_grows_no_more(tmp_path):
     c.done("s", fetched(head), 6.0)
     assert c.take("s", 6.0) is not None  # the chain ended: the slot is free
     c.close()
+
+
+def test_a_take_looks_at_a_bounded_number_of_chains_in_turn():
+    """A spider may hold a chain per host in flight; a take() that finds
+    nothing to hand ahead looks at SCAN of them, the next one at the others."""
+    chains = Chains(lookahead=2)
+    for trans_id in range(SCAN + 8):
+        chains.started(trans_id, host=f"h{trans_id}", ip="127.0.0.2", spider="s")
+    first = chains.candidates("s")
+    second = chains.candidates("s")
+    assert len(first) == SCAN
+    assert [c.tail for c in second[:8]] == list(range(SCAN, SCAN + 8))  # the ones not looked at yet come first
+    assert chains.candidates("t") == []
