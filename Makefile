@@ -4,7 +4,8 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test bench bench-idle bench-realdocs bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
+
+.PHONY: demo test cli-docs bench bench-idle bench-realdocs bench-attacks bench-protocol bench-spider bench-store bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +22,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+
+# docs/cli.md: every command's --help at 80 columns (tests/shared/test_cli_help.py checks it is in step).
+cli-docs: $(STAMP)
+	$(BIN)/python -m tests.cli_helpers
 
 # Fuzz every protocol decoder (tests/fuzz/README.md): FUZZ_SECONDS each, with
 # atheris if it installs, else the plain mutation driver. Crashes land in .fuzz/.
@@ -92,6 +97,12 @@ bench-robots: $(STAMP)
 # WHATWG encoding sniffing and link extraction per page (docs/urls.md).
 bench-charset: $(STAMP)
 	$(BIN)/python -m bench.charset_bench
+
+# RSS of each daemon and spider worker before, during and after each resource
+# attack of issue 14, against the real daemons on loopback, beside the bound
+# each follows (bench/results/DATE-attack-memory.json and a table).
+bench-attacks: $(STAMP)
+	$(BIN)/python -m bench.attack_memory
 
 bench-bandwidth: $(STAMP)
 	$(BIN)/python -m bench.bandwidth_bench

@@ -26,15 +26,31 @@ def _stat(pid: int) -> tuple[int, float, float] | None:
     return int(fields[1]), (int(fields[11]) + int(fields[12])) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
-def hwm_kb(pid: int) -> int:
+def _status_kb(pid: int, field: str) -> int:
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmHWM:"):
+                if line.startswith(field):
                     return int(line.split()[1])
     except OSError:
         pass
     return 0
+
+
+def hwm_kb(pid: int) -> int:
+    """Peak resident set size of pid since it started (VmHWM), KiB; 0 once gone."""
+    return _status_kb(pid, "VmHWM:")
+
+
+def rss_kb(pid: int) -> int:
+    """Resident set size of pid now (VmRSS), KiB; 0 once gone."""
+    return _status_kb(pid, "VmRSS:")
+
+
+def anon_kb(pid: int) -> int:
+    """Anonymous resident memory of pid now (RssAnon: the heap, not mapped
+    files such as an LMDB environment's pages), KiB; 0 once gone."""
+    return _status_kb(pid, "RssAnon:")
 
 
 def cmdline(pid: int) -> str:

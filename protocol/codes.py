@@ -53,6 +53,7 @@ class ErrorCode(enum.IntEnum):
     BUSY = 6  # too many connections; try again later
     UNAVAILABLE = 7  # the server cannot serve now (e.g. shutting down)
     INTERNAL = 8  # a bug on the sender's side
+    CRAWL = 9  # the peer belongs to another crawl: a store of one crawl refuses another's spider (6.1)
 
 
 class AckResult(enum.IntEnum):

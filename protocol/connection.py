@@ -21,14 +21,18 @@ class Connection:
 
     _table: Table
 
-    def __init__(self, role: Role, *, service: str, secret: bytes, nonce: bytes, name: str = "spider") -> None:
+    def __init__(self, role: Role, *, service: str, secret: bytes, nonce: bytes, name: str = "spider",
+                 crawl_id: str = "") -> None:
         if len(nonce) != handshake.NONCE_BYTES:
             raise LocalProtocolError(f"nonce must be {handshake.NONCE_BYTES} random bytes")
+        if crawl_id and not handshake.is_crawl_id(crawl_id):
+            raise LocalProtocolError(f"bad crawl id {crawl_id!r}")
         self.our_role = role
         self.their_role = Role.SERVER if role is Role.CLIENT else Role.CLIENT
         self.service = service
         self.state = State.GREETING
         self.name = name  # the client's name (ours, or the peer's once known)
+        self.crawl_id = crawl_id  # the client's crawl id, sent in AUTH (ours, or the peer's once known; 6.1)
         self.settings: dict[str, str] = {}
         self._secret = secret
         self._our_nonce = nonce.hex()
@@ -155,6 +159,7 @@ class Connection:
                     ErrorCode.AUTH,
                 )
             self.name = event.name
+            self.crawl_id = event.crawl
         elif isinstance(event, Ready):
             self.opened = True  # the peer is OPEN now, whatever we decide
             if not handshake.proofs_match(self._proof("server"), event.mac):
@@ -179,7 +184,7 @@ class Connection:
 
     def authenticate(self) -> bytes:
         """Client: answer the greeting with our proof of the secret."""
-        return self.send(Auth("spider", self.name, self._our_nonce, self._proof("client")))
+        return self.send(Auth("spider", self.name, self._our_nonce, self._proof("client"), crawl=self.crawl_id))
 
     def welcome(self, settings: dict[str, str]) -> bytes:
         """Server: prove the secret, announce settings, open the connection."""

@@ -25,13 +25,15 @@ class Hello(_Event):
 
 
 class Auth(_Event):
-    """Client's proof of the shared secret over both nonces."""
+    """Client's proof of the shared secret over both nonces; to a store, also
+    the crawl id the spider works for ("" when it knows none, 6.1)."""
 
     role: str
     name: str
     nonce: str
     mac: str
     version: int = 1
+    crawl: str = ""
 
 
 class Ready(_Event):

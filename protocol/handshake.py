@@ -1,13 +1,15 @@
 # The handshake both protocols open with, as pure functions on lines.
 #
 #   server: WRECK/1 HELLO <service> <server-nonce>
-#   client: WRECK/1 AUTH <role> <name> <client-nonce> <client-mac>
+#   client: WRECK/1 AUTH <role> <name> <client-nonce> <client-mac> [crawl=<id>]
 #   server: WELCOME <server-mac> / SET <key> <value> ... / READY
 #
 # Each MAC is HMAC-SHA256 over both nonces with the shared secret (the empty
 # string when none is configured), so each side proves it holds the secret
 # without sending it, and fresh nonces on both sides defeat replay. The
 # direction word keeps a client's proof from being reflected as a server's.
+# The optional crawl= field tells a store which crawl the spider works for
+# (docs/protocol.txt 6.1): a store holds one crawl and refuses another's.
 """Handshake line codecs and the challenge-response proofs."""
 
 from __future__ import annotations
@@ -30,6 +32,11 @@ SERVICES = ("urlserver", "storeserver")
 ROLES = ("spider",)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
+# A crawl id: 128 random bits as 32 lowercase hex digits (docs/protocol.txt
+# 5.1); drawn once by the urlserver, so two crawls never share one.
+CRAWL_ID_BYTES = 16
+_CRAWL_ID = re.compile(r"[0-9a-f]{%d}" % (2 * CRAWL_ID_BYTES))
+CRAWL_FIELD = "crawl="
 _NAME = re.compile(r"[A-Za-z0-9._:@-]{1,%d}" % limits.MAX_NAME_LEN)
 
 
@@ -46,6 +53,11 @@ def proofs_match(expected: str, got: str) -> bool:
 
 def is_hex64(token: str) -> bool:
     return _HEX64.fullmatch(token) is not None
+
+
+def is_crawl_id(token: str) -> bool:
+    """A crawl id as the wire writes it: 32 lowercase hex digits."""
+    return _CRAWL_ID.fullmatch(token) is not None
 
 
 def check_nonce(nonce: str) -> None:
@@ -128,9 +140,15 @@ def parse_auth(line: bytes) -> Auth | Error:
         return parse_error(text)
     parts = text.split(" ")
     version = _version(parts[0])
-    if len(parts) != 6 or parts[1] != "AUTH":
-        raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac>'")
-    _, _, role, name, nonce, mac = parts
+    if len(parts) not in (6, 7) or parts[1] != "AUTH":
+        raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac> [crawl=<id>]'")
+    _, _, role, name, nonce, mac = parts[:6]
+    crawl = ""
+    if len(parts) == 7:
+        field = parts[6]
+        if not (field.startswith(CRAWL_FIELD) and is_crawl_id(crawl := field[len(CRAWL_FIELD):])):
+            raise RemoteProtocolError(f"expected crawl=<32 lowercase hex digits> after the MAC, "
+                                      f"got {shown(field, 40)}")
     if role not in ROLES:
         raise RemoteProtocolError(f"unknown role {shown(role, 20)}")
     if not _NAME.fullmatch(name):
@@ -138,7 +156,7 @@ def parse_auth(line: bytes) -> Auth | Error:
     check_nonce(nonce)
     if not _HEX64.fullmatch(mac):
         raise RemoteProtocolError("MAC must be 64 lowercase hex digits", ErrorCode.AUTH)
-    return Auth(role, name, nonce, mac, version)
+    return Auth(role, name, nonce, mac, version, crawl)
 
 
 def parse_setting(text: str) -> tuple[str, str]:
@@ -165,8 +183,11 @@ def encode_hello(event: Hello) -> bytes:
 def encode_auth(event: Auth) -> bytes:
     if not _NAME.fullmatch(event.name):
         raise LocalProtocolError(f"bad spider name {event.name!r}")
+    if event.crawl and not is_crawl_id(event.crawl):
+        raise LocalProtocolError(f"bad crawl id {event.crawl!r}")
+    crawl = f" {CRAWL_FIELD}{event.crawl}" if event.crawl else ""
     return (
-        f"WRECK/{VERSION} AUTH {event.role} {event.name} {event.nonce} {event.mac}\n"
+        f"WRECK/{VERSION} AUTH {event.role} {event.name} {event.nonce} {event.mac}{crawl}\n"
     ).encode("ascii")
 
 

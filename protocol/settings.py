@@ -12,6 +12,7 @@ import msgspec
 
 from . import limits
 from .errors import RemoteProtocolError, shown
+from .handshake import is_crawl_id
 
 REQUIRED = ("store", "timeout_update_ms", "timeout_req_ms", "max_doc_size", "user_agent")
 
@@ -29,6 +30,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
     spider_id: str = ""
     # media types (type/subtype or type/*) a page fetch may receive; empty: any
     accept_type: tuple[str, ...] = ()
+    # the crawl's identity (32 lowercase hex digits), sent to every store (6.1); empty: none announced
+    crawl_id: str = ""
 
     def to_wire(self) -> dict[str, str]:
         wire = {
@@ -41,6 +44,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             "connect_timeout_ms": str(self.connect_timeout_ms),
             "spider_id": self.spider_id,
         }
+        if self.crawl_id:  # a urlserver always has one; a test or older server may not
+            wire["crawl_id"] = self.crawl_id
         if self.accept_type:  # sent only when set, so older spiders' view is unchanged
             wire["accept_type"] = ",".join(self.accept_type)
         return wire
@@ -69,6 +74,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
         for media in accept:
             if not is_media_range(media):
                 raise RemoteProtocolError(f"accept_type: {shown(media)} is not type/subtype or type/*")
+        crawl_id = values.get("crawl_id", "")
+        if crawl_id and not is_crawl_id(crawl_id):
+            raise RemoteProtocolError(f"crawl_id: {shown(crawl_id)} is not 32 lowercase hex digits")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -79,6 +87,7 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             connect_timeout_ms=_positive(values, "connect_timeout_ms", 10_000),
             spider_id=values.get("spider_id", ""),
             accept_type=accept,
+            crawl_id=crawl_id,
         )
 
 

@@ -6,10 +6,10 @@
 from __future__ import annotations
 
 from . import limits
-from .codes import Role
+from .codes import ErrorCode, Role
 from .connection import Connection
 from .errors import LocalProtocolError
-from .events import Record
+from .events import Error, Record
 from .record import RECORD_HEADER, decode_frame, decode_record, encode_frame, encode_record
 from .state import STORE_TABLE
 
@@ -18,16 +18,18 @@ class StoreConnection(Connection):
     """One end of a spider <-> storeserver connection.
 
     `max_doc_len` bounds the documents a store server accepts (its receive
-    side); it can never exceed limits.MAX_DOC_LEN.
+    side); it can never exceed limits.MAX_DOC_LEN. A spider gives the
+    `crawl_id` it learned from the urlserver (5.1), sent in its AUTH; a
+    store reads the spider's from `crawl_id` once the AUTH is in (6.1).
     """
 
     _table = STORE_TABLE
 
     def __init__(
         self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider",
-        max_doc_len: int = limits.MAX_DOC_LEN,
+        max_doc_len: int = limits.MAX_DOC_LEN, crawl_id: str = "",
     ) -> None:  # fmt: skip
-        super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name)
+        super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name, crawl_id=crawl_id)
         self.max_doc_len = min(max_doc_len, limits.MAX_DOC_LEN)
 
     def partial_record_bytes(self) -> int:
@@ -54,3 +56,10 @@ class StoreConnection(Connection):
         if self.our_role is Role.CLIENT:
             raise LocalProtocolError("a spider has no frame but records; close the connection instead")
         return encode_frame(event)
+
+
+def other_crawl(kept: str, sent: str, name: str) -> Error:
+    """The ERROR a store that keeps crawl `kept` sends a spider `name` of
+    crawl `sent`, then closes (docs/protocol.txt 6.1, example 9.20)."""
+    return Error(ErrorCode.CRAWL, f"spider {name} works for crawl {sent}, but this store holds crawl {kept}: "
+                                  f"a store keeps one crawl's records; give this crawl its own store")

@@ -21,15 +21,16 @@ import socket
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
-from wreck import oneline, supervise
+from wreck import cmdline, oneline, options, supervise
 from wreck.deploy import SECRET_ENV, DeployError, secret_from
 from wreck.protocol.settings import split_host_port
 
 from . import worker
+from .settings import SpiderSettings
 
 LOG = logging.getLogger("spider")
 # Seconds a stopping worker gets before it is killed.
@@ -39,18 +40,18 @@ HEALTHY_RUN_S = 30.0
 RESTART_BACKOFF_FIRST_S = 0.5
 RESTART_BACKOFF_MAX_S = 60.0
 
-app = typer.Typer(add_completion=False)
+app = cmdline.app("Fetch what the urlserver assigns, store it, report DONE.")
 
 
-def _worker_main(options: worker.WorkerOptions, verbose: bool) -> None:
+def _worker_main(options: worker.WorkerOptions, log_level: int) -> None:
     supervise.die_with_parent()
-    _setup_logging(verbose, options.name)
+    _setup_logging(log_level, options.name)
     sys.exit(worker.run(options))
 
 
-def _setup_logging(verbose: bool, name: str) -> None:
+def _setup_logging(log_level: int, name: str) -> None:
     logging.basicConfig(
-        level=logging.DEBUG if verbose else logging.INFO,
+        level=log_level,
         format=f"%(asctime)s {name} %(levelname)s %(name)s: %(message)s",
     )
 
@@ -58,9 +59,9 @@ def _setup_logging(verbose: bool, name: str) -> None:
 class Supervisor:
     """Keeps N worker processes running until stopped."""
 
-    def __init__(self, options: list[worker.WorkerOptions], verbose: bool) -> None:
+    def __init__(self, options: list[worker.WorkerOptions], log_level: int) -> None:
         self.ctx = multiprocessing.get_context("spawn")
-        self.options, self.verbose = options, verbose
+        self.options, self.log_level = options, log_level
         self.procs: dict[int, multiprocessing.Process] = {}
         self.started: dict[int, float] = {}
         self.backoff = [supervise.RestartBackoff(healthy_run_s=HEALTHY_RUN_S, first_s=RESTART_BACKOFF_FIRST_S,
@@ -68,7 +69,7 @@ class Supervisor:
         self.stopping = False
 
     def _start(self, index: int) -> None:
-        proc = self.ctx.Process(target=_worker_main, args=(self.options[index], self.verbose),
+        proc = self.ctx.Process(target=_worker_main, args=(self.options[index], self.log_level),
                                 name=self.options[index].name, daemon=False)
         proc.start()
         self.procs[index], self.started[index] = proc, time.monotonic()
@@ -108,17 +109,33 @@ class Supervisor:
             LOG.warning("worker %s did not stop in %.0f s; killed it", proc.name, STOP_GRACE_S)
 
 
-@app.command()
+EXAMPLES = cmdline.examples(
+    ("Fetch for the urlserver of this machine, one worker per CPU", "spider --connect 127.0.0.1:7001"),
+    ("Join a crawl on another machine: 4 workers, the crawl's shared secret",
+     "spider --connect crawl1:7001 --procs 4 --secret-file secret.txt"),
+    ("Fewer transfers at once, to spare a small link", "spider --connect 127.0.0.1:7001 --concurrency 20"),
+)
+
+
+@cmdline.command(app, EXAMPLES)
+@options.command(SpiderSettings)
+@cmdline.logging_options("info")
 def spider(
-    connect: Annotated[str, typer.Option(help="urlserver HOST:PORT; everything else comes from its handshake")],
-    procs: Annotated[Optional[int], typer.Option(min=1, help="worker processes (default: CPUs)")] = None,
-    concurrency: Annotated[int, typer.Option(min=1, max=10_000, help="transfers per worker")] = worker.DEFAULT_CONCURRENCY,
-    secret_file: Annotated[Optional[Path], typer.Option(help=f"shared secret (first line); or set {SECRET_ENV}")] = None,
-    name: Annotated[Optional[str], typer.Option(help="name shown to the urlserver (default: host-pid)")] = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v")] = False,
+    secret_file: Annotated[Optional[Path], typer.Option(metavar="FILE", rich_help_panel=options.DAEMONS,
+                                                        help=cmdline.with_default("Shared secret, first line",
+                                                                                  f"${SECRET_ENV}"))] = None,
+    *,
+    chosen: dict[str, Any],
+    log_level: int,
 ) -> None:
     """Fetch what the urlserver assigns, store it, report DONE."""
-    _setup_logging(verbose, "supervisor")
+    try:
+        settings = SpiderSettings(**chosen)
+    except options.SettingsError as exc:
+        typer.echo(f"spider: {exc}", err=True)
+        raise typer.Exit(2) from None
+    _setup_logging(log_level, "supervisor")
+    connect = settings.connect
     try:
         split_host_port(connect)
         secret = secret_from(secret_file.read_text() if secret_file else None, os.environ.get(SECRET_ENV))
@@ -128,10 +145,10 @@ def spider(
     except ValueError as exc:  # from split_host_port: a bad argument
         LOG.error("--connect: %s", exc)
         raise typer.Exit(2) from None
-    count = procs or os.cpu_count() or 1
-    base = name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
-    options = [worker.WorkerOptions(connect, secret, f"{base}-{i}"[:64], concurrency) for i in range(count)]
-    supervisor = Supervisor(options, verbose)
+    count = settings.procs or os.cpu_count() or 1
+    base = settings.name or f"{socket.gethostname().split('.')[0]}-{os.getpid()}"
+    workers = [worker.WorkerOptions(connect, secret, f"{base}-{i}"[:64], settings.concurrency) for i in range(count)]
+    supervisor = Supervisor(workers, log_level)
     signal.signal(signal.SIGTERM, supervisor.stop)
     signal.signal(signal.SIGINT, supervisor.stop)
     raise typer.Exit(supervisor.run())

@@ -28,10 +28,15 @@ class PeerError(Exception):
 
 
 class Refused(PeerError):
-    """The peer refused us for a reason retrying will not fix (secret, version)."""
+    """The peer refused us for a reason retrying will not fix (secret, version,
+    a store of another crawl); `hint` says what the operator should check."""
+
+    def __init__(self, text: str, hint: str = "check --secret-file / WRECK_SECRET") -> None:
+        super().__init__(text)
+        self.hint = hint
 
 
-FATAL_CODES = (ErrorCode.AUTH, ErrorCode.VERSION)
+FATAL_CODES = (ErrorCode.AUTH, ErrorCode.VERSION, ErrorCode.CRAWL)
 
 
 def refusal(what: str, error: Error) -> PeerError:
@@ -41,6 +46,9 @@ def refusal(what: str, error: Error) -> PeerError:
         return Refused(f"{what} rejected this spider's shared secret (it said: {said})")
     if error.code is ErrorCode.VERSION:
         return Refused(f"{what} speaks another protocol version (it said: {said})")
+    if error.code is ErrorCode.CRAWL:  # docs/protocol.txt 6.1: a store keeps one crawl's records
+        return Refused(f"{what} holds another crawl and refused this spider (it said: {said})",
+                       "give this crawl its own store (another --data)")
     return PeerError(f"{what} closed the connection: {said}")
 
 

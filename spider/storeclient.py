@@ -28,9 +28,10 @@ AckCallback = Callable[[AckResult], None]
 class StoreClient:
     """One store server's connection and the records it has not acked yet."""
 
-    def __init__(self, address: str, *, secret: bytes, name: str,
+    def __init__(self, address: str, *, secret: bytes, name: str, crawl_id: str = "",
                  on_refused: Callable[[PeerError], None] | None = None) -> None:
         self.address = address
+        self.crawl_id = crawl_id  # sent in every AUTH: the store refuses another crawl's spider (6.1)
         # Called once if the store refuses us for good (secret, version):
         # retrying cannot help, so the worker stops instead of holding records.
         self.on_refused = on_refused
@@ -79,17 +80,21 @@ class StoreClient:
         elif type(event) is Notice:
             LOG.warning("store %s: notice %d %s", self.address, event.code, event.text)
 
+    def _refused(self, error: Refused) -> None:
+        LOG.error("%s; %s. %d records not stored (the urlserver will hand their URLs out again).",
+                  error, error.hint, len(self.unacked))
+        if self.on_refused is not None:
+            self.on_refused(error)
+
     async def _keep_connected(self) -> None:
         what = f"store server {self.address}"
         while not self._stopping:
-            conn = StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name)
+            conn = StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name,
+                                   crawl_id=self.crawl_id)
             try:
                 peer, _ = await open_peer(self.host, self.port, conn, what)
             except Refused as exc:
-                LOG.error("%s; check --secret-file / WRECK_SECRET. %d records not stored (the urlserver "
-                          "will hand their URLs out again).", exc, len(self.unacked))
-                if self.on_refused is not None:
-                    self.on_refused(exc)
+                self._refused(exc)
                 return
             except PeerError as exc:
                 delay = self.backoff.delay()
@@ -105,6 +110,9 @@ class StoreClient:
                     peer.write(data)
             error = await peer.closed
             self.peer = None
+            if isinstance(error, Refused):  # after READY: a store of another crawl (6.1)
+                self._refused(error)
+                return
             if not self._stopping:
                 LOG.warning("%s; %d records held", error, len(self.unacked))
                 await asyncio.sleep(self.backoff.delay())

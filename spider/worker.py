@@ -22,6 +22,7 @@ from wreck.protocol.handshake import NONCE_BYTES
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .peer import Backoff, PeerError, Refused, open_peer
+from .settings import DEFAULT_CONCURRENCY  # declared with the --concurrency setting
 from .storeclient import StoreClient
 from .urlclient import UrlSession
 
@@ -29,7 +30,6 @@ LOG = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_REFUSED = 2  # the urlserver or a store refused us for good: do not restart
-DEFAULT_CONCURRENCY = 200
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +63,7 @@ class Worker:
                     peer, wire = await open_peer(self.host, self.port, conn, what)
                     settings = CrawlSettings.from_wire(wire)
                 except Refused as exc:
-                    LOG.error("%s; check --secret-file / WRECK_SECRET. Giving up.", exc)
+                    LOG.error("%s; %s. Giving up.", exc, exc.hint)
                     return EXIT_REFUSED
                 except ProtocolError as exc:
                     LOG.error("%s announced unusable settings: %s. Giving up.", what, exc)
@@ -115,7 +115,7 @@ class Worker:
         for address in settings.store:
             if address not in self.stores:
                 client = StoreClient(address, secret=self.options.secret, name=self.options.name,
-                                     on_refused=self._store_refused)
+                                     crawl_id=settings.crawl_id, on_refused=self._store_refused)
                 client.start()
                 self.stores[address] = client
         return [self.stores[a] for a in settings.store]

@@ -21,7 +21,7 @@ from typing import Any
 import typer
 import uvloop
 
-from wreck import crawlfile, datadir, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, dirlock, oneline, options
 from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, secret_from
 from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
@@ -37,27 +37,40 @@ log = logging.getLogger("storeserver")
 KEPT = "storeserver.toml"  # the settings kept in --data
 TABLE = "storeserver"  # its table in a settings file
 PART = crawlfile.part(TABLE, S.StoreSettings)  # every setting but --data is kept
-app = typer.Typer(add_completion=False, help="Store fetch records from spiders: zstd into LMDB, acked once durable.")
+app = cmdline.app("Store fetch records from spiders: zstd into LMDB, acked once durable.")
+EXAMPLES = cmdline.examples(
+    ("Store for the urlserver and spiders of this machine (port 7002)", "storeserver --data store"),
+    ("Listen on every interface: a shared secret is then required",
+     "storeserver --data store --listen 0.0.0.0:7002 --secret-file secret.txt"),
+    ("Print the settings a restart would use", "storeserver --data store --print-config"),
+)
 
 
-@app.command()
+@cmdline.command(app, EXAMPLES)
 @options.command(S.StoreSettings)
+@cmdline.logging_options("info")
 def serve(
-    listen: str = typer.Option(S.DEFAULT_LISTEN, "--listen", help="HOST:PORT to listen on (port 0: any free port)."),
-    secret_file: Path | None = typer.Option(None, "--secret-file", help=f"Shared secret, first line (else ${SECRET_ENV})."),
-    log_level: str = typer.Option("info", "--log-level"),
-    config: Path | None = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML, a \\[storeserver] "
-                                       "table as --print-config shows); flags win over it."),
-    reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from "
-                                     "the settings kept in --data, and keep them."),
-    print_config: bool = typer.Option(False, "--print-config", help="Print the effective settings (TOML) and exit."),
-    settings_file: Path | None = typer.Option(None, "--settings-file", metavar="FILE", help="Where the settings "
-                                              f"are kept (default: DATA/{KEPT}; wreck-crawl passes its crawl's)."),
+    listen: str = typer.Option(S.DEFAULT_LISTEN, "--listen", metavar="HOST:PORT", rich_help_panel=options.DAEMONS,
+                               help="Where to listen (port 0: any free port)"),
+    secret_file: Path | None = typer.Option(None, "--secret-file", metavar="FILE", rich_help_panel=options.DAEMONS,
+                                            help=cmdline.with_default("Shared secret, first line", f"${SECRET_ENV}")),
+    config: Path | None = typer.Option(None, "--config", metavar="FILE", rich_help_panel=options.INPUT,
+                                       help=cmdline.with_default("Settings file (TOML, a \\[storeserver] table as "
+                                                                 "--print-config shows); flags win over it", "none")),
+    reconfigure: bool = typer.Option(False, "--reconfigure", metavar="", rich_help_panel=options.INPUT,
+                                     help=cmdline.with_default("Accept flags or --config values that differ from "
+                                                               "the settings kept in --data, and keep them", "off")),
+    print_config: bool = typer.Option(False, "--print-config", metavar="", rich_help_panel=options.INPUT,
+                                      help="Print the effective settings (TOML) and exit"),
+    settings_file: Path | None = typer.Option(None, "--settings-file", metavar="FILE", rich_help_panel=options.INPUT,
+                                              help=cmdline.with_default("Where the settings are kept (wreck-crawl "
+                                                                        "passes its crawl's)", f"DATA/{KEPT}")),
     *,
     chosen: dict[str, Any],
+    log_level: int,
 ) -> None:
-    """Run the store server."""
-    logging.basicConfig(stream=sys.stderr, level=log_level.upper(),
+    """Store fetch records from spiders: zstd into LMDB, acked once durable."""
+    logging.basicConfig(stream=sys.stderr, level=log_level,
                         format="%(asctime)s storeserver %(levelname)s %(message)s")
     data = chosen.pop("data")
     if datadir.problem(data):

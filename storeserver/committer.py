@@ -77,6 +77,10 @@ class Committer:
         self._cond = threading.Condition()
         self._stopping = False
         self.backlog_bytes = 0  # record_cost() of the records submitted, not yet committed
+        # A crawl id the loop adopted (6.1), kept with the next commit: every
+        # record of that crawl is submitted after the adoption, so it is in
+        # the transaction of the crawl's first records, or an earlier one.
+        self.crawl_to_keep = ""
         self.full = False
         self.batches = 0
         # One compressed batch may wait while the one before it commits.
@@ -95,6 +99,10 @@ class Committer:
             self.backlog_bytes += record_cost(record)
             if len(self._queue) == 1 or len(self._queue) >= S.MAX_BATCH_RECORDS:
                 self._cond.notify()
+
+    def adopt(self, crawl_id: str) -> None:
+        """Keep `crawl_id` as the store's crawl with the next commit (called by the loop)."""
+        self.crawl_to_keep = crawl_id
 
     def stop(self, timeout: float | None = None) -> bool:
         """Commit what is queued, then end the thread. False if it is still
@@ -208,9 +216,10 @@ class Committer:
                new_dict: tuple[int, bytes] | None) -> Results | None:
         self._clear_stale_readers()
         delay = S.RETRY_FIRST_S
+        crawl = self.crawl_to_keep
         while True:
             try:
-                results = self.store.commit(prepared, new_dict)
+                results = self.store.commit(prepared, new_dict, crawl_id=crawl)
                 break
             except lmdb.MapFullError:
                 size = self.store.grow()
@@ -225,6 +234,8 @@ class Committer:
                         return None  # shutting down and still full: these stay unacked
                 time.sleep(delay)
                 delay = min(delay * 2, S.RETRY_MAX_S)
+        if crawl and self.crawl_to_keep == crawl:
+            self.crawl_to_keep = ""  # kept: later commits need not write it again
         if self.full:
             self.full = False
             log.warning("commits succeed again: resuming acks")

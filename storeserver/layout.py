@@ -4,7 +4,8 @@
 #        value DOC_HEAD, then url, new url, compressed document.
 # urls:  key = 16-byte BLAKE2b of the URL (LMDB keys stop at 511 bytes, URLs
 #        at 8 KiB), dupsort values = DOC_KEY of every doc with that URL.
-# meta:  crawl-level facts, ASCII keys, UTF-8 or struct values.
+# meta:  crawl-level facts, ASCII keys, UTF-8 or struct values; among them
+#        the id of the one crawl whose records the store keeps (6.1).
 # dicts: key DICT_KEY (dict id, u32 big-endian), value = the raw dictionary.
 # fprints, bodies, bands: content fingerprints and the duplicate indexes
 #        (dedup.py); extra: plugin metadata per doc (JSON object).
@@ -54,6 +55,9 @@ BAND_ENTRY = struct.Struct("!QI")
 META_FORMAT = b"format"  # FORMAT_VERSION as ASCII
 META_CREATED = b"created"  # Unix seconds as ASCII
 META_DICT = b"dict_id"  # the dictionary new documents use, DICT_KEY; absent: none
+# The crawl whose records this store keeps (docs/protocol.txt 6.1), 32 hex
+# digits; absent until a spider first named one (stores made before crawl ids too).
+META_CRAWL = b"crawl_id"
 
 NO_DICT = 0
 

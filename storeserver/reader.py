@@ -5,6 +5,7 @@
 # (a read sees the last committed batch).
 #
 #   read_counters(DIR)   documents, raw and stored bytes, 304 revisits
+#   read_crawl_id(DIR)   the crawl whose records the store keeps (6.1)
 #   open_store(DIR)      a ReadStore: documents by doc id or URL, in order
 #
 # DIR is the storeserver's --data (the store keeps its files beneath it).
@@ -18,10 +19,11 @@ from pathlib import Path
 import lmdb
 import msgspec
 
-from .layout import StoredDoc
+from .layout import META_CRAWL, StoredDoc
 from .store import META_DOCS, META_NOT_MODIFIED, META_RAW, META_STORED, NotFound, ReadStore, StoreError
 
-__all__ = ["Counters", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_store", "read_counters"]
+__all__ = ["Counters", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_store", "read_counters",
+           "read_crawl_id"]
 
 
 class Counters(msgspec.Struct, frozen=True):
@@ -44,17 +46,30 @@ def open_store(data: Path) -> ReadStore:
         raise StoreError(f"cannot open the store in {data}: {exc}") from None
 
 
+def _meta(data: Path) -> dict[str, object]:
+    reader = open_store(data)
+    try:
+        return reader.meta_info()
+    except lmdb.Error as exc:  # translated here: callers see one vocabulary
+        raise StoreError(f"cannot read the store in {data}: {exc}") from None
+    finally:
+        reader.close()
+
+
+def read_crawl_id(data: Path) -> str:
+    """The id of the crawl whose records the store in `data` keeps
+    (docs/protocol.txt 6.1); "" if it keeps none yet.
+
+    Raises StoreError if there is no store there (yet) or it cannot be read.
+    """
+    return str(_meta(data).get(META_CRAWL.decode(), ""))
+
+
 def read_counters(data: Path) -> Counters:
     """The counters of the store in `data`.
 
     Raises StoreError if there is no store there (yet) or it cannot be read.
     """
-    reader = open_store(data)
-    try:
-        info = reader.meta_info()
-    except lmdb.Error as exc:  # translated here: callers see one vocabulary
-        raise StoreError(f"cannot read the store in {data}: {exc}") from None
-    finally:
-        reader.close()
+    info = _meta(data)
     return Counters(**{key.decode(): int(info.get(key.decode(), 0))
                        for key in (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)})

@@ -18,6 +18,11 @@
 # connection holds at most one read (S.READ_CHUNK). A connection that holds
 # memory for a record and sends none of it for --record-stall-timeout while
 # others wait is closed, so no spider can hold the bound for ever.
+# One crawl (docs/protocol.txt 6.1): the store keeps the crawl id of the
+# first spider that names one (with the next commit, committer.py) and sends
+# a spider of another crawl one ERROR frame (code crawl) right after its
+# WELCOME, then closes: none of its records is read, so none is acked, not
+# even as a duplicate of the kept crawl's document under the same doc id.
 # Shutdown: stop accepting, stop reading, let the writer commit what is in
 # hand, await the acks of every record it answered, close.
 """StoreServer: sockets, event loop, acks."""
@@ -29,7 +34,8 @@ import logging
 from collections import deque
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Ack, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
+from wreck.protocol.store import other_crawl
 
 from wreck.plugins import DOCUMENT, Plugins
 
@@ -61,6 +67,11 @@ class RecordPeer(Peer):
 
     def welcome_settings(self) -> dict[str, str]:
         return self.server.settings.welcome()
+
+    def on_authenticated(self) -> None:
+        refusal = self.server.check_crawl(self.conn.crawl_id, self)
+        if refusal is not None:
+            self.fail(refusal.code, refusal.reason)
 
     def on_event(self, event: object) -> None:
         if type(event) is Record:
@@ -142,6 +153,7 @@ class StoreServer:
                                  max_unauthenticated=settings.max_unauthenticated,
                                  handshake_timeout=settings.handshake_timeout_s)
         self.fatal: BaseException | None = None
+        self.crawl_id = self.store.crawl_id  # the crawl this store keeps ("" until a spider names one)
         self.unanswered = 0  # records submitted whose commit result has not come back
         self._answered: asyncio.Event | None = None  # set while unanswered == 0
         self._stopped: asyncio.Event | None = None
@@ -182,6 +194,21 @@ class StoreServer:
         room: an idle store has no timer running (issue 16)."""
         if self._stall_timer is None and self._waiting:
             self._stall_timer = self._loop.call_later(self._stall_check_s, self._check_stalls)
+
+    def check_crawl(self, crawl_id: str, conn: RecordPeer) -> Error | None:
+        """The ERROR for a spider of another crawl than this store's, or None
+        (adopting the spider's crawl if the store has none yet, 6.1)."""
+        if not crawl_id or crawl_id == self.crawl_id:
+            return None
+        if not self.crawl_id:
+            self.crawl_id = crawl_id
+            self.committer.adopt(crawl_id)
+            log.info("event=crawl_adopted crawl=%s peer=%s name=%s", crawl_id, conn.peer, conn.name)
+            return None
+        log.error("event=crawl_refused peer=%s name=%s crawl=%s kept=%s: a spider of another crawl; a store keeps "
+                  "one crawl's records, give that crawl its own --data", conn.peer, conn.name, crawl_id,
+                  self.crawl_id)
+        return other_crawl(self.crawl_id, crawl_id, conn.name)
 
     def _check_stalls(self) -> None:
         """Close connections that hold memory for a record and send nothing of

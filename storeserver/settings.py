@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from wreck.options import REQUIRED, parse_size, setting, size_text, validate
+from wreck.options import DAEMONS, INPUT, OUTPUT, REQUIRED, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 
 from .layout import DEFAULT_DISTANCE, MAX_DISTANCE  # not from dedup.py: wreck-crawl then imports no numpy
@@ -92,8 +92,8 @@ DICT_SIZE = 1 << 20
 DICT_SAMPLE_BYTES = 64 * 1024
 
 
-# --help panels
-SERVER, STORAGE, DEDUP = "Server", "Storage", "Duplicates"
+# --help panels (wreck/options.py PANELS): how the documents are written is output
+SERVER, STORAGE, DEDUP = DAEMONS, OUTPUT, OUTPUT
 SIZE = dict(parse=parse_size, show=size_text, metavar="SIZE")  # 4096, 512KiB, 64MiB, 1GiB
 
 
@@ -102,45 +102,45 @@ class StoreSettings:
     """Everything one storeserver process runs with."""
 
     data: Path = setting(REQUIRED, help="Directory of the store (created if missing); LMDB lives in DIR/store/",
-                         metavar="DIR")
+                         metavar="DIR", panel=INPUT)
     host: str = "127.0.0.1"  # host and port: from --listen (cli.py)
     port: int = 7002
     secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
     max_doc_len: int = setting(limits.DEFAULT_MAX_DOC_SIZE * 2, help="Largest document (headers + body) accepted",
-                               min=1, max=limits.MAX_DOC_LEN, why="the protocol's limit", group=STORAGE,
+                               min=1, max=limits.MAX_DOC_LEN, why="the protocol's limit", panel=STORAGE,
                                **SIZE)  # headers + body of a capped fetch
     map_size: int = setting(DEFAULT_MAP_SIZE, help="Initial LMDB map size; doubled whenever full", above=0,
-                            group=STORAGE, **SIZE)
+                            panel=STORAGE, **SIZE)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
-                                   above=0, group=SERVER)
+                                   above=0, panel=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
-                                       above=0, group=SERVER)
+                                       above=0, panel=SERVER)
     handshake_timeout_s: float = setting(DEFAULT_HANDSHAKE_TIMEOUT_S, flag="--handshake-timeout", unit="s", above=0,
-                                         help="Time a connection has to complete its handshake", group=SERVER)
+                                         help="Time a connection has to complete its handshake", panel=SERVER)
     record_stall_s: float = setting(DEFAULT_RECORD_STALL_S, flag="--record-stall-timeout", unit="s", above=0,
                                     help="A connection that sends no byte of a record it was given memory for, "
-                                    "this long while others wait for memory, is closed", group=SERVER)
+                                    "this long while others wait for memory, is closed", panel=SERVER)
     commit_window_ms: float = setting(DEFAULT_COMMIT_WINDOW_MS, help="How long a batch waits for more records "
-                                      "before its commit", unit="ms", min=0, group=STORAGE)
+                                      "before its commit", unit="ms", min=0, panel=STORAGE)
     max_backlog_bytes: int = setting(MAX_BACKLOG_BYTES, help="Memory for records, over all connections: queued "
                                      "for commit or still arriving, each counted with 1 KiB of overhead; a "
-                                     "connection whose next record does not fit waits", above=0, group=STORAGE,
+                                     "connection whose next record does not fit waits", above=0, panel=STORAGE,
                                      **SIZE)
     zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level", min=1, max=MAX_ZSTD_LEVEL,
-                              why="zstd's levels", group=STORAGE)
+                              why="zstd's levels", panel=STORAGE)
     dict_train_docs: int = setting(DICT_TRAIN_DOCS, help="Train the zstd dictionary from this many first documents "
-                                   "(0: never)", unit="documents", min=0, group=STORAGE)
-    dict_size: int = setting(DICT_SIZE, help="Size of the trained zstd dictionary", above=0, group=STORAGE, **SIZE)
+                                   "(0: never)", unit="documents", min=0, panel=STORAGE)
+    dict_size: int = setting(DICT_SIZE, help="Size of the trained zstd dictionary", above=0, panel=STORAGE, **SIZE)
     dedup: bool = setting(True, help="Hash page bodies and mark exact duplicates (about 13 CPU-us per 15 KB page)",
-                          group=DEDUP)
+                          panel=DEDUP)
     near_dups: bool = setting(False, help="Also mark near duplicates (simhash of the page text; about doubles the "
-                              "store's CPU per page)", negatable=True, group=DEDUP)
+                              "store's CPU per page)", negatable=True, panel=DEDUP)
     near_dup_distance: int = setting(DEFAULT_DISTANCE, help="A page whose text simhash is this many bits (of 64) or "
                                      "fewer from a stored page's is its near duplicate", unit="bits", min=0,
-                                     max=MAX_DISTANCE, why="what the banded index is sure to find", group=DEDUP)
+                                     max=MAX_DISTANCE, why="what the banded index is sure to find", panel=DEDUP)
     plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG; its document hook "
                                        "runs here (repeatable; docs/plugins.md)", repeatable=True,
-                                       metavar="NAME[=ARG]")
+                                       metavar="NAME[=ARG]", panel=OUTPUT)
 
     def __post_init__(self) -> None:
         """Refuse impossible values; SettingsError names the flag to change."""

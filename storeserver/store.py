@@ -111,6 +111,9 @@ class WriteStore:
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
             elif int(found) != L.FORMAT_VERSION:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes {L.FORMAT_VERSION}")
+            crawl = txn.get(L.META_CRAWL, db=self.meta)
+        # The crawl whose records this store keeps ("" until a spider names one, 6.1).
+        self.crawl_id = crawl.decode("ascii") if crawl is not None else ""
 
     def clear_stale_readers(self) -> int:
         """Free the reader slots of processes that died mid-read; how many."""
@@ -128,8 +131,11 @@ class WriteStore:
             dict_id = L.DICT_KEY.unpack(raw)[0]
             return dict_id, txn.get(raw, db=self.dicts)
 
-    def commit(self, batch: list[Prepared], new_dict: tuple[int, bytes] | None = None) -> list[AckResult]:
+    def commit(self, batch: list[Prepared], new_dict: tuple[int, bytes] | None = None, *,
+               crawl_id: str = "") -> list[AckResult]:
         """Write `batch` in one durable transaction; one result per entry.
+        A `crawl_id` given is kept as the store's crawl in the same transaction,
+        so the store names a crawl exactly when it holds that crawl's records.
 
         Raises lmdb.MapFullError (nothing written: grow() and retry) or
         another lmdb.Error (e.g. the disk is full: nothing written).
@@ -137,6 +143,8 @@ class WriteStore:
         results = []
         added = raw = stored = revisits = 0
         with self.env.begin(write=True) as txn:
+            if crawl_id:
+                txn.put(L.META_CRAWL, crawl_id.encode("ascii"), db=self.meta)
             if new_dict is not None:
                 key = L.DICT_KEY.pack(new_dict[0])
                 txn.put(key, new_dict[1], db=self.dicts)

@@ -32,10 +32,11 @@ def make_record(doc_id: int, *, size: int = 2000, url: str | None = None, status
 class Client:
     """A spider's end of one store connection, blocking, for tests."""
 
-    def __init__(self, port: int, *, secret: bytes = b"", name: str = "test-spider", handshake: bool = True) -> None:
+    def __init__(self, port: int, *, secret: bytes = b"", name: str = "test-spider", handshake: bool = True,
+                 crawl_id: str = "") -> None:
         self.sock = socket.create_connection((HOST, port), timeout=TIMEOUT)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.conn = StoreConnection(Role.CLIENT, secret=secret, nonce=os.urandom(32), name=name)
+        self.conn = StoreConnection(Role.CLIENT, secret=secret, nonce=os.urandom(32), name=name, crawl_id=crawl_id)
         self.settings: dict[str, str] = {}
         self.events: list = []
         if handshake:
@@ -87,6 +88,8 @@ class Client:
             self.events.append(event)
             if predicate(event):
                 return event
+            if type(event) is ConnectionClosed:  # nothing more will come (and b"" would repeat it for ever)
+                raise AssertionError(f"connection closed before the awaited event: {self.events[-5:]}")
 
     def until_closed(self) -> list:
         """Every event until the server closes the connection."""
@@ -171,3 +174,12 @@ class ServerProcess:
         code = self.proc.wait(TIMEOUT)
         self._reader.join(TIMEOUT)
         return code
+
+
+def store_with(data: Path, records: list[Record]) -> Path:
+    """A store in `data` holding `records`, each acked (committed) in order."""
+    with running_server(data) as (_, port):
+        client = Client(port)
+        client.send(records)
+        assert [a.doc_id for a in client.acks(len(records))] == [r.doc_id for r in records]
+    return data

@@ -3,7 +3,8 @@
 # --exit-when-done, until nothing is pending or in flight (exit 0). Every
 # setting's option is generated from its field in settings.py
 # (wreck/options.py); only what is not a setting is declared here: the seeds,
-# the secret file, --list-plugins and -v. The settings are kept with the crawl
+# the secret file, --list-plugins; -v/-q/--log-level and --version are
+# every command's (wreck/cmdline.py). The settings are kept with the crawl
 # (DATA/urlserver.toml, wreck/crawlfile.py): a restart reads them, and a flag
 # that would change one is refused unless --reconfigure. One urlserver owns a
 # --data directory at a time (wreck/dirlock.py).
@@ -24,7 +25,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import crawlfile, datadir, deploy, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, deploy, dirlock, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -32,7 +33,7 @@ from wreck.plugins import GROUP, STATS, PluginError, describe
 from . import seeds
 from .settings import Settings
 
-app = typer.Typer(add_completion=False)
+app = cmdline.app("Own a crawl: frontier, DNS, robots.txt, politeness; hand URLs to spiders.")
 log = logging.getLogger("urlserver")
 # The last stdout line of a urlserver that stopped cleanly: this prefix, then
 # the final /status as one JSON object, as committed. wreck-crawl reads it
@@ -46,31 +47,50 @@ PER_RUN = ("data", "store", "listen", "http", "exit_when_done")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
-@app.command()
+EXAMPLES = cmdline.examples(
+    ("Crawl two sites; spiders connect to port 7001, the dashboard is on port 7080",
+     "urlserver --data crawl https://example.com/ https://example.org/"),
+    ("Seeds from a file, the same registered domain, 2 s between requests to a host",
+     "urlserver --data crawl --seeds seeds.txt --scope domain --delay 2s"),
+    ("Resume the crawl, fetching again what ended in error",
+     "urlserver --data crawl --retry-errors"),
+)
+
+
+@cmdline.command(app, EXAMPLES)
 @options.command(Settings)
+@cmdline.logging_options("info")
 def run(
-    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs", metavar="URL")] = None,
-    seeds_file: Annotated[Optional[str], typer.Option("--seeds", metavar="FILE", help="Seed file, or - for stdin ('feed:URL' lines are feeds)")] = None,
-    feeds: Annotated[Optional[str], typer.Option("--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed), one a line")] = None,
-    secret_file: Annotated[Optional[str], typer.Option(metavar="FILE", help=f"Shared secret file, first line (else ${deploy.SECRET_ENV})")] = None,
+    urls: Annotated[Optional[list[str]], typer.Argument(help="Seed URLs", metavar="URL", show_default=False)] = None,
+    seeds_file: Annotated[Optional[str], typer.Option("--seeds", metavar="FILE", rich_help_panel=options.INPUT,
+                          help=cmdline.with_default("Seed file, or - for stdin ('feed:URL' lines are feeds)",
+                                                    "none"))] = None,
+    feeds: Annotated[Optional[str], typer.Option("--feeds", metavar="FILE", rich_help_panel=options.INPUT,
+                     help=cmdline.with_default("File of feed URLs (RSS, Atom, JSON Feed), one a line",
+                                               "none"))] = None,
+    secret_file: Annotated[Optional[str], typer.Option(metavar="FILE", rich_help_panel=options.DAEMONS,
+                           help=cmdline.with_default("Shared secret file, first line",
+                                                     f"${deploy.SECRET_ENV}"))] = None,
     list_plugins: Annotated[bool, typer.Option("--list-plugins", is_eager=True, callback=lambda v: _list_plugins(v),
+                                               metavar="", rich_help_panel=options.OUTPUT,
                                                help="List installed plugins and exit")] = False,
-    verbose: Annotated[bool, typer.Option("-v", help="Log every state change")] = False,
-    config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", help="Settings file (TOML, a "
-                      "\\[urlserver] table as --print-config shows); flags win over it")] = None,
-    reconfigure: Annotated[bool, typer.Option("--reconfigure", help="Accept flags or --config values that differ "
-                           "from the settings kept with the crawl, and keep them")] = False,
+    config: Annotated[Optional[Path], typer.Option("--config", metavar="FILE", rich_help_panel=options.INPUT,
+                      help=cmdline.with_default("Settings file (TOML, a \\[urlserver] table as --print-config "
+                                                "shows); flags win over it", "none"))] = None,
+    reconfigure: Annotated[bool, typer.Option("--reconfigure", metavar="", rich_help_panel=options.INPUT,
+                           help=cmdline.with_default("Accept flags or --config values that differ from the "
+                                                     "settings kept with the crawl, and keep them", "off"))] = False,
     print_config: Annotated[bool, typer.Option("--print-config", help="Print the effective settings (TOML) "
-                            "and exit")] = False,
-    settings_file: Annotated[Optional[Path], typer.Option("--settings-file", metavar="FILE", help="Where the "
-                             f"crawl's settings are kept (default: DATA/{KEPT}; wreck-crawl passes its own)")] = None,
+                            "and exit", metavar="", rich_help_panel=options.INPUT)] = False,
+    settings_file: Annotated[Optional[Path], typer.Option("--settings-file", metavar="FILE", help=cmdline.with_default(
+                             "Where the crawl's settings are kept (wreck-crawl passes its own)", f"DATA/{KEPT}"),
+                             rich_help_panel=options.INPUT)] = None,
     *,
     chosen: dict[str, Any],
+    log_level: int,
 ) -> None:
     """Own a crawl: frontier, DNS, robots.txt, politeness; hand URLs to spiders."""
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
-    log.setLevel(logging.INFO)
+    logging.basicConfig(level=log_level, stream=sys.stderr, format="%(asctime)s %(levelname)s %(message)s")
     data = chosen.pop("data")
     if datadir.problem(data):
         typer.echo(f"urlserver: {datadir.problem(data)}", err=True)

@@ -9,7 +9,8 @@
 #   robots   origin                -> msgspec-encoded RobotsRecord
 #   meta     name                  -> u64 counters, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
-#                                     ("robotsdoc:" + robots.txt URL)
+#                                     ("robotsdoc:" + robots.txt URL), the
+#                                     crawl id ("crawl_id", 32 hex digits)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
@@ -35,12 +36,14 @@ import functools
 import hashlib
 import operator
 import os
+import secrets
 import struct
 
 import lmdb
 import msgspec
 
 from wreck.lmdbformat import FormatError, check_marker, check_size
+from wreck.protocol.handshake import CRAWL_ID_BYTES
 from wreck.private import private_dir, private_files
 
 from .urlstate import UrlState
@@ -128,6 +131,7 @@ def queue_prefix(host_id: int) -> bytes:
 
 
 ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
+CRAWL_ID_KEY = b"crawl_id"  # meta key: the crawl's identity, announced to spiders (docs/protocol.txt 5.1)
 
 
 class UrlRecord:
@@ -212,6 +216,16 @@ class Db:
 
     def set_counter(self, txn, name: str, value: int) -> None:
         txn.put(name.encode(), U64.pack(value), db=self.meta)
+
+    def crawl_id(self, txn) -> str:
+        """The crawl's identity: drawn at random the first time (in `txn`, a
+        write transaction) and kept for the crawl's life, so every restart
+        announces the same one and two crawls never share one (6.1)."""
+        raw = txn.get(CRAWL_ID_KEY, db=self.meta)
+        if raw is None:
+            raw = secrets.token_hex(CRAWL_ID_BYTES).encode("ascii")
+            txn.put(CRAWL_ID_KEY, raw, db=self.meta)
+        return raw.decode("ascii")
 
     def robots_doc_id(self, txn, url: str) -> int | None:
         """The doc id given to the robots.txt fetch of `url` still in flight, if any."""

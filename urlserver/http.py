@@ -83,6 +83,7 @@ def status(server) -> dict:
     now = time.time()
     return {
         "time": now,
+        "crawl_id": crawl.crawl_id,  # the crawl's identity, which its store keeps (docs/protocol.txt 6.1)
         "urls": dict(fr.counts),
         "queued": fr.queued_total,
         "delayed_retries": fr.delayed_total,

@@ -148,7 +148,7 @@ class UrlServer:
             timeout_req_ms=int(s.timeout_req * 1000), max_doc_size=s.max_doc_size,
             user_agent=s.user_agent, allow_net=s.allow_net,
             connect_timeout_ms=int(s.connect_timeout * 1000), spider_id=str(spider.number),
-            accept_type=s.accept_type,
+            accept_type=s.accept_type, crawl_id=self.crawl.crawl_id,
         ).to_wire()  # fmt: skip
 
     async def start(self) -> tuple[str, int]:

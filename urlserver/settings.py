@@ -13,7 +13,8 @@ import dataclasses
 import ipaddress
 import re
 
-from wreck.options import REQUIRED, SettingsError, number_text, parse_size, setting, size_text, validate
+from wreck.options import (DAEMONS, FEEDS, INPUT, LIMITS, OUTPUT, POLITENESS, REQUIRED, RETRIES, SCOPE,
+                           SettingsError, number_text, parse_size, setting, size_text, validate)
 from wreck.protocol import limits
 from wreck.protocol.settings import is_media_range
 from wreck.protocol.handshake import setting_problem
@@ -44,10 +45,9 @@ DEFAULT_MAP_SIZE = 64 * 1024**3
 SCOPES = ("host", "domain", "any")
 _PRODUCT_TOKEN = re.compile(r"[a-zA-Z_-]+")  # RFC 9309 2.2.1
 
-# --help panels
-SERVER, POLITENESS, SCOPE, RETRIES = "Server", "Politeness", "Scope and traps", "Transactions and retries"
-FEEDS, RECRAWL, DNS, PLUGINS = "Feeds and sitemaps", "Recrawl", "DNS and addresses", "Plugins"
-LIMITS = "Global limits"
+# --help panels (wreck/options.py PANELS): the server's, the resolver's and
+# the plugins' settings under the panels a crawl's reader looks for them in
+SERVER, RECRAWL, DNS, PLUGINS = DAEMONS, FEEDS, DAEMONS, OUTPUT
 
 
 def _cidrs(values: tuple[str, ...]) -> str | None:
@@ -126,147 +126,149 @@ DURATION = dict(parse=parse_duration, show=_duration_text, unit="s", metavar="DU
 class Settings:
     """The urlserver's configuration. Times in seconds unless named _ms."""
 
-    data: str = setting(REQUIRED, help="Directory of the crawl's LMDB state", metavar="DIR")
+    data: str = setting(REQUIRED, help="Directory of the crawl's LMDB state", metavar="DIR",
+                         panel=INPUT)
     store: tuple[str, ...] = setting(("127.0.0.1:7002",), help="Store server HOST:PORT (repeatable)",
-                                     repeatable=True, metavar="HOST:PORT", group=SERVER)
-    listen: str = setting(DEFAULT_LISTEN, help="Spider listener HOST:PORT", metavar="HOST:PORT", group=SERVER)
+                                     repeatable=True, metavar="HOST:PORT", panel=SERVER)
+    listen: str = setting(DEFAULT_LISTEN, help="Spider listener HOST:PORT", metavar="HOST:PORT", panel=SERVER)
     http: str | None = setting(DEFAULT_HTTP, help="Status HTTP HOST:PORT ('off' to disable)", parse=_http,
-                               show=lambda v: v or "off", metavar="HOST:PORT", group=SERVER)
+                               show=lambda v: v or "off", metavar="HOST:PORT", panel=SERVER)
     secret: bytes = b""  # from --secret-file or the environment, never from argv (ps shows argv)
     max_connections: int = setting(DEFAULT_MAX_CONNECTIONS, help="Spider connections at once; more are told 'busy'",
-                                   above=0, group=SERVER)
+                                   above=0, panel=SERVER)
     max_unauthenticated: int = setting(DEFAULT_MAX_UNAUTHENTICATED, help="Connections still in their handshake at once",
-                                       above=0, group=SERVER)
+                                       above=0, panel=SERVER)
     handshake_timeout: float = setting(DEFAULT_HANDSHAKE_TIMEOUT, **DURATION,
-                                       help="Time a connection has to complete its handshake", above=0, group=SERVER)
-    exit_when_done: bool = setting(False, group=SERVER, help="Exit 0 when nothing is pending, or nothing is "
+                                       help="Time a connection has to complete its handshake", above=0, panel=SERVER)
+    exit_when_done: bool = setting(False, panel=SERVER, help="Exit 0 when nothing is pending, or nothing is "
                                                              "fetchable within --linger (feeds' and recrawls' future "
                                                              "fetches do not count)")
     map_size: int = setting(DEFAULT_MAP_SIZE, help="LMDB map size (address space, not disk)", parse=parse_size,
-                            show=size_text, above=0, metavar="SIZE", group=SERVER)
-    sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", group=SERVER)
+                            show=size_text, above=0, metavar="SIZE", panel=SERVER)
+    sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", panel=SERVER)
     # politeness
     delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", **DURATION,
-                           min=0, group=POLITENESS)
-    ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, group=POLITENESS)
-    ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, group=POLITENESS)
-    host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, group=POLITENESS)
+                           min=0, panel=POLITENESS)
+    ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, panel=POLITENESS)
+    ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, panel=POLITENESS)
+    host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, panel=POLITENESS)
     host_lookahead: int = setting(16, help="With no --delay or --ip-delay (nor Crawl-delay), URLs of a busy host "
                                   "handed ahead to the spider fetching it, each started as the transfer before "
                                   "it ends, so the next request follows a response at once (0: none)", min=0,
                                   max=1000, why="transactions one spider holds ahead for one host",
-                                  group=POLITENESS)
+                                  panel=POLITENESS)
     user_agent: str = setting(DEFAULT_USER_AGENT, help="User-Agent, with a contact", check=_handshake_value,
-                              default_help="WRECK/0.1 with the project's URL and contact", group=POLITENESS)
+                              default_help="WRECK/0.1 with the project's URL and contact", panel=POLITENESS)
     robots_token: str = setting(ROBOTS_TOKEN, help="Product token matched against robots.txt User-agent lines",
-                                check=_product_token, group=POLITENESS)
+                                check=_product_token, panel=POLITENESS)
     robots_ttl: float = setting(ROBOTS_TTL_MAX, help="Time robots.txt rules are cached", **DURATION, above=0,
-                                max=ROBOTS_TTL_MAX, why="RFC 9309 2.4", group=POLITENESS)
+                                max=ROBOTS_TTL_MAX, why="RFC 9309 2.4", panel=POLITENESS)
     robots_retry: float = setting(60.0, help="First retry of a 5xx or unreachable robots.txt (it doubles)", **DURATION,
-                                  above=0, group=POLITENESS)
+                                  above=0, panel=POLITENESS)
     robots_max_tries: int = setting(5, help="Tries of a robots.txt before the host's URLs end as ERROR", unit="tries",
                                     above=0,
-                                    group=POLITENESS)
+                                    panel=POLITENESS)
     backoff_max: float = setting(600.0, help="Cap of a host's delay, which doubles on each 429/5xx answer", above=0,
-                                 group=POLITENESS, **DURATION)
+                                 panel=POLITENESS, **DURATION)
     # scope and traps
     scope: str = setting("host", help="Which links are followed: same host, same registered domain, any",
-                         choices=SCOPES, group=SCOPE)
+                         choices=SCOPES, panel=SCOPE)
     include: tuple[str, ...] = setting((), help="Only URLs matching REGEX (repeatable)", repeatable=True,
-                                       check=_regexes, metavar="REGEX", group=SCOPE)
+                                       check=_regexes, metavar="REGEX", default_help="every URL", panel=SCOPE)
     exclude: tuple[str, ...] = setting((), help="No URL matching REGEX (repeatable)", repeatable=True,
-                                       check=_regexes, metavar="REGEX", group=SCOPE)
-    max_depth: int = setting(1000, help="Link depth from the seeds", unit="links", min=0, group=SCOPE)
+                                       check=_regexes, metavar="REGEX", panel=SCOPE)
+    max_depth: int = setting(1000, help="Link depth from the seeds", unit="links", min=0, panel=SCOPE)
     max_url_len: int = setting(2048, help="Longer URLs are FILTERED", unit="octets", min=1, max=limits.MAX_URL_LEN,
-                               why="the protocol's limit", group=SCOPE)
-    max_path_repeats: int = setting(3, help="A path segment seen more often is a trap", min=1, group=SCOPE)
-    max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, group=SCOPE)
-    max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, group=SCOPE)
+                               why="the protocol's limit", panel=SCOPE)
+    max_path_repeats: int = setting(3, help="A path segment seen more often is a trap", min=1, panel=SCOPE)
+    max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, panel=SCOPE)
+    max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, panel=SCOPE)
     # transactions and retries
     timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", **DURATION,
-                                    above=0, group=RETRIES)
+                                    above=0, panel=RETRIES)
     timeout_req: float = setting(120.0, help="Whole-transfer bound announced to spiders", **DURATION, above=0,
-                                 group=RETRIES)
+                                 panel=RETRIES)
     connect_timeout: float = setting(10.0, help="TCP and TLS connect bound announced to spiders", **DURATION, above=0,
-                                     group=RETRIES)
+                                     panel=RETRIES)
     max_doc_size: int = setting(limits.DEFAULT_MAX_DOC_SIZE, help="Body per document; larger transfers are aborted",
                                 parse=parse_size, show=size_text, metavar="SIZE", min=1, max=limits.MAX_DOC_LEN,
-                                why="what a store accepts", group=RETRIES)
+                                why="what a store accepts", panel=RETRIES)
     max_expiries: int = setting(3, help="Claims of a URL that may expire before it ends as ERROR", unit="claims",
-                                above=0, group=RETRIES)
+                                above=0, panel=RETRIES)
     retry_delay: float = setting(3600.0, help="First retry after FETCH_ERROR (it doubles)", **DURATION, min=0,
-                                 group=RETRIES)
+                                 panel=RETRIES)
     max_retries: int = setting(5, help="Tries of a URL that keeps failing transiently", unit="tries",
-                                 min=0, group=RETRIES)
+                                 min=0, panel=RETRIES)
     linger: float = setting(60.0, help="A one-shot crawl (--exit-when-done) ends when nothing is fetchable "
                                        "within this; retries due later stay deferred for the next run", **DURATION, min=0,
-                            group=RETRIES)
-    # feeds and sitemaps (README.md, Feeds)
+                            panel=RETRIES)
+    # feeds and sitemaps (docs/operating.md, Feeds and sitemaps)
     feed_min_interval: float = setting(300.0, help="A feed's next fetch after a fetch that found a new story",
-                                       **DURATION, above=0, group=FEEDS)
+                                       **DURATION, above=0, panel=FEEDS)
     feed_max_interval: float = setting(7 * 24 * 3600.0, help="Longest wait between two fetches of a feed",
-                                       **DURATION, above=0, group=FEEDS)
+                                       **DURATION, above=0, panel=FEEDS)
     feed_backoff: float = setting(2.0, help="Wait multiplier after a feed fetch that found nothing new", min=1,
-                                  why="a feed is never polled faster for finding nothing", group=FEEDS)
-    sitemaps: bool = setting(False, help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list", group=FEEDS)
+                                  why="a feed is never polled faster for finding nothing", panel=FEEDS)
+    sitemaps: bool = setting(False, help="Crawl what robots.txt Sitemap: lines and /sitemap.xml list", panel=FEEDS)
     sitemap_max_urls: int = setting(limits.MAX_OUTLINKS, help="URLs taken from one sitemap", unit="URLs", min=1,
-                                    max=limits.MAX_OUTLINKS, why="what one DONE carries", group=FEEDS)
-    sitemaps_per_host: int = setting(50, help="Sitemaps fetched per host", above=0, group=FEEDS)
-    sitemap_depth: int = setting(2, help="Sitemap index nesting followed", min=0, group=FEEDS)
+                                    max=limits.MAX_OUTLINKS, why="what one DONE carries", panel=FEEDS)
+    sitemaps_per_host: int = setting(50, help="Sitemaps fetched per host", above=0, panel=FEEDS)
+    sitemap_depth: int = setting(2, help="Sitemap index nesting followed", min=0, panel=FEEDS)
     # recrawl (0: off): first interval after a fetch, adapted within [min, max]
     recrawl: float = setting(0.0, help="Fetch pages again after DURATION (30s, 6h, 7d), conditionally; adapts to how "
-                                       "often each changes", min=0, default_help="off", group=RECRAWL, **DURATION)
-    recrawl_min: float = setting(0.0, help="Shortest recrawl interval", min=0, group=RECRAWL,
+                                       "often each changes", min=0, default_help="off", panel=RECRAWL, **DURATION)
+    recrawl_min: float = setting(0.0, help="Shortest recrawl interval", min=0, panel=RECRAWL,
                                  default_help="the smaller of --recrawl and 1h", **DURATION)
-    recrawl_max: float = setting(0.0, help="Longest recrawl interval", min=0, group=RECRAWL,
+    recrawl_max: float = setting(0.0, help="Longest recrawl interval", min=0, panel=RECRAWL,
                                  default_help="the larger of --recrawl and 30d", **DURATION)
     recrawl_factor: float = setting(2.0, help="Interval * this when a page did not change, / this when it did",
-                                    min=1, group=RECRAWL)
+                                    min=1, panel=RECRAWL)
     # bandwidth: media types a page may have (empty: any); HEAD first for URLs
     # whose extension names another type
     accept_type: tuple[str, ...] = setting(
         (), help="Only fetch pages of these media types (comma-separated or repeated, e.g. "
                  "text/html,application/xhtml+xml); others are aborted at the headers, and URLs whose extension "
                  "names one get HEAD first", parse=_media_types, check=_media_ranges, repeatable=True,
-        metavar="TYPES", group=SCOPE)
+        metavar="TYPES", default_help="any", panel=SCOPE)
     # DNS
     dns: str | None = setting(None, help="Nameserver IP:PORT", default_help="the system resolver",
-                              metavar="IP:PORT", group=DNS)
+                              metavar="IP:PORT", panel=DNS)
     hosts_file: str | None = setting(None, flag="--hosts", help="Static hosts file (wins over DNS)", metavar="FILE",
-                                     group=DNS)
+                                     panel=DNS)
     allow_net: tuple[str, ...] = setting((), help="Admit this CIDR, e.g. 127.0.0.0/8 (repeatable)", check=_cidrs,
-                                         repeatable=True, metavar="CIDR", group=DNS)
-    dns_timeout: float = setting(3.0, help="Wait for one DNS answer", **DURATION, above=0, group=DNS)
-    dns_tries: int = setting(3, help="DNS queries of a name before it fails", unit="tries", above=0, group=DNS)
-    dns_min_ttl: float = setting(60.0, help="Shortest time a DNS answer is kept", **DURATION, min=0, group=DNS)
-    dns_max_ttl: float = setting(3600.0, help="Longest time a DNS answer is kept", **DURATION, min=0, group=DNS)
-    dns_negative_ttl: float = setting(300.0, help="Time a failed lookup is kept", **DURATION, min=0, group=DNS)
+                                         repeatable=True, metavar="CIDR", default_help="public addresses only",
+                                         panel=SCOPE)
+    dns_timeout: float = setting(3.0, help="Wait for one DNS answer", **DURATION, above=0, panel=DNS)
+    dns_tries: int = setting(3, help="DNS queries of a name before it fails", unit="tries", above=0, panel=DNS)
+    dns_min_ttl: float = setting(60.0, help="Shortest time a DNS answer is kept", **DURATION, min=0, panel=DNS)
+    dns_max_ttl: float = setting(3600.0, help="Longest time a DNS answer is kept", **DURATION, min=0, panel=DNS)
+    dns_negative_ttl: float = setting(300.0, help="Time a failed lookup is kept", **DURATION, min=0, panel=DNS)
     # plugins (docs/plugins.md)
     plugins: tuple[str, ...] = setting((), flag="--plugin", help="Enable plugin NAME or NAME=ARG (repeatable; see "
-                                       "--list-plugins)", repeatable=True, metavar="NAME[=ARG]", group=PLUGINS)
+                                       "--list-plugins)", repeatable=True, metavar="NAME[=ARG]", panel=PLUGINS)
     url_filter_cmd: str | None = setting(None, help="Filter new URLs through CMD: URL lines in, kept lines out "
-                                         "(docs/plugins.md)", metavar="CMD", group=PLUGINS)
+                                         "(docs/plugins.md)", metavar="CMD", panel=SCOPE)
     url_filter_timeout: float = setting(10.0, help="Time a batch may take in --url-filter-cmd before it is disabled",
-                                        **DURATION, above=0, group=PLUGINS)
+                                        **DURATION, above=0, panel=SCOPE)
     stats_interval: float = setting(10.0, help="Time between two calls of the plugins' stats hooks", **DURATION,
-                                    above=0, group=PLUGINS)
+                                    above=0, panel=PLUGINS)
     # global limits (0: none); reaching one stops the handouts, lets the
     # transactions in flight end, and finishes with it as the reason. They
     # belong to a run (per_run): a resume with a higher limit continues
     # without --reconfigure.
     max_total_pages: int = setting(0, help="End the crawl once this many pages are fetched in all (not per host: "
-                                           "--max-pages)", unit="pages", min=0, default_help="no limit", group=LIMITS, per_run=True)
+                                           "--max-pages)", unit="pages", min=0, default_help="no limit", panel=LIMITS, per_run=True)
     max_time: float = setting(0.0, help="End the crawl after this much wall time (this run's)", **DURATION, min=0,
-                              default_help="no limit", group=LIMITS, per_run=True)
+                              default_help="no limit", panel=LIMITS, per_run=True)
     max_bytes: int = setting(0, help="End the crawl once this many bytes of documents (headers and bodies) are "
                                      "fetched in all", parse=parse_size,
-                             show=size_text, metavar="SIZE", min=0, default_help="no limit", group=LIMITS, per_run=True)
+                             show=size_text, metavar="SIZE", min=0, default_help="no limit", panel=LIMITS, per_run=True)
     # retry on request (issue 13): this start puts ERROR and deferred URLs
     # back in the queue (Crawl._retry_on_request); a run's choice, never kept.
     retry_errors: bool = setting(False, help="Queue ERROR and deferred URLs (retries, robots.txt retries) again now, "
-                                 "with their full tries", group=RETRIES, per_run=True)
+                                 "with their full tries", panel=RETRIES, per_run=True)
     retry_only: str | None = setting(None, flag="--only", help="With --retry-errors: only URLs matching REGEX",
-                                     check=_regex, metavar="REGEX", group=RETRIES, per_run=True)
+                                     check=_regex, metavar="REGEX", default_help="all", panel=RETRIES, per_run=True)
 
     def __post_init__(self) -> None:
         """Refuse impossible values: every field's bounds, then the rules

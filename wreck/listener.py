@@ -102,7 +102,8 @@ class Peer(asyncio.Protocol):
     - make_connection(nonce) -> the sans-I/O connection (server role);
     - welcome_settings() -> the settings its WELCOME carries;
     - on_event(event) for every other event of the OPEN connection;
-    and may override after_events(), on_peer_closed() and on_closed().
+    and may override on_authenticated(), after_events(), on_peer_closed()
+    and on_closed().
     A subclass sets its own attributes before calling Peer.__init__, which
     calls make_connection().
     """
@@ -133,6 +134,10 @@ class Peer(asyncio.Protocol):
     def on_event(self, event: object) -> None:
         """One event of the OPEN connection (not Auth, Error or ConnectionClosed)."""
         raise NotImplementedError
+
+    def on_authenticated(self) -> None:
+        """Called once the peer proved the secret and the WELCOME is written;
+        the daemon may still refuse it here with fail() (an OPEN-state error)."""
 
     def after_events(self) -> None:
         """Called after each batch of received bytes was turned into events."""
@@ -245,6 +250,7 @@ class Peer(asyncio.Protocol):
                     self._deadline.cancel()
                     self.listener.handshaking(self, False)
                     log.info("event=peer_connected peer=%s name=%s", self.peer, self.name)
+                    self.on_authenticated()
                 elif kind is Error:
                     self._warn("event=peer_error peer=%s name=%s code=%s reason=%r",
                                self.peer, self.name, event.code.name, event.reason)

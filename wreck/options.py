@@ -1,13 +1,15 @@
 # A setting is declared once, on its field of a frozen settings dataclass:
 # `setting(default, help=..., unit=..., above=..., max=...)` is a
 # dataclasses.field whose metadata holds an `Option` (flag, help, unit,
-# bounds and their reason, parse and show hooks, help group). Everything
+# bounds and their reason, parse and show hooks, --help panel). Everything
 # else is generated from those fields:
 #   - `validate(obj)` checks every field's bounds, choices and check hook; a
 #     settings class calls it from __post_init__, so values built in code are
 #     refused exactly as command-line values are, with a SettingsError that
 #     names the flag;
-#   - `command(cls)` decorates a typer command with one option per field
+#   - `command(cls)` decorates a typer command with one option per field, in
+#     the --help panel its `panel=` names (one of PANELS, shared by every
+#     command so that a flag sits under the same heading everywhere)
 #     (typer reads the function's __signature__, built here from the fields),
 #     each default shown with its unit in --help; an option left out stays
 #     None, so the command sees only what was given, run through the field's
@@ -37,6 +39,14 @@ import typer
 KEY = "wreck.option"  # the field-metadata key holding an Option
 REQUIRED: Any = dataclasses.MISSING  # setting(REQUIRED, ...): no default, the flag must be given
 
+# The --help panels of every command, in the order a newcomer reads them
+# (docs/cli.md): where the crawl starts and is kept, what it follows, how
+# gently, when it ends, what it does on failure, what it fetches again, what
+# it writes, and how the daemons run.
+INPUT, SCOPE, POLITENESS, LIMITS = "Input", "Scope", "Politeness", "Limits"
+RETRIES, FEEDS, OUTPUT, DAEMONS = "Retries", "Feeds and recrawl", "Output", "Daemons"
+PANELS = (INPUT, SCOPE, POLITENESS, LIMITS, RETRIES, FEEDS, OUTPUT, DAEMONS)
+
 
 class SettingsError(ValueError):
     """A setting's value is impossible; the message names its flag."""
@@ -61,7 +71,7 @@ class Option:
     show: Callable[[Any], str] | None = None  # value -> command-line text (inverse of parse)
     check: Callable[[Any], str | None] | None = None  # why the whole value is wrong, or None
     choices: tuple[str, ...] = ()
-    group: str | None = None  # --help panel
+    panel: str | None = None  # --help panel: one of PANELS
     repeatable: bool = False  # the flag may be given many times; the field is a tuple
     negatable: bool | None = None  # a switch's --no- form; None: only for a switch on by default
     metavar: str | None = None
@@ -72,6 +82,8 @@ class Option:
 def setting(default: Any = REQUIRED, **option: Any) -> Any:
     """A dataclass field declared with its command-line `Option` (keywords as
     Option's fields). Use in a kw_only dataclass; immutable defaults only."""
+    if "group" in option:  # the panel's former name, in settings written before it was renamed
+        option["panel"] = option.pop("group")
     return dataclasses.field(default=default, metadata={KEY: Option(**option)})
 
 
@@ -171,12 +183,14 @@ def _either(words: Iterable[str]) -> str:
 def help_text(d: Declared) -> str:
     """The option's help with its default and unit: '... [default: 3 s]'."""
     o = d.option
-    if d.required or (o.default_help is None and d.default in (None, ())):
+    if d.required:
         return o.help
     if o.default_help is not None:
         shown = o.default_help
     elif d.is_bool:
         shown = "on" if d.default else "off"
+    elif d.default in (None, ()):
+        shown = "none"
     elif o.repeatable:
         shown = ",".join(d.text(v) for v in d.default)
     elif o.show or not o.unit:  # a show hook writes its own unit ("16MiB", "1d")
@@ -213,9 +227,9 @@ def parameter(d: Declared) -> inspect.Parameter:
     and a parent passing flags on sees only what was chosen."""
     o = d.option
     decls = [f"{d.flag}/--no-{d.flag[2:]}"] if d.negatable else [d.flag]
-    info = dict(help=help_text(d), show_default=False, rich_help_panel=o.group)
-    if not d.is_bool:
-        info["metavar"] = _metavar(d)
+    # a switch takes no value: no metavar (typer would print "<bool>")
+    info = dict(help=help_text(d), show_default=False, rich_help_panel=o.panel,
+                metavar="" if d.is_bool else _metavar(d))
     if d.is_bool:
         tp = Optional[bool]
     elif o.repeatable:
@@ -233,14 +247,14 @@ def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | Non
             into: str = "chosen", panel: str | None = None) -> Callable[[Callable], Callable]:
     """Decorate a typer command: its own parameters, then one option per
     declared field of `cls` (those in `only` if given, but never those in
-    `exclude`; all in --help panel `panel` if given, else each in its group).
+    `exclude`; all in --help panel `panel` if given, else each in its own).
     The command receives the values given on the command line, parsed, by
     field name, as its keyword argument `into`; decorators for two settings
     classes stack, each with its own `into`."""
     skip, keep = set(exclude), None if only is None else set(only)
     fields = [d for d in declared(cls) if d.name not in skip and (keep is None or d.name in keep)]
     if panel:
-        fields = [dataclasses.replace(d, option=dataclasses.replace(d.option, group=panel)) for d in fields]
+        fields = [dataclasses.replace(d, option=dataclasses.replace(d.option, panel=panel)) for d in fields]
     generated = [parameter(d) for d in fields]
 
     def decorate(func: Callable) -> Callable:
@@ -259,12 +273,24 @@ def command(cls: type, *, exclude: Iterable[str] = (), only: Iterable[str] | Non
                 chosen[d.name] = _parsed(d, value)
             return func(**kwargs, **{into: chosen})
 
-        params = own + generated
+        params = sorted((p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in own + generated), key=_panel_rank)
         run.__signature__ = inspect.Signature(params)  # typer builds the options from this
         run.__annotations__ = {p.name: p.annotation for p in params}
         return run
 
     return decorate
+
+
+def _panel_rank(p: inspect.Parameter) -> int:
+    """Where a parameter's --help panel comes (typer shows the panels in the
+    order their first option comes): the general options, then PANELS in
+    order, then any other. Typer passes every parameter by name, so all are
+    keyword-only and any order is a valid signature."""
+    found = [m for m in (*getattr(p.annotation, "__metadata__", ()), p.default) if hasattr(m, "rich_help_panel")]
+    panel = found[0].rich_help_panel if found else None
+    if panel is None or not isinstance(panel, str):
+        return -1
+    return PANELS.index(panel) if panel in PANELS else len(PANELS)
 
 
 def _parsed(d: Declared, value: Any) -> Any:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import random
 import socket
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -18,10 +17,11 @@ from hypothesis import strategies as st
 
 from wreck.protocol import (
     NEED_DATA, ConnectionClosed, ControlConnection, Error, ErrorCode, Hello, LocalProtocolError,
-    RemoteProtocolError, Record, Role, Specific, StoreConnection, http_enum,
+    RemoteProtocolError, Role, StoreConnection,
 )  # fmt: skip
 from wreck.protocol.record import RECORD_HEADER
 
+from tests import attacks
 from tests import protocol_strategies as strategies
 from tests.daemon_helpers import ControlClient, Daemon, raw_exchange
 from tests.protocol_helpers import open_pair
@@ -169,12 +169,6 @@ def test_an_oversized_done_is_refused_from_its_header(daemons):
 # -- timeouts and caps, on servers of their own --------------------------------------
 
 
-def _silent(port: int) -> socket.socket:
-    sock = socket.create_connection(("127.0.0.1", port), timeout=10)
-    assert sock.recv(200).startswith(b"WRECK/1 HELLO ")
-    return sock
-
-
 def _until_closed(sock: socket.socket) -> bytes:
     said = b""
     while chunk := sock.recv(4096):
@@ -214,14 +208,14 @@ def test_a_silent_connection_is_dropped_and_the_caps_hold(capped, service):
     assert inside.ready
     # One address holds one of the two handshake places (half): a second
     # silent connection from it takes the place of the first, which is told why.
-    first, second = _silent(daemon.port), _silent(daemon.port)
+    first, second = attacks.silent(daemon.port), attacks.silent(daemon.port)
     assert _until_closed(first).endswith(b"ERROR busy evicted: more than 1 connections from 127.0.0.1 "
                                          b"in their handshake\n")
     # the one left is dropped when its handshake time is up, and told why
     said = _until_closed(second)
     assert said.endswith(b"ERROR unavailable no handshake within 1 s\n"), said
     # a silent connection never keeps a spider out: the spider takes its place
-    third = _silent(daemon.port)
+    third = attacks.silent(daemon.port)
     let_in = _good(service, daemon.port)
     assert let_in.ready
     assert b"ERROR busy evicted" in _until_closed(third)
@@ -251,28 +245,13 @@ def test_a_stores_memory_stays_under_its_bound_with_many_partial_records(tmp_pat
                                              "--max-backlog-bytes", str(bound)], tmp_path / "store.log", env=env)
     try:
         before = store.rss_kib()
-        clients = [StoreClient(store.port, secret=soak.SECRET) for _ in range(senders)]
-        records = [Record(i, True, Specific.OK, http_enum(200), 1, f"http://big.test/{i}", None,
-                          b"HTTP/1.1 200 OK\r\n\r\n" + bytes([i]) * size) for i in range(1, senders + 1)]  # fmt: skip
-        wires = [c.conn.send(r) for c, r in zip(clients, records)]
-        for c in clients:
-            c.sock.setblocking(False)
-        left = [memoryview(w)[:-1] for w in wires]  # one byte short of each record
         peak = before
-        stalled = 0
-        while any(left) and stalled < 200:  # until all is sent or nothing more is taken
-            progress = False
-            for i, c in enumerate(clients):
-                if left[i]:
-                    try:
-                        n = c.sock.send(left[i][:1 << 20])
-                        left[i], progress = left[i][n:], True
-                    except BlockingIOError:
-                        pass
+
+        def tick() -> None:
+            nonlocal peak
             peak = max(peak, store.rss_kib())
-            stalled = 0 if progress else stalled + 1
-            if not progress:
-                time.sleep(0.01)
+
+        clients = attacks.partial_records(store.port, soak.SECRET, senders=senders, size=size, tick=tick)
         peak = max(peak, store.rss_kib())
         growth_mib = (peak - before) / MiB
         # The bound, one read (256 KiB) per waiting connection, and the allocator's slack.
@@ -293,11 +272,11 @@ def test_silent_connections_reopened_as_they_go_keep_no_spider_out(daemons, serv
     url, store, *_ = daemons
     daemon = url if service == "urlserver" else store
     places = 64 if service == "urlserver" else 128  # the default --max-unauthenticated
-    silent = [_silent(daemon.port) for _ in range(places)]
+    silent = [attacks.silent(daemon.port) for _ in range(places)]
     got_in = 0
     try:
         for _ in range(20):
-            silent.append(_silent(daemon.port))  # the attacker opens another as one goes
+            silent.append(attacks.silent(daemon.port))  # the attacker opens another as one goes
             spider = _good(service, daemon.port)
             got_in += bool(spider.ready)
             spider.close()

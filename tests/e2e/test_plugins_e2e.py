@@ -94,7 +94,7 @@ def test_wreck_dump_json_shows_the_duplicate_marks_and_the_document_hook_metadat
     assert fields["duplicate_of"] == docs[copy][1]["duplicate_of"]
     assert fields["body_hash"] == docs[fields["duplicate_of"]][1]["body_hash"]
     assert fields["extra"]["wordcount"]["words"] > 0
-    assert fields["extra"]["wordcount"]["status"] == fields["http_code"] == 200
+    assert fields["extra"]["wordcount"]["status"] == fields["status"] == 200
     assert "raising" not in fields["extra"]
 
 

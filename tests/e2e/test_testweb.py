@@ -359,6 +359,12 @@ def test_content_types_and_meta_refresh(web):
     assert b'http-equiv="refresh" content="0; url=/target"' in evil(web, "/meta-refresh")[2]
 
 
+def test_many_links_serves_a_page_of_n_links_gzipped(web):
+    status, headers, body = evil(web, "/many-links?n=5")
+    assert status == 200 and headers["content-encoding"] == "gzip"
+    assert gzip.decompress(body).count(b"<a href=") == 5
+
+
 def test_slow_drip_sends_one_byte_at_a_time(web):
     with raw(web, HOSTILE_NAME, "/slow-drip?interval=0.1&bytes=4") as sock:
         head, rest = read_head(sock)

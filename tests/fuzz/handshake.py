@@ -10,6 +10,7 @@ from __future__ import annotations
 import sys
 
 from wreck.protocol import Auth, ControlConnection, Get, Hello, Idle, Role, StoreConnection
+from wreck.protocol.store import other_crawl
 
 from ..protocol_helpers import CLIENT_NONCE, SECRET, SERVER_NONCE, feed
 from .checks import feed_checked
@@ -50,6 +51,15 @@ def _seeds() -> list[bytes]:
         seeds.append(bytes([2 * k]) + b"ERROR auth wrong or missing shared secret\n")
         seeds.append(bytes([2 * k + 1]) + b"ERROR busy more than 256 connections\n")
         seeds.append(bytes([2 * k + 1]) + hello + b"ERROR unavailable no handshake within 5 s\n")
+    # A store spider naming its crawl (crawl=), and a store of another crawl refusing it (6.1).
+    server = StoreConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = StoreConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name="box-1", crawl_id="ab" * 16)
+    hello = server.hello()
+    feed(client, hello)
+    auth = client.authenticate()
+    feed(server, auth)
+    seeds.append(bytes([2]) + auth)
+    seeds.append(bytes([3]) + hello + server.welcome({}) + server.send(other_crawl("cd" * 16, "ab" * 16, "box-1")))
     return seeds
 
 

@@ -23,9 +23,10 @@ def started(monkeypatch):
     """Run wreck-crawl without starting children: what it would start."""
     seen = {}
 
-    def fake_run(data, urls, urlserver_args, procs, concurrency, store_args=(), *, continuous=False, http=None):
+    def fake_run(data, urls, urlserver_args, procs, concurrency, store_args=(), *, continuous=False, http=None,
+                 log_args=()):
         seen.update(urls=urls, urlserver_args=urlserver_args, store_args=store_args, continuous=continuous,
-                    http=http)
+                    http=http, log_args=log_args)
         return 0
 
     monkeypatch.setattr(cli, "run", fake_run)
@@ -132,3 +133,13 @@ def test_impossible_values_are_refused_before_anything_starts(tmp_path, started,
     result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "c"), *args])
     assert result.exit_code == 2 and words in result.output and not started
     assert not (tmp_path / "c").exists()
+
+
+@pytest.mark.parametrize("flags, log_args", [
+    ([], []), (["-v"], ["--log-level", "debug"]), (["-qq"], ["--log-level", "error"]),
+    (["--log-level", "warning"], ["--log-level", "warning"]),
+])  # fmt: skip
+def test_how_much_wreck_crawl_is_told_to_log_reaches_every_child(tmp_path, started, flags, log_args):
+    result = CliRunner().invoke(cli.app, ["http://a.test/", "--data", str(tmp_path / "crawl"), *flags])
+    assert result.exit_code == 0, result.output
+    assert list(started["log_args"]) == log_args

@@ -15,6 +15,7 @@ DAEMONS = ("urlserver", "spider", "storeserver")
 # are generated from its fields: a setting is declared once).
 # The settings modules are public: wreck-crawl builds its options from them.
 PUBLIC = {"wreck.storeserver.reader", "wreck.urlserver.settings", "wreck.storeserver.settings",
+          "wreck.spider.settings",
           *(f"wreck.{daemon}.cli" for daemon in DAEMONS)}
 
 

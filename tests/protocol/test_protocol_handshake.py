@@ -99,6 +99,10 @@ def test_an_oversized_handshake_line_is_refused_before_it_is_buffered():
         b"WRECK/1 AUTH spider box 1234 " + b"ab" * 32 + b"\n",  # short nonce
         b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"AB" * 32 + b"\n",  # uppercase MAC
         b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" extra\n",  # extra field
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + b"AB" * 16 + b"\n",  # uppercase id
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + b"ab" * 15 + b"\n",  # short id
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=\n",  # empty id
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + b"ab" * 16 + b" x\n",  # 8 fields
         b"GET 10\n",  # skipping the handshake
     ],
 )
@@ -184,3 +188,49 @@ def test_pipelined_messages_wait_for_their_turn():
     assert feed(server, b"GET 5\n") == []  # kept, not decoded yet
     feed(client, server.welcome({}))
     assert drain(server) == [Get(5)]
+
+
+CRAWL_ID = "0123456789abcdef" * 2
+OTHER_CRAWL_ID = "fedcba9876543210" * 2
+
+
+def test_a_spider_names_its_crawl_in_its_auth_and_the_store_reads_it_byte_by_byte():
+    kind = StoreConnection
+    server = kind(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name="box-1", crawl_id=CRAWL_ID)
+    feed(client, server.hello())
+    line = client.authenticate()
+    assert line.endswith(b" crawl=" + CRAWL_ID.encode() + b"\n")
+    [auth] = bytewise(server, line)
+    assert auth.crawl == CRAWL_ID and server.crawl_id == CRAWL_ID
+    [ready] = feed(client, server.welcome({}))
+    assert isinstance(ready, Ready) and server.state is State.OPEN
+
+
+def test_an_auth_without_a_crawl_id_is_the_line_of_section_3_and_names_no_crawl():
+    server, client = endpoints(StoreConnection)
+    feed(client, server.hello())
+    line = client.authenticate()
+    assert b"crawl=" not in line and line.count(b" ") == 5
+    [auth] = feed(server, line)
+    assert auth.crawl == "" and server.crawl_id == ""
+
+
+def test_a_crawl_id_that_cannot_be_sent_is_a_local_error():
+    with pytest.raises(LocalProtocolError):
+        StoreConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, crawl_id="not-hex")
+
+
+def test_a_store_refuses_another_crawl_with_one_error_frame_after_its_welcome():
+    from wreck.protocol.store import other_crawl
+
+    server = StoreConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = StoreConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name="box-1", crawl_id=CRAWL_ID)
+    feed(client, server.hello())
+    feed(server, client.authenticate())
+    data = server.welcome({}) + server.send(other_crawl(OTHER_CRAWL_ID, server.crawl_id, server.name))
+    events = bytewise(client, data)
+    assert [type(e) for e in events] == [Ready, Error]
+    assert events[1].code is ErrorCode.CRAWL
+    assert CRAWL_ID in events[1].reason and OTHER_CRAWL_ID in events[1].reason and "box-1" in events[1].reason
+    assert server.state is State.CLOSED and client.state is State.CLOSED

@@ -10,7 +10,7 @@ from tests.protocol_helpers import open_pair
 SETTINGS = CrawlSettings(
     store=("127.0.0.1:7002", "[::1]:7003"), timeout_update_ms=30_000, timeout_req_ms=60_000,
     max_doc_size=10_000_000, user_agent="WRECK/0.1 (+https://example.org/wreck; ops@example.org)",
-    allow_net=("127.0.0.0/8",), spider_id="s7",
+    allow_net=("127.0.0.0/8",), spider_id="s7", crawl_id="00ff" * 8,
 )  # fmt: skip
 
 
@@ -31,6 +31,8 @@ def test_settings_round_trip_through_a_real_handshake():
         {"max_doc_size": "\u00b2"},
         {"timeout_req_ms": "0100"},
         {"allow_net": "10.0.0.0/33"},
+        {"crawl_id": "00FF" * 8},
+        {"crawl_id": "00ff" * 7},
     ],
 )
 def test_bad_settings_are_refused_with_the_key_named(change):

@@ -25,6 +25,7 @@ from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
 from wreck.protocol.record import RECORD_HEADER
 from wreck.protocol.settings import CrawlSettings
+from wreck.protocol.store import other_crawl
 
 SPEC = Path(__file__).resolve().parents[2] / "docs" / "protocol.txt"
 
@@ -33,12 +34,15 @@ SECRET = b"example-secret"
 SERVER_NONCE = bytes([0x11]) * 32
 CLIENT_NONCE = bytes([0x22]) * 32
 NAME = "box1-4242"
+CRAWL_ID = "5f0c2e8a91d34b7e8c6a0f1d2b3e4c5a"  # the crawl of examples 9.3 and 9.19
+KEPT_CRAWL_ID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"  # the store's other crawl of example 9.20
 CRAWL = CrawlSettings(
     store=("10.0.0.5:7002", "10.0.0.6:7002"),
     timeout_update_ms=30_000,
     timeout_req_ms=60_000,
     max_doc_size=limits.DEFAULT_MAX_DOC_SIZE,
     user_agent="WRECK/0.1 (+https://example.org/bot; bot@example.org)",
+    crawl_id=CRAWL_ID,
 )
 SETTINGS = CRAWL.to_wire()
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
@@ -75,9 +79,10 @@ def drain(conn) -> list:
     return events
 
 
-def fresh(kind, *, server_secret=SECRET):
+def fresh(kind, *, server_secret=SECRET, crawl_id=""):
     server = kind(Role.SERVER, secret=server_secret, nonce=SERVER_NONCE)
-    client = kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME)
+    client = (kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME, crawl_id=crawl_id) if crawl_id
+              else kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME))
     return server, client
 
 
@@ -107,8 +112,8 @@ def auth_failed(kind):
     return server, client
 
 
-def opened(kind, *, credit=0):
-    server, client = after_auth(kind)
+def opened(kind, *, credit=0, **kw):
+    server, client = after_auth(kind, **kw)
     client.receive_data(server.welcome(SETTINGS if kind is ControlConnection else {}))
     assert [type(e) for e in drain(client)] == [Ready]
     if credit:
@@ -167,6 +172,10 @@ EXAMPLES = {
     "9.18": ("server", lambda: opened(S), [
         Error(ErrorCode.LIMIT, "record 1003: document of 300000000 bytes exceeds 268435456"),
     ]),
+    "9.19": ("client", lambda: after_hello(S, crawl_id=CRAWL_ID), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
+    ]),
+    "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
 }
 
 

@@ -121,12 +121,12 @@ class FlakyDisk:
     def __getattr__(self, name):
         return getattr(self._store, name)
 
-    def commit(self, batch, new_dict=None):
+    def commit(self, batch, new_dict=None, **kw):
         import lmdb
 
         if self.broken:
             raise lmdb.DiskError("mdb_txn_commit: No space left on device")
-        return self._store.commit(batch, new_dict)
+        return self._store.commit(batch, new_dict, **kw)
 
 
 def test_disk_full_holds_acks_says_so_and_recovers(tmp_path):

@@ -24,9 +24,9 @@ class GatedStore(WriteStore):
         super().__init__(*args, **kwargs)
         self.gate = threading.Event()
 
-    def commit(self, batch, new_dict=None):
+    def commit(self, batch, new_dict=None, **kw):
         self.gate.wait(WAIT_S)
-        return super().commit(batch, new_dict)
+        return super().commit(batch, new_dict, **kw)
 
 
 def wait_for(predicate) -> None:

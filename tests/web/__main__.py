@@ -9,7 +9,9 @@
 #
 # Prints one JSON line once everything listens: port, dns address, hosts file,
 # seed URLs, the hostile host's URL, and the log path, so scripts (make demo,
-# benchmarks) can read it and point a crawler at the site.
+# benchmarks) can read it and point a crawler at the site; then, on stderr
+# (stdout stays that one line), the wreck-crawl command a newcomer pastes to
+# crawl it (crawlhint.py; README.md, Quickstart).
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from .crawlhint import hint, seeds_of
 from .dns import LISTEN_IP as DNS_LISTEN_IP
 from .names import write_hosts_file
 from .server import TestWeb
@@ -84,6 +87,7 @@ async def run(args: argparse.Namespace) -> None:
             "revisit": [web.site.url(name) for name in web.revisit.addresses()] if web.revisit else [],
             "addresses": web.site.addresses(),
         }), flush=True)
+        print(hint(seeds_of(web.site.seed_urls()), str(hosts_file), f"{dns_ip}:{dns_port}"), file=sys.stderr, flush=True)
         await stop.wait()
     finally:
         await web.stop()

@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from .crawlhint import QUICK_DELAY, crawl_command
 from .server import RunningWeb
 from .spec import SiteSpec
 
@@ -41,10 +42,10 @@ def main() -> int:
         dns_ip, dns_port = web.dns_address
         print(f"Local test web: {len(web.site.hosts)} hosts on 127.x addresses, port {web.port}; "
               f"seeds {' '.join(seeds)}", flush=True)  # fmt: skip
-        crawl = [
-            str(BIN / "wreck-crawl"), *seeds, "--data", str(data), "--hosts", str(hosts_file),
-            "--dns", f"{dns_ip}:{dns_port}", "--allow-net", "127.0.0.0/8", "--scope", "any",
-            "--delay", "0.05", "--robots-retry", "1", "--retry-delay", "1", "--max-retries", "2",
+        crawl = [  # what `python -m tests.web` tells a newcomer to run, and quick retries
+            *crawl_command(seeds, str(hosts_file), f"{dns_ip}:{dns_port}", data=str(data),
+                           program=str(BIN / "wreck-crawl"), delay=QUICK_DELAY),
+            "--scope", "any", "--robots-retry", "1", "--retry-delay", "1", "--max-retries", "2",
         ]  # fmt: skip
         print(f"\n$ {' '.join(crawl)}", flush=True)
         code = subprocess.call(crawl)
@@ -55,7 +56,7 @@ def main() -> int:
     docs = [json.loads(line) for line in lines.splitlines()]
     page = next((d for d in docs if d.get("success") and d["url"].endswith(".html")), docs[0] if docs else None)
     if page:
-        _run([dump, str(page["doc_id"]), "--data", str(data), "--json"], "one document's metadata")
+        _run([dump, str(page["doc_id"]), "--data", str(data), "--json", "--no-body"], "one document's record")
         _run([dump, str(page["doc_id"]), "--data", str(data), "--text"], "its main text")
     print(f"\nThe crawl is in {data}/. Try: {dump} --data {data} --all --warc demo.warc.gz", flush=True)
     return 0

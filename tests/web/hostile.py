@@ -41,6 +41,8 @@
 #   /nested-html?depth=N   N nested <div>s (200,000 by default, at most 1,000,000),
 #                          gzip-encoded (3 KB on the wire), then a link to /target
 #                          (not linked from the index)
+#   /many-links?n=N        a page of N links (1,000,000 by default, about 15 MB),
+#                          gzip-encoded (issue 14, finding 10; not linked from the index)
 #   /feed.rss /feed.atom /feed.json /story/K   growing feeds (feeds.py)
 #   /sitemap.xml ... /hidden/K   sitemaps and the pages only they list (sitemaps.py;
 #                          not linked from the index)
@@ -74,6 +76,8 @@ MAX_CHAIN = 10_000
 DEFAULT_NESTING = 200_000
 """/nested-html's depth: what took a worker minutes to parse (issue 14, finding 2)."""
 MAX_NESTING = 1_000_000
+DEFAULT_LINKS = 1_000_000
+"""/many-links' count: the page that peaked a worker at 587 MiB (issue 14, finding 10)."""
 HUGE_ROBOTS = 50 * 1024 * 1024
 """/robots/huge.txt's announced size (issue 14, finding 3)."""
 FILLER_LINE = 64
@@ -116,6 +120,8 @@ class HostileHost:
             return await self.redirect(req, conn, path)
         if path.startswith("/status/") and path[8:].isdigit() and 200 <= int(path[8:]) <= 599:
             return await self.status(req, conn, int(path[8:]))
+        if path == "/many-links":  # not in _exact: the index links none of its 15 MB
+            return await self.many_links(req, conn)
         if path in ("/refresh/to", "/links/to"):
             return await (self.refresh_to if path == "/refresh/to" else self.links_to)(req, conn)
         if found := STORY.match(path):
@@ -154,6 +160,14 @@ class HostileHost:
         page = b"<html><body>" + b"<div>" * depth + b'<a href="/target">deep</a>'
         return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")],
                                    gzip.compress(page, mtime=0))
+
+    async def many_links(self, req: Request, conn: Conn) -> bool:
+        query = urllib.parse.parse_qs(urllib.parse.urlsplit(req.path).query)
+        wanted = query.get("n", [""])[0]
+        count = min(int(wanted), DEFAULT_LINKS) if wanted.isdigit() else DEFAULT_LINKS
+        page = b"<html><body>" + b"".join(b'<a href="/l/%d">.</a>' % i for i in range(count)) + b"</body></html>"
+        return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")],
+                                   gzip.compress(page, compresslevel=1, mtime=0))
 
     async def huge_robots(self, req: Request, conn: Conn) -> bool:
         rules = b"User-agent: *\nDisallow: /\n"

@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import socket
 import sys
@@ -28,18 +29,19 @@ from typing import Any
 
 import typer
 
-from wreck import crawlfile, datadir, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, dirlock, oneline, options
 from wreck.private import private_dir, private_open
 from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
 
+from wreck.spider.settings import SpiderSettings
 from wreck.storeserver.settings import StoreSettings
 from wreck.urlserver.settings import Settings
 
 from .layout import Layout
 from .run import run
 
-app = typer.Typer(add_completion=False, help="Crawl from seed URLs with the whole of WRECK on this machine.")
+app = cmdline.app("Crawl from seed URLs with the whole of WRECK on this machine.")
 
 
 # Urlserver settings that wreck-crawl sets itself, each with the reason; every
@@ -58,6 +60,9 @@ URLSERVER_OWN = {
 # storage (its defaults suit a local crawl), and several of them share a flag
 # with a urlserver setting (--map-size, --max-connections).
 STORE_CHOSEN = ("dedup", "near_dups", "near_dup_distance")
+# The spider's settings a crawl chooses (its connect is the urlserver
+# child's address, its name the host's and pid's).
+SPIDER_CHOSEN = ("procs", "concurrency")
 # The crawl's settings file: a [urlserver] and a [storeserver] table, as the
 # daemons read them (the store's plugins are the urlserver's).
 # Every store setting is kept (those without a wreck-crawl flag are edited
@@ -82,29 +87,58 @@ def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None, chosen: di
     return args
 
 
-@app.command()
-@options.command(StoreSettings, only=STORE_CHOSEN, into="store_chosen", panel="Store")
+EXAMPLES = cmdline.examples(
+    ("Crawl a site into ./crawl; the dashboard's address is printed at start",
+     "wreck-crawl --data crawl https://example.com/"),
+    ("Seeds from a file, at most 10 pages a host, stop after an hour",
+     "wreck-crawl --data crawl --seeds seeds.txt --max-pages 10 --max-time 1h"),
+    ("Resume a crawl stopped with Ctrl-C", "wreck-crawl --data crawl"),
+)
+IN, OUT, DAEMONS = options.INPUT, options.OUTPUT, options.DAEMONS  # --help panels
+
+
+@cmdline.command(app, EXAMPLES)
+@options.command(StoreSettings, only=STORE_CHOSEN, into="store_chosen", panel=OUT)
 @options.command(Settings, exclude=URLSERVER_OWN)
+@options.command(SpiderSettings, only=SPIDER_CHOSEN, into="spider_chosen")
+@cmdline.logging_options("info")
 def crawl(
-    urls: list[str] = typer.Argument(None, metavar="URL", help="Seed URLs."),
-    seeds: str = typer.Option(None, "--seeds", metavar="FILE", help="Seed file, one URL a line ('-': stdin)."),
-    data: Path = typer.Option(..., "--data", metavar="DIR", help="Directory of the crawl (created; run again to resume)."),
-    procs: int = typer.Option(os.cpu_count() or 1, "--procs", metavar="N", help="Spider worker processes."),
-    concurrency: int = typer.Option(200, "--concurrency", metavar="N", help="Transfers in flight per spider worker."),
-    feeds: str = typer.Option(None, "--feeds", metavar="FILE", help="File of feed URLs (RSS, Atom, JSON Feed): refetched until Ctrl-C."),
-    exit_when_done: bool = typer.Option(False, "--exit-when-done", help="With feeds or --recrawl: stop after one round instead of refetching."),
-    config: Path = typer.Option(None, "--config", metavar="FILE", help="Settings file (TOML: \\[urlserver] and \\[storeserver] tables, as --print-config shows); flags win over it."),
-    reconfigure: bool = typer.Option(False, "--reconfigure", help="Accept flags or --config values that differ from the settings kept with the crawl, and keep them."),
-    print_config: bool = typer.Option(False, "--print-config", help="Print the crawl's effective settings (TOML) and exit."),
-    http: str = typer.Option(DEFAULT_HTTP, "--http", metavar="HOST:PORT", help="Where the dashboard and /status listen "
-                             "(printed at start; port 0: one the OS picks)."),
+    urls: list[str] = typer.Argument(None, metavar="URL", help="Seed URLs.", show_default=False),
+    seeds: str = typer.Option(None, "--seeds", metavar="FILE", rich_help_panel=IN,
+                              help=cmdline.with_default("Seed file, one URL a line ('-': stdin)", "none")),
+    data: Path = typer.Option(..., "--data", metavar="DIR", rich_help_panel=IN,
+                              help="Directory of the crawl (created; run again to resume)"),
+    feeds: str = typer.Option(None, "--feeds", metavar="FILE", rich_help_panel=IN,
+                              help=cmdline.with_default("File of feed URLs (RSS, Atom, JSON Feed): refetched until "
+                                                        "Ctrl-C", "none")),
+    exit_when_done: bool = typer.Option(False, "--exit-when-done", metavar="", rich_help_panel=options.FEEDS,
+                                        help=cmdline.with_default("With feeds or --recrawl: stop after one round "
+                                                                  "instead of refetching", "off")),
+    config: Path = typer.Option(None, "--config", metavar="FILE", rich_help_panel=IN,
+                                help=cmdline.with_default("Settings file (TOML: \\[urlserver] and \\[storeserver] "
+                                                          "tables, as --print-config shows); flags win over it",
+                                                          "none")),
+    reconfigure: bool = typer.Option(False, "--reconfigure", metavar="", rich_help_panel=IN,
+                                     help=cmdline.with_default("Accept flags or --config values that differ from the "
+                                                               "settings kept with the crawl, and keep them", "off")),
+    print_config: bool = typer.Option(False, "--print-config", metavar="", rich_help_panel=IN,
+                                      help="Print the crawl's effective settings (TOML) and exit"),
+    http: str = typer.Option(DEFAULT_HTTP, "--http", metavar="HOST:PORT", rich_help_panel=OUT,
+                             help="Where the dashboard and /status listen (printed at start; port 0: one the OS "
+                                  "picks)"),
     *,
     chosen: dict[str, Any],
     store_chosen: dict[str, Any],
+    spider_chosen: dict[str, Any],
+    log_level: int,
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
     layout = Layout(data)
-    _refuse(_counts_problem(procs, concurrency) or datadir.problem(data) or _http_problem(http))
+    try:
+        spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
+    except options.SettingsError as exc:
+        _refuse(str(exc))
+    _refuse(datadir.problem(data) or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -151,8 +185,11 @@ def crawl(
     passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
     store_args = ["--settings-file", str(layout.settings)]
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
-    raise typer.Exit(run(data, list(urls or []), passthrough, procs, concurrency, store_args, continuous=continuous,
-                         http=http))
+    # the children log as much as asked of wreck-crawl (their logs: DATA/logs)
+    log_args = cmdline.level_args(log_level, logging.INFO)
+    procs = spider.procs or os.cpu_count() or 1
+    raise typer.Exit(run(data, list(urls or []), passthrough, procs, spider.concurrency, store_args,
+                         continuous=continuous, http=http, log_args=log_args))
 
 
 def _refuse(problem: str | None) -> None:
@@ -160,13 +197,6 @@ def _refuse(problem: str | None) -> None:
     if problem:
         typer.echo(f"wreck-crawl: {problem}", err=True)
         raise typer.Exit(2)
-
-
-def _counts_problem(procs: int, concurrency: int) -> str | None:
-    for flag, value in (("--procs", procs), ("--concurrency", concurrency)):
-        if value < 1:
-            return f"{flag} must be at least 1 (got {value})"
-    return None
 
 
 def _http_problem(address: str) -> str | None:

@@ -5,8 +5,8 @@
 # begun, as logging.handlers.RotatingFileHandler does, but on bytes, 0600,
 # and never raising: a write that fails (a full disk) is dropped and counted,
 # so the copier keeps draining the pipe and a child never blocks on its
-# stderr (a crawl that completes is not failed by its log). README.md
-# ("wreck-crawl") says where the logs are and how they rotate.
+# stderr (a crawl that completes is not failed by its log). docs/operating.md
+# ("Crawl with one command") says where the logs are and how they rotate.
 """A size-bounded, rotated, private log file that never raises on write."""
 
 from __future__ import annotations

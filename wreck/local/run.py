@@ -20,15 +20,18 @@ import os
 import secrets
 import signal
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
 from wreck.deploy import SECRET_ENV
 
+from wreck.storeserver.reader import StoreError, read_crawl_id
+
 from .children import Child, ChildFailed
 from .layout import Layout
-from .progress import Progress, store_counters, summary
+from .progress import Progress, fetch_status, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
 # What the daemons print on stdout: where they listen, and the urlserver's
@@ -42,16 +45,21 @@ EXIT_INTERRUPTED = 130
 # refused its hosts (names that resolve to loopback or private addresses are
 # known only after resolution, so this is said at the end, not refused at start).
 EXIT_ADDRESS_POLICY = 3
+# The store in the data directory keeps another crawl's pages (its frontier/
+# was removed or replaced), so it refused this crawl's spider (docs/protocol.txt 6.1).
+EXIT_OTHER_CRAWL = 4
 FORBIDDEN = "FORBIDDEN_ADDRESS"  # the urlserver's error kind (protocol/codes.py)
 SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRET_LEN
 
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
-        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0") -> int:
+        store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
+        log_args: Sequence[str] = ()) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
-    dashboard on `http` (HOST:PORT, port 0: any); the process exit code
+    dashboard on `http` (HOST:PORT, port 0: any), each child given
+    `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
-    policy, 130 interrupted)."""
+    policy, 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
     where = Layout(data)
     where.make()
@@ -68,13 +76,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     finished = False
     try:
         store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  *store_args], where.log("storeserver"), env)  # fmt: skip
+                                                                  *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
         children.append(store)
         store_addr = store.read_line(STORE_LISTENING)
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
-            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]),
+            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
         url_addr = url.read_line(URLSERVER_LISTENING)
@@ -82,7 +90,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         status_url = dashboard + "status"
         url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency)], where.log("spider"), env)
+                                                "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
@@ -100,8 +108,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                 break
             for child in (store, spider):
                 if not child.running():
+                    if child is spider and (other := _other_crawl(where, progress)) is not None:
+                        raise OtherCrawl(other)
                     raise ChildFailed(f"{child.name} exited with {child.proc.returncode}:\n{child.tail()}")
             time.sleep(TICK_S)
+    except OtherCrawl as exc:
+        progress.close()
+        Console(stderr=True).print(f"wreck-crawl: {exc}", markup=False, highlight=False, soft_wrap=True)
+        _stop_all(children)
+        return EXIT_OTHER_CRAWL
     except ChildFailed as exc:
         if progress:
             progress.close()
@@ -125,6 +140,26 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         Console(stderr=True).print(f"wreck-crawl: {refused}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_ADDRESS_POLICY
     return 0 if finished else EXIT_INTERRUPTED
+
+
+class OtherCrawl(Exception):
+    """The store keeps another crawl's pages and refused this crawl's spider."""
+
+
+def _other_crawl(where: Layout, progress: Progress) -> str | None:
+    """Why the spider stopped, if the store refused it for another crawl's:
+    the store's kept crawl id (its public read API) is not the urlserver's
+    (its /status)."""
+    ours = (fetch_status(progress.status_url) or progress.last).get("crawl_id")
+    try:
+        kept = read_crawl_id(where.store_data)
+    except StoreError:
+        return None
+    if not ours or not kept or kept == ours:
+        return None
+    return (f"the store in {where.store_data} keeps the pages of another crawl (crawl {kept}; this crawl is "
+            f"{ours}: was its {where.frontier.name}/ removed or replaced?), so it refused this crawl's spider "
+            f"and stored nothing of it; a store keeps one crawl: start this crawl in a new --data directory")
 
 
 def _refused_by_address_policy(last: dict) -> str | None:
