@@ -280,16 +280,25 @@ def test_working_covers_each_held_transaction_within_timeout_update(web, late):
         assert min(gaps[1:-1]) >= tu / 3, (trans_id, reports)  # and not chattier than every third
 
 
+async def _held_session():
+    """A UrlSession on virtual time whose store never acks, running: (time,
+    peer, store, session, its run task)."""
+    time = VirtualTime()
+    peer = RecordingPeer(time)
+    store = SilentStore()
+    session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
+                         concurrency=8, clock=time.clock, sleep=time.sleep)
+    run = asyncio.ensure_future(session.run())
+    await asyncio.sleep(0)  # the session takes the peer's events
+    return time, peer, store, session, run
+
+
 def test_an_idle_session_arms_no_timer_until_it_holds_a_transaction(web):
     """Issue 16: a spider with nothing to fetch uses no CPU, so its WORKING
     ticker sleeps on no clock until an assignment comes, and again once
     every transaction it held has ended."""
     async def scenario():
-        time = VirtualTime()
-        peer = RecordingPeer(time)
-        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [SilentStore()],
-                             concurrency=8, clock=time.clock, sleep=time.sleep)
-        run = asyncio.ensure_future(session.run())
+        time, peer, _, session, run = await _held_session()
         for _ in range(20):
             await asyncio.sleep(0)
         idle = time.parked.is_set()
@@ -319,13 +328,7 @@ def test_an_assignment_after_another_starts_only_when_that_transfer_ends(web):
     target = f"http://{HOSTILE_NAME}:{web.port}/target"
 
     async def scenario():
-        time = VirtualTime()
-        peer = RecordingPeer(time)
-        store = SilentStore()
-        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
-                             concurrency=8, clock=time.clock, sleep=time.sleep)
-        run = asyncio.ensure_future(session.run())
-        await asyncio.sleep(0)
+        time, peer, store, session, run = await _held_session()
         peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, stall))
         peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target + "?2", {"after": "1"}))
         peer.on_event(Assignment(3, 103, HOSTILE_IP, HOSTILE_NAME, target + "?3", {"after": "2"}))
@@ -353,13 +356,7 @@ def test_after_a_503_the_transaction_handed_after_it_waits_before_it_starts(web,
     target = f"http://{HOSTILE_NAME}:{web.port}/target?after503"
 
     async def scenario():
-        time = VirtualTime()
-        peer = RecordingPeer(time)
-        store = SilentStore()
-        session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
-                             concurrency=8, clock=time.clock, sleep=time.sleep)
-        run = asyncio.ensure_future(session.run())
-        await asyncio.sleep(0)
+        time, peer, store, session, run = await _held_session()
         peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, busy))
         peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target, {"after": "1"}))
         async with asyncio.timeout(WAIT):
