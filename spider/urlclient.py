@@ -49,16 +49,15 @@ from .storeclient import StoreClient
 
 LOG = logging.getLogger(__name__)
 
-# Results analysed per loop turn before yielding to sockets again: at most
-# PARSE_BATCH, and no more once PARSE_SLICE_S has passed. Measured: lexbor
-# releases the GIL while parsing (76 us/page alone, 37 on two threads), but
-# workers already take one CPU each, so a parse thread would only add
-# hand-off cost; batching after the socket work is cheaper. The time slice
-# keeps the loop answering its sockets when pages are large (real
-# documentation pages: 1-5 ms each to analyse; 32 of them held every
-# finished transfer back, and so the next request to its host: issue 16).
+# Results analysed per loop turn before yielding to sockets again: a few ms.
+# Measured: lexbor releases the GIL while parsing (76 us/page alone, 37 on
+# two threads), but workers already take one CPU each, so a parse thread
+# would only add hand-off cost; batching after the socket work is cheaper.
+# A time slice (2 or 10 ms) instead cost 15-20 % more CPU per page over the
+# whole crawl (more loop turns, smaller writes to the store and urlserver:
+# make bench, 2026-11-24); a host's next request does not wait for these
+# analyses anyway, it starts as its transfer's result arrives (after=).
 PARSE_BATCH = 32
-PARSE_SLICE_S = 0.002
 # Wait after a 429/5xx answer before a transaction handed after it starts
 # (after=): at least the urlserver's first slow-down (politeness.py
 # SLOWDOWN_FLOOR), so a busy server gets no burst of the host's next URLs.
@@ -192,11 +191,8 @@ class UrlSession:
     def _analyse_batch(self) -> None:
         self._parse_scheduled = False
         results = self.results
-        deadline = time.perf_counter() + PARSE_SLICE_S
         for _ in range(min(PARSE_BATCH, len(results))):
             self._analyse(results.popleft())
-            if time.perf_counter() >= deadline:
-                break
         if results:
             self._parse_scheduled = True
             self.loop.call_soon(self._analyse_batch)
