@@ -283,6 +283,8 @@ class Crawl:
         if (not host.queued or host.in_heap or host.waiting not in (Waiting.HOST, Waiting.IP) or host.delay
                 or host.slow or host.robots_jobs or host.ip != chain.ip):
             return None
+        if host.name in self.controls.held or self.politeness.name_slot(host).floor:
+            return None  # paused, blocked or given a delay by the operator (control.py): its turns space it
         res = host.addr_state
         if res is None or res.expires <= now:
             return None  # its address is looked up again at its next turn
