@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: demo test cli-docs bench bench-attacks bench-protocol bench-spider bench-store bench-warc bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
+.PHONY: demo test cli-docs bench bench-idle bench-realdocs bench-attacks bench-protocol bench-spider bench-store bench-warc bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -55,6 +55,18 @@ bench: $(STAMP)
 # here). ARGS="--kills 10 --hosts 60 --pages 60" for a quick run.
 chaos: $(STAMP)
 	$(BIN)/python -m tests.chaos $(ARGS)
+
+# The crawl loop's timing on the local test web: per host, the gap from a
+# response to the next request at --delay 0, and the CPU share of a crawl
+# where everything waits (over 60 s; aim: under 1% of a core).
+bench-idle: $(STAMP)
+	$(BIN)/python -m bench.idle_bench $(ARGS)
+
+# WRECK against wget on real documentation trees (Debian's doc packages,
+# installed if missing) served by nginx on loopback: pages, wall time, CPU
+# seconds, per-host gaps, and coverage byte for byte.
+bench-realdocs: $(STAMP)
+	$(BIN)/python -m bench.realdocs $(ARGS)
 
 bench-protocol: $(STAMP)
 	$(BIN)/python -m bench.protocol_bench

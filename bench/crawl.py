@@ -210,6 +210,18 @@ def wreck_component(pid: int, cmd: str, ppid: int, *, root: int, spider_pids: se
     return "other"
 
 
+def wreck_classifier():
+    """A TreeSampler classify function for a wreck-crawl tree (the first pid it sees is the root)."""
+    root_box: dict = {}
+    spider_pids: set = set()
+
+    def classify(pid, cmd, ppid):
+        root_box.setdefault("root", pid)
+        return wreck_component(pid, cmd, ppid, root=root_box["root"], spider_pids=spider_pids)
+
+    return classify
+
+
 class Profiler:
     """py-spy record of each WRECK component once, at `at` seconds into the run."""
 
@@ -358,13 +370,7 @@ def main() -> int:
                         "--procs", str(opts.procs), "--concurrency", str(opts.concurrency),
                         *opts.wreck_args.split()]  # fmt: skip
                 log("phase wreck: " + " ".join(args))
-                root_box: dict = {}
-                spider_pids: set = set()
-
-                def classify(pid, cmd, ppid):
-                    root_box.setdefault("root", pid)
-                    return wreck_component(pid, cmd, ppid, root=root_box["root"], spider_pids=spider_pids)
-
+                classify = wreck_classifier()
                 prof = Profiler(run, at=opts.profile_at, duration=opts.profile_seconds)
                 r = run_bounded(args, log_path=run / "wreck.out", max_seconds=opts.max_seconds,
                                 stop_sig=signal.SIGINT, sampler_classify=classify,

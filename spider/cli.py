@@ -80,7 +80,11 @@ class Supervisor:
         restart_at: dict[int, float] = {}
         while not self.stopping:
             sentinels = [p.sentinel for p in self.procs.values()]
-            multiprocessing.connection.wait(sentinels, timeout=0.5)
+            # Sleep until a worker ends or a restart is due: no polling (an
+            # idle spider uses no CPU, issue 16). stop() runs in the signal
+            # handler and ends the workers, which wakes this wait.
+            wake = min(restart_at.values(), default=None)
+            multiprocessing.connection.wait(sentinels, timeout=None if wake is None else max(0.0, wake - time.monotonic()))
             now = time.monotonic()
             for index, proc in list(self.procs.items()):
                 if proc.is_alive() or self.stopping:

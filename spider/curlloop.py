@@ -56,7 +56,7 @@ class CurlLoop:
         self.multi.setopt(pycurl.M_MAXCONNECTS, MAX_CACHED_CONNECTIONS)
         self.multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
         self._watched: dict[int, int] = {}  # fd -> POLL_* currently registered
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
         self.running = 0
         self._closed = False
 
@@ -116,7 +116,12 @@ class CurlLoop:
         if self._timer:
             self._timer.cancel()
             self._timer = None
-        if timeout_ms >= 0 and not self._closed:
+        if timeout_ms == 0 and not self._closed:
+            # "now" (a transfer just added): before the callbacks already
+            # queued, such as the analysis of the page that just arrived, so
+            # a host's next request leaves at once (issue 16)
+            self._timer = self.loop.call_soon(self._action, pycurl.SOCKET_TIMEOUT, 0)
+        elif timeout_ms > 0 and not self._closed:
             self._timer = self.loop.call_later(timeout_ms / 1000, self._action, pycurl.SOCKET_TIMEOUT, 0)
 
     # -- driving -------------------------------------------------------------

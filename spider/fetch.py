@@ -373,6 +373,10 @@ class Fetcher:
     def active(self) -> int:
         return len(self._busy)
 
+    def fetching(self, key: Any) -> bool:
+        """Whether the transfer of `key` is under way (started, no result yet)."""
+        return key in self._busy
+
     def start(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> FetchResult | None:
         """Begin fetching; a result at once (no transfer) for a refused address or URL."""
         if not url.startswith(("http://", "https://")):

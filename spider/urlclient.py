@@ -5,7 +5,16 @@
 # each result is analysed in a batch after the loop has served its sockets
 # (report.report: outcome, outlinks, record), stored, and only when the store
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
-# held longer than a third of Timeout_Update since its last report.
+# held longer than a third of Timeout_Update since its last report; with no
+# transaction held it sleeps until the next assignment (no idle timer).
+# An assignment with after=T (docs/protocol.txt 5.3) waits until transaction
+# T's transfer has ended (its result came, or it was cancelled) and starts
+# then, at once: the urlserver hands a busy host's next URLs ahead this way
+# at --delay 0, so the next request follows a response without waiting for
+# the store's ack and the urlserver's commit (issue 16). After a 429 or 5xx
+# answer (the server asks the host to slow down) the followers wait
+# SLOWED_PAUSE_S first: the urlserver slows the host once the DONE is in,
+# and hands nothing more ahead meanwhile.
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked.
@@ -44,7 +53,15 @@ LOG = logging.getLogger(__name__)
 # Measured: lexbor releases the GIL while parsing (76 us/page alone, 37 on
 # two threads), but workers already take one CPU each, so a parse thread
 # would only add hand-off cost; batching after the socket work is cheaper.
+# A time slice (2 or 10 ms) instead cost 15-20 % more CPU per page over the
+# whole crawl (more loop turns, smaller writes to the store and urlserver:
+# make bench, 2026-11-24); a host's next request does not wait for these
+# analyses anyway, it starts as its transfer's result arrives (after=).
 PARSE_BATCH = 32
+# Wait after a 429/5xx answer before a transaction handed after it starts
+# (after=): at least the urlserver's first slow-down (politeness.py
+# SLOWDOWN_FLOOR), so a busy server gets no burst of the host's next URLs.
+SLOWED_PAUSE_S = 0.5
 # Threads analysing heavy bodies per session: one. The worker already has a
 # CPU of its own; the thread only keeps the loop free, and queues pages
 # each bounded by htmlguard.MAX_PARSE_TAGS.
@@ -81,6 +98,9 @@ class UrlSession:
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
         self.done_count = 0
+        self._behind: dict[int, list[Assignment]] = {}  # T -> assignments waiting for T's transfer (after=T)
+        self._waits_for: dict[int, int] = {}  # a waiting assignment's trans_id -> the T it waits for
+        self._busy = asyncio.Event()  # set while transactions are held: the WORKING ticker runs
         self.bye: str | None = None  # the urlserver's BYE reason: its close is then a normal end
 
     async def run(self) -> BaseException | None:
@@ -98,6 +118,8 @@ class UrlSession:
             self.parser.shutdown(wait=False, cancel_futures=True)
             self.txns.clear()
             self.results.clear()
+            self._behind.clear()
+            self._waits_for.clear()
 
     # -- urlserver events ------------------------------------------------------
 
@@ -107,7 +129,7 @@ class UrlSession:
             self._start(event)
         elif kind is Cancel:
             if self.txns.pop(event.trans_id, None) is not None:
-                self.fetcher.cancel(event.trans_id)
+                self._cancel(event.trans_id)
                 self._refill()
         elif kind is Bye:
             self.bye = event.reason
@@ -120,13 +142,47 @@ class UrlSession:
             LOG.warning("urlserver reused transaction id %d; ignoring the repeat", a.trans_id)
             return
         self.txns[a.trans_id] = _Txn(a, self.clock())
+        self._busy.set()
+        after = _after(a.extra) if a.extra else None
+        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for or after in self._behind):
+            self._behind.setdefault(after, []).append(a)  # started when `after`'s transfer ends
+            self._waits_for[a.trans_id] = after
+            return
+        self._fetch(a)
+
+    def _fetch(self, a: Assignment) -> None:
         immediate = self.fetcher.start(a.trans_id, a.url, a.host_ip, _request(a.extra) if a.extra else PLAIN)
         if immediate is not None:
             self._on_result(immediate)
 
+    def _transfer_ended(self, trans_id: int) -> None:
+        """Start what waited for `trans_id`'s transfer (after=), at once."""
+        for a in self._behind.pop(trans_id, ()):
+            del self._waits_for[a.trans_id]
+            if a.trans_id in self.txns:
+                self._fetch(a)
+
+    def _cancel(self, trans_id: int) -> None:
+        before = self._waits_for.pop(trans_id, None)
+        if before is None:  # fetching, or done fetching: its followers may go
+            self.fetcher.cancel(trans_id)
+            self._transfer_ended(trans_id)
+            return
+        self._behind[before].remove(next(a for a in self._behind[before] if a.trans_id == trans_id))
+        followers = self._behind.pop(trans_id, [])  # they now wait for what it waited for
+        self._behind[before].extend(followers)
+        for a in followers:
+            self._waits_for[a.trans_id] = before
+
     # -- results -> store -> DONE ---------------------------------------------
 
     def _on_result(self, result: FetchResult) -> None:
+        code = result.http_code
+        if code == 429 or 500 <= code < 600:  # the host asks us to slow down: see the top
+            self._behind.setdefault(result.key, [])  # what comes after it meanwhile waits too
+            self.loop.call_later(SLOWED_PAUSE_S, self._transfer_ended, result.key)
+        elif result.key in self._behind:
+            self._transfer_ended(result.key)
         self.results.append(result)
         if not self._parse_scheduled:
             self._parse_scheduled = True
@@ -214,6 +270,9 @@ class UrlSession:
         # no transaction waits more than two thirds, plus the loop's lateness.
         interval = self.settings.timeout_update_ms / 3000
         while True:
+            if not self.txns:  # nothing to report: sleep until an assignment comes
+                self._busy.clear()
+                await self._busy.wait()
             await self.sleep(interval)
             if not self.peer.is_open:
                 return
@@ -236,6 +295,14 @@ def _request(extra: dict[str, str]) -> Request:
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
                    filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra)
+
+
+def _after(extra: dict[str, str]) -> int | None:
+    """The transaction an assignment waits for (after=T, docs/protocol.txt 5.3), or None."""
+    text = extra.get("after")
+    if text is None or not (text.isascii() and text.isdigit() and len(text) < 20):
+        return None
+    return int(text)
 
 
 def _wanted_body(a: Assignment, body: bytes) -> bytes | None:

@@ -15,16 +15,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import lmdb
 
 from wreck.protocol import http_code
 
-from . import fingerprint as F
 from . import layout as L
 
-BANDS = 4  # 16-bit bands of the 64-bit simhash
-MAX_DISTANCE = BANDS - 1  # the largest distance the banded index is sure to find
-DEFAULT_DISTANCE = 3  # Manku et al.: 3 bits of 64 separates copies from other pages
+if TYPE_CHECKING:  # fingerprint.py loads numpy and lexbor: the writer's, not every reader's (wreck-crawl)
+    from . import fingerprint as F
+from .layout import BANDS, DEFAULT_DISTANCE, MAX_DISTANCE  # noqa: F401 (in layout: settings.py needs no numpy)
 # Entries read from one band's list before giving up on it: a list this long
 # means thousands of pages share 16 bits, and reading it all for every new
 # page would make the store's cost grow with the crawl.
@@ -46,6 +47,8 @@ def fingerprint_record(url: str, http: int, document: bytes, head_len: int, *,
     """The fingerprint of a stored response, or None if it is not a page.
     Without `near`, only the body hash (exact duplicates): the simhash's
     parse and text are most of the cost."""
+    from . import fingerprint as F  # noqa: F811 (see the imports)
+
     code = http_code(http) or 0
     if not 200 <= code < 300 or head_len >= len(document) or url.endswith(ROBOTS_SUFFIX):
         return None

@@ -64,6 +64,9 @@ FP_EXACT = 2  # duplicate_of is set: an earlier doc had the same body
 FP_NEAR = 4  # near_of is set: an earlier doc's simhash is within the distance
 # bands: key band number u8 + the band's 16 bits; value simhash u64 + doc_id u32
 BAND_KEY = struct.Struct("!BH")
+BANDS = 4  # 16-bit bands of the 64-bit simhash (dedup.py)
+MAX_DISTANCE = BANDS - 1  # the largest distance the banded index is sure to find
+DEFAULT_DISTANCE = 3  # Manku et al.: 3 bits of 64 separates copies from other pages
 BAND_ENTRY = struct.Struct("!QI")
 
 META_FORMAT = b"format"  # FORMAT_VERSION as ASCII

@@ -192,12 +192,18 @@ class StoreServer:
         self.committer.start()
         self._loop = loop
         self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
-        self._stall_timer = loop.call_later(self._stall_check_s, self._check_stalls)
+        self._stall_timer: asyncio.TimerHandle | None = None  # armed only while a connection waits
         return await self.listener.start(self.settings.host, self.settings.port,
                                          lambda listener: RecordPeer(listener, self))
 
     def now(self) -> float:
         return self._loop.time()
+
+    def _arm_stall_check(self) -> None:
+        """Check for stalled connections in a few seconds, while any waits for
+        room: an idle store has no timer running (issue 16)."""
+        if self._stall_timer is None and self._waiting:
+            self._stall_timer = self._loop.call_later(self._stall_check_s, self._check_stalls)
 
     def check_crawl(self, crawl_id: str, conn: RecordPeer) -> Error | None:
         """The ERROR for a spider of another crawl than this store's, or None
@@ -223,8 +229,9 @@ class StoreServer:
 
     def _check_stalls(self) -> None:
         """Close connections that hold memory for a record and send nothing of
-        it while others wait (every few seconds, from start())."""
-        self._stall_timer = self._loop.call_later(self._stall_check_s, self._check_stalls)
+        it while others wait (every few seconds while some wait)."""
+        self._stall_timer = None
+        self._arm_stall_check()
         if not self._waiting:
             return
         limit = self.settings.record_stall_s
@@ -264,6 +271,7 @@ class StoreServer:
         """Stop reading and decoding `conn` until its next record fits."""
         conn.waiting_room = conn.held = True
         self._waiting.append(conn)
+        self._arm_stall_check()
         conn.update_reading()
 
     def _grant(self, conn: RecordPeer, need: int) -> bool:
@@ -350,7 +358,8 @@ class StoreServer:
             except asyncio.TimeoutError:
                 log.error("shutting down with %d acks unsent (the spiders will resend)", self.unanswered)
 
-        self._stall_timer.cancel()  # nothing is read any more: nothing can stall
+        if self._stall_timer is not None:
+            self._stall_timer.cancel()  # nothing is read any more: nothing can stall
         await self.listener.shutdown(drain)
         if self.warc is not None:
             # after the last commit: the files then hold every acknowledged document

@@ -14,7 +14,7 @@ from pathlib import Path
 from wreck.options import DAEMONS, INPUT, OUTPUT, REQUIRED, parse_size, setting, size_text, validate
 from wreck.protocol import limits
 
-from .dedup import DEFAULT_DISTANCE, MAX_DISTANCE
+from .layout import DEFAULT_DISTANCE, MAX_DISTANCE  # not from dedup.py: wreck-crawl then imports no numpy
 
 DEFAULT_LISTEN = "127.0.0.1:7002"
 
@@ -25,8 +25,12 @@ DEFAULT_MAP_SIZE = 1 << 30
 MAX_MAP_GROWTH = 64 << 30
 
 # Group commit: the writer waits this long after the first record of a batch
-# for more to arrive, so many records share one fsync (5,000 docs/s at one
-# fsync each is beyond most disks).
+# for more to arrive, so many records share one fsync (and one commit's
+# CPU). Without the wait (0), batches still grow with the load (records
+# arriving during an fsync form the next batch), but the store spent 10 to
+# 20 % more CPU per page in make bench (2026-11-24, issue 16); the wait adds
+# to a DONE's latency, which at --delay 0 no longer holds a host's next
+# request back (after=, urlserver/chains.py).
 DEFAULT_COMMIT_WINDOW_MS = 3.0
 # A batch is committed at once when it holds this many records or bytes:
 # short write transactions keep ack latency and memory bounded.

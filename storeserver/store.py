@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 import lmdb
@@ -26,7 +27,9 @@ from wreck.private import private_dir, private_files
 from . import dedup
 from . import layout as L
 from .compress import Decompressors
-from .fingerprint import Fingerprint
+
+if TYPE_CHECKING:  # fingerprint.py loads numpy: readers (wreck-crawl, wreck-dump) need none of it
+    from .fingerprint import Fingerprint
 
 STORE_SUBDIR = "store"  # DIR/store/ holds data.mdb and lock.mdb
 MAX_DBS = 16  # the eight named databases, with room for a few more

@@ -36,6 +36,7 @@ from . import robots as r
 from .dns import Resolution
 from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
+from .chains import Chain, Chains
 from .control import Controls, block_queue, pause_origin
 from .feeds import Feeds
 from .frontier import Frontier
@@ -99,6 +100,8 @@ class Crawl:
                         if s.recrawl else None)
         self.bandwidth = Bandwidth(s.accept_type)
         self.claims = ClaimTable(self.db)
+        # URLs handed ahead to a busy host's spider (chains.py): only where no delay spaces requests
+        self.chains = Chains(s.host_lookahead if not (s.delay or s.ip_delay) else 0)
         self.suspects = Suspects()
         self.feeds = Feeds(self.db, min_interval=s.feed_min_interval, max_interval=s.feed_max_interval,
                            backoff=s.feed_backoff)
@@ -113,7 +116,7 @@ class Crawl:
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
-                                      "sitemaps_fetched": 0}
+                                      "sitemaps_fetched": 0, "handed_ahead": 0}
         self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
@@ -264,7 +267,31 @@ class Crawl:
                 if self.on_handout is not None:
                     self.on_handout(now, assignment)
                 return assignment
+        if self.chains.lookahead:
+            for chain in self.chains.candidates(spider):
+                assignment = self._serve_chained(chain, spider, now)
+                if assignment is not None:
+                    if self.on_handout is not None:
+                        self.on_handout(now, assignment)
+                    return assignment
         return None
+
+    def _serve_chained(self, chain: Chain, spider, now: float) -> Assignment | None:
+        """The next URL of a chain's host, to start when its last transfer ends
+        (chains.py), if only its slots' concurrency holds the host."""
+        host = chain.host
+        if (not host.queued or host.in_heap or host.waiting not in (Waiting.HOST, Waiting.IP) or host.delay
+                or host.slow or host.robots_jobs or host.ip != chain.ip):
+            return None
+        if host.name in self.controls.held or self.politeness.name_slot(host).floor:
+            return None  # paused, blocked or given a delay by the operator (control.py): its turns space it
+        res = host.addr_state
+        if res is None or res.expires <= now:
+            return None  # its address is looked up again at its next turn
+        rules = self._rules(host, now)
+        if rules is None or not rules.usable:
+            return None
+        return self._next_page(host, rules, spider, now, chain)
 
     def _serve(self, host: Origin, spider, now: float) -> Assignment | None:
         host.waiting = Waiting.NONE  # out of the heap now: whatever held it is decided again below
@@ -296,6 +323,12 @@ class Crawl:
                 self.politeness.schedule(host, rules.record.expires)
                 host.waiting = Waiting.ROBOTS_RETRY
             return None
+        return self._next_page(host, rules, spider, now)
+
+    def _next_page(self, host: Origin, rules: r.RobotsRules, spider, now: float,
+                   chain: Chain | None = None) -> Assignment | None:
+        """Claim the head of `host`'s queue that robots.txt allows (skipping
+        at most MAX_SKIPS), handed after `chain`'s tail if one is given."""
         fr = self.frontier
         for _ in range(MAX_SKIPS):
             entry = fr.pop(host)
@@ -304,17 +337,19 @@ class Crawl:
             fp, depth, hops, url = d.unpack_entry(entry)
             if not self.suspects.may_take(fp, spider):  # one suspect per spider at a time
                 fr.push(host, entry, front=True)
-                self.politeness.schedule(host, now + SUSPECT_WAIT_S)
+                if chain is None:
+                    self.politeness.schedule(host, now + SUSPECT_WAIT_S)
                 return None
             rec = fr.record(fp)
             if not can(rec.state, UrlEvent.CLAIMED):  # a stale second entry (urlstate.can)
                 log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
                 continue
             if rules.allowed(url):
-                return self._claim_page(host, entry, rec, fp, url, spider, now)
+                return self._claim_page(host, entry, rec, fp, url, spider, now, chain)
             fr.move(fp, UrlEvent.DISALLOWED, "robots.txt", rec=rec)
             log.info("event=disallowed url=%s", url)
-        self.politeness.schedule(host, now)
+        if chain is None:
+            self.politeness.schedule(host, now)
         return None
 
     def _hold(self, host: Origin, now: float) -> None:
@@ -396,7 +431,7 @@ class Crawl:
         return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
 
     def _claim_page(self, host: Origin, entry: bytes, rec: d.UrlRecord, fp: bytes, url: str, spider,
-                    now: float) -> Assignment:
+                    now: float, chain: Chain | None = None) -> Assignment:
         fr = self.frontier
         trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
         doc_id = rec.doc_id or doc_id
@@ -406,17 +441,22 @@ class Crawl:
                       entry=entry)
         self.claims.persist(fr.txn, claim)
         self.claims.add(claim)
-        self.politeness.started(host, now)
+        if chain is None:
+            self.politeness.started(host, now)
+            self.chains.started(trans_id, host, host.ip, spider)
         self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
         if self.feeds.is_feed(fr.txn, fp):
-            return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "feed"})
-        if self.sitemaps.is_sitemap(fr.txn, fp):
-            return Assignment(trans_id, doc_id, host.ip, host.name, url, {"kind": "sitemap"})
-        # validators mean an earlier fetch passed the type filter: no HEAD then
-        extra = self.recrawl.extras(fr.txn, fp) if self.recrawl is not None else {}
-        if not extra:
-            extra = self.bandwidth.extras(host.id, url)
+            extra = {"kind": "feed"}
+        elif self.sitemaps.is_sitemap(fr.txn, fp):
+            extra = {"kind": "sitemap"}
+        else:  # validators mean an earlier fetch passed the type filter: no HEAD then
+            extra = self.recrawl.extras(fr.txn, fp) if self.recrawl is not None else {}
+            if not extra:
+                extra = self.bandwidth.extras(host.id, url)
+        if chain is not None:
+            extra = {**extra, "after": str(self.chains.extended(chain, trans_id))}
+            self.stats["handed_ahead"] += 1
         return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
 
     def _robots_doc_id(self, url: str) -> int:
@@ -468,6 +508,8 @@ class Crawl:
         self._wake(claim.host, now)
 
     def _release(self, claim: Claim, now: float) -> None:
+        if not self.chains.ended(claim.trans_id):
+            return  # its chain goes on in its spider: the host's transfer is still under way
         for parked in self.politeness.finished(claim.host, claim.ip, now):
             parked.waiting = Waiting.NONE
             self._wake(parked, now)

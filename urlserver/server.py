@@ -3,8 +3,13 @@
 # protocol.ControlConnection (server role), plus DNS tasks and one timer.
 # Everything funnels into pump(): expire claims (CANCEL them), start DNS
 # lookups, take assignments for spiders with credit (round robin), commit
-# them to LMDB, and only then write them. The timer is set for the engine's
-# next wakeup (a host's turn, a claim's deadline, a retry), so nothing polls.
+# them to LMDB, and only then write them. A pump runs when something can
+# have changed what is due: after each loop turn that read events (a DONE,
+# a GET's credit, a WORKING), a DNS answer, or the one timer, armed for the
+# engine's next wakeup (a host's turn, a claim's deadline, a retry); nothing
+# polls, so an idle crawl sleeps in epoll. Pumps batch themselves: the
+# events that arrive while one commits (its fsync) are served by the next,
+# in one commit, so no interval is needed to group them.
 # With --exit-when-done the pump ends the crawl when the engine gives a
 # finish reason (Crawl.finish_reason: done, a limit, deferred retries); a
 # global limit ends even a continuous crawl. The spiders are sent BYE with
@@ -34,10 +39,9 @@ from .urlfilter import UrlFilter
 
 log = logging.getLogger("urlserver")
 IDLE_HINT_MS = 1000
-# Pumps (each ends in an fsync'd commit, about 0.5 ms of CPU here) run at
-# most this often: under load a pump then carries a batch of DONEs and
-# assignments instead of one, and 10 ms is nothing next to a fetch.
-PUMP_INTERVAL_S = 0.01
+# The timer fires this long after the engine's next due time, so that the
+# due time has passed when it runs (loop timers round to the millisecond).
+TIMER_SLACK_S = 0.001
 
 
 class ControlPeer(Peer):
@@ -132,7 +136,8 @@ class UrlServer:
         self.store_view = None  # storeview.StoreView with --store-http: the store's figures
         self._count = 0
         self._pump_pending = False
-        self._last_pump = 0.0
+        self.wakeups = 0  # pumps run, and of them those the timer asked for:
+        self.timer_wakeups = 0  # tests count them to see that nothing polls
         self._timer: asyncio.TimerHandle | None = None
         self._rr = 0
         self._tasks: set[asyncio.Task] = set()
@@ -240,18 +245,14 @@ class UrlServer:
     # -- the pump ------------------------------------------------------------------
 
     def request_pump(self) -> None:
+        """Pump once, after the events of this loop turn (however many asked)."""
         if not self._pump_pending:
             self._pump_pending = True
-            wait = self._last_pump + PUMP_INTERVAL_S - time.monotonic()
-            loop = asyncio.get_running_loop()
-            if wait > 0:
-                loop.call_later(wait, self.pump)
-            else:
-                loop.call_soon(self.pump)
+            asyncio.get_running_loop().call_soon(self.pump)
 
     def pump(self) -> None:
         self._pump_pending = False
-        self._last_pump = time.monotonic()
+        self.wakeups += 1
         if self.broken is not None or self.stopping:
             return
         try:
@@ -292,8 +293,9 @@ class UrlServer:
         while ready:
             for spider in list(ready):
                 assignment = crawl.take(spider, now)
-                if assignment is None:
-                    return out
+                if assignment is None:  # nothing due; another spider may still be handed
+                    ready.remove(spider)  # the URLs of its chains (chains.py)
+                    continue
                 try:
                     out.setdefault(spider, []).append(spider.conn.send(assignment))
                 except LocalProtocolError as exc:
@@ -320,7 +322,12 @@ class UrlServer:
         wake = self.crawl.next_wakeup(serving=serving)
         if wake is not None:
             loop = asyncio.get_running_loop()
-            self._timer = loop.call_later(max(0.0, wake - now) + 0.001, self.request_pump)
+            self._timer = loop.call_later(max(0.0, wake - now) + TIMER_SLACK_S, self._timer_fired)
+
+    def _timer_fired(self) -> None:
+        self._timer = None
+        self.timer_wakeups += 1
+        self.request_pump()
 
     def _finish(self, reason: str) -> None:
         self.finish_reason = reason

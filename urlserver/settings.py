@@ -158,6 +158,11 @@ class Settings:
     ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, panel=POLITENESS)
     ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, panel=POLITENESS)
     host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, panel=POLITENESS)
+    host_lookahead: int = setting(16, help="With no --delay or --ip-delay (nor Crawl-delay), URLs of a busy host "
+                                  "handed ahead to the spider fetching it, each started as the transfer before "
+                                  "it ends, so the next request follows a response at once (0: none)", min=0,
+                                  max=1000, why="transactions one spider holds ahead for one host",
+                                  panel=POLITENESS)
     user_agent: str = setting(DEFAULT_USER_AGENT, help="User-Agent, with a contact", check=_handshake_value,
                               default_help="WRECK/0.1 with the project's URL and contact", panel=POLITENESS)
     robots_token: str = setting(ROBOTS_TOKEN, help="Product token matched against robots.txt User-agent lines",

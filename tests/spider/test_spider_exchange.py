@@ -22,6 +22,7 @@ from wreck.protocol import (
     Ack, AckResult, Assignment, Bye, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
+from wreck.spider import urlclient
 from wreck.spider.urlclient import UrlSession
 from wreck.spider.worker import EXIT_REFUSED, Worker, WorkerOptions
 from tests.spider_helpers import crawl_settings
@@ -251,8 +252,10 @@ def test_working_covers_each_held_transaction_within_timeout_update(web, late):
         session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store], concurrency=8,
                              clock=time.clock, sleep=time.sleep)
         run = asyncio.ensure_future(session.run())
+        await asyncio.sleep(0)  # the session takes the peer's events
         for trans_id, (at, url) in assigned.items():
-            await time.run_until(at)
+            if at:  # before its first assignment the ticker sleeps on no clock (test below)
+                await time.run_until(at)
             peer.on_event(Assignment(trans_id, 100 + trans_id, HOSTILE_IP, HOSTILE_NAME, url))
         async with asyncio.timeout(WAIT):  # the fast page is fetched and handed to the store (real time)
             while 104 not in store.unacked:
@@ -275,6 +278,100 @@ def test_working_covers_each_held_transaction_within_timeout_update(web, late):
         gaps = [b - a for a, b in zip(reports, reports[1:])]
         assert max(gaps) < tu, (trans_id, reports)  # in time, up to the end
         assert min(gaps[1:-1]) >= tu / 3, (trans_id, reports)  # and not chattier than every third
+
+
+async def _held_session():
+    """A UrlSession on virtual time whose store never acks, running: (time,
+    peer, store, session, its run task)."""
+    time = VirtualTime()
+    peer = RecordingPeer(time)
+    store = SilentStore()
+    session = UrlSession(peer, crawl_settings(timeout_update_ms=TIMEOUT_UPDATE_MS), [store],
+                         concurrency=8, clock=time.clock, sleep=time.sleep)
+    run = asyncio.ensure_future(session.run())
+    await asyncio.sleep(0)  # the session takes the peer's events
+    return time, peer, store, session, run
+
+
+def test_an_idle_session_arms_no_timer_until_it_holds_a_transaction(web):
+    """Issue 16: a spider with nothing to fetch uses no CPU, so its WORKING
+    ticker sleeps on no clock until an assignment comes, and again once
+    every transaction it held has ended."""
+    async def scenario():
+        time, peer, _, session, run = await _held_session()
+        for _ in range(20):
+            await asyncio.sleep(0)
+        idle = time.parked.is_set()
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"))
+        await asyncio.wait_for(time.parked.wait(), WAIT)  # holding one: the ticker sleeps on the clock
+        peer.on_event(Cancel(1))  # nothing held any more
+        wake, woken = time._sleeper  # the ticker's next tick comes, names nothing ...
+        time.now = wake
+        time.parked.clear()
+        woken.set_result(None)
+        for _ in range(20):
+            await asyncio.sleep(0)
+        idle_again = not time.parked.is_set()  # ... and it does not sleep on the clock again
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return idle, idle_again
+
+    idle, idle_again = uvloop.run(scenario())
+    assert not idle
+    assert idle_again
+
+
+def test_an_assignment_after_another_starts_only_when_that_transfer_ends(web):
+    """docs/protocol.txt 5.3 after=T: not while T's transfer is under way
+    (nor while T waits for its own after=); at once when T is cancelled."""
+    stall = f"http://{HOSTILE_NAME}:{web.port}/stall-after-headers"
+    target = f"http://{HOSTILE_NAME}:{web.port}/target"
+
+    async def scenario():
+        time, peer, store, session, run = await _held_session()
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, stall))
+        peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target + "?2", {"after": "1"}))
+        peer.on_event(Assignment(3, 103, HOSTILE_IP, HOSTILE_NAME, target + "?3", {"after": "2"}))
+        early = [key for key in (1, 2, 3) if session.fetcher.fetching(key)]
+        peer.on_event(Cancel(1))  # ends T: 2 starts, and 3 once 2's transfer has ended
+        async with asyncio.timeout(WAIT):
+            while not {102, 103} <= set(store.unacked):
+                await asyncio.sleep(0.01)
+        order = [r.target for r in web.log.records() if r.target in ("/target?2", "/target?3")]
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return early, order
+
+    early, order = uvloop.run(scenario())
+    assert early == [1]  # 2 waits for 1, 3 for 2
+    assert order == ["/target?2", "/target?3"]
+
+
+def test_after_a_503_the_transaction_handed_after_it_waits_before_it_starts(web, monkeypatch):
+    """A server that answers 503 asks the host to slow down: what was handed
+    after that transaction does not follow it at once (urlclient.SLOWED_PAUSE_S,
+    made an hour here: the cancel of the 503's transaction ends the wait)."""
+    monkeypatch.setattr(urlclient, "SLOWED_PAUSE_S", 3600.0)
+    busy = f"http://{HOSTILE_NAME}:{web.port}/status/503"
+    target = f"http://{HOSTILE_NAME}:{web.port}/target?after503"
+
+    async def scenario():
+        time, peer, store, session, run = await _held_session()
+        peer.on_event(Assignment(1, 101, HOSTILE_IP, HOSTILE_NAME, busy))
+        peer.on_event(Assignment(2, 102, HOSTILE_IP, HOSTILE_NAME, target, {"after": "1"}))
+        async with asyncio.timeout(WAIT):
+            while 101 not in store.unacked:  # the 503 came back and was analysed
+                await asyncio.sleep(0.01)
+        waiting = not session.fetcher.fetching(2) and 102 not in store.unacked
+        peer.on_event(Cancel(1))
+        async with asyncio.timeout(WAIT):  # ... and it starts once that transaction is over
+            while 102 not in store.unacked:
+                await asyncio.sleep(0.01)
+        peer.closed.set_result(None)
+        await asyncio.wait_for(run, WAIT)
+        return waiting
+
+    assert uvloop.run(scenario())
 
 
 def _drain(queue: asyncio.Queue) -> list:

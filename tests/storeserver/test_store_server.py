@@ -227,3 +227,21 @@ def test_a_spider_that_half_closes_does_not_hold_back_anyone_elses_acks(tmp_path
         assert leaver.until_closed()[-1] == ConnectionClosed()  # closed once its record is in
         good.send([make_record(1)])  # the leaver's record was stored all the same
         assert good.acks(1) == [Ack(1, AckResult.DUPLICATE)]
+
+
+def test_an_idle_store_has_no_timer_running(tmp_path):
+    """Issue 16: a store with nothing to do uses no CPU. Records in and acked,
+    its loop holds no timer (the stall check runs only while a connection
+    waits for memory) and its writer threads sleep on their queues."""
+    with running_server(tmp_path) as (server, port):
+        client = Client(port)
+        client.send([make_record(i) for i in range(1, 4)])
+        assert [a.doc_id for a in client.acks(3)] == [1, 2, 3]
+        scheduled = server._loop.call_soon_threadsafe  # the loop runs in its own thread: ask it
+        timers: list = []
+        done = threading.Event()
+        scheduled(lambda: (timers.extend(h for h in getattr(server._loop, "_scheduled", ()) if not h.cancelled()),
+                           done.set()))
+        assert done.wait(5)
+        assert server._stall_timer is None
+        assert timers == []

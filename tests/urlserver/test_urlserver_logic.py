@@ -361,7 +361,7 @@ def test_a_spider_death_charges_only_the_url_that_surely_killed_it(tmp_path):
 
 
 def test_host_concurrency_hands_out_that_many_at_once(tmp_path):
-    c = crawl_engine(tmp_path, scope="any", host_concurrency=2)
+    c = crawl_engine(tmp_path, scope="any", host_concurrency=2, host_lookahead=0)  # chains: test_chains.py
     c.add_seed("http://a.test/")
     serve_robots(c, "http://a.test")
     page = c.take("s", 0.0)

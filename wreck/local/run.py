@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import select
 import signal
 import time
 from collections.abc import Sequence
@@ -114,7 +115,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
                     raise ChildFailed(f"{child.name} exited with {child.proc.returncode}:\n{child.tail()}")
-            time.sleep(TICK_S)
+            _tick(url.proc.pid)
     except OtherCrawl as exc:
         progress.close()
         Console(stderr=True).print(f"wreck-crawl: {exc}", markup=False, highlight=False, soft_wrap=True)
@@ -173,6 +174,21 @@ def _refused_by_address_policy(last: dict) -> str | None:
         return None
     return (f"nothing fetched: {forbidden} URL(s) resolved to addresses the crawl refuses (loopback, private, "
             f"reserved); to crawl them, give --allow-net with their network, e.g. --allow-net 127.0.0.0/8")
+
+
+def _tick(pid: int) -> None:
+    """Wait TICK_S, or less if process `pid` (the urlserver) ends first: a
+    finished crawl then stops at once, not at the next tick (issue 16). A
+    pidfd wakes select() when the process ends, so nothing polls."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd here (Linux < 5.3), or already reaped
+        time.sleep(TICK_S)
+        return
+    try:
+        select.select([fd], [], [], TICK_S)
+    finally:
+        os.close(fd)
 
 
 def _stop_all(children: list[Child]) -> None:
