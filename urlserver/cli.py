@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import logging
 import os
@@ -149,6 +150,10 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         print(f"urlserver: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
+    # The hosts and records loaded so far live as long as the crawl: out of the
+    # collector's generations, so a full collection does not walk them again
+    # (about 10% of hand-out time at 30M URLs, bench/results/*frontier-notes.md).
+    gc.freeze()
     server = UrlServer(settings, crawl)
     if settings.store_http:
         server.store_view = StoreView(settings.store_http)
