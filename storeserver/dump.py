@@ -7,6 +7,8 @@
 #                                            URL normalised as the crawler does)
 #   wreck-dump --all --jsonl --data DIR     (one JSON object per doc, stdout)
 #   wreck-dump --all --warc FILE --data DIR (WARC/1.1; FILE.gz: gzipped; -: stdout)
+#   wreck-dump ... --data DIR1 --data DIR2  (a sharded crawl's stores read as
+#   wreck-dump ... --manifest FILE           one: reader.open_stores)
 #
 # Which document(s) (DOCID, --url, --all and its filters: dumpfilter.py)
 # and how they are written are chosen apart; each output format is one small
@@ -29,13 +31,14 @@ import msgspec
 import typer
 
 from wreck import cmdline, oneline, options
-from wreck.options import REQUIRED, setting
+from wreck.options import setting
 from wreck.urlnorm import normalize
 
 from .compress import CorruptDocument
 from .dumpfilter import Filter, FilterError, parse_hosts, parse_statuses, parse_time
 from .dumprecord import FieldError, fields_from, main_text, record
 from .layout import StoredDoc
+from .reader import open_stores, stores_of
 from .store import NotFound, ReadStore, StoreError
 from .warc import write_warc
 
@@ -48,6 +51,7 @@ EXAMPLES = cmdline.examples(
     ("Every 2xx page of one host as JSON lines, without bodies",
      "wreck-dump --data crawl --all --jsonl --no-body --status 2xx --host h.test"),
     ("Every document as a gzipped WARC file", "wreck-dump --data crawl --all --warc crawl.warc.gz"),
+    ("A crawl sharded over three stores, as one", "wreck-dump --manifest frontier/crawl.json --all --jsonl"),
 )
 IN, OUT, WHICH = options.INPUT, options.OUTPUT, options.SCOPE  # --help panels
 
@@ -66,8 +70,11 @@ class DumpOptions:
     """wreck-dump's options, declared once (wreck/options.py); which of them
     go together is _refuse_conflicts'."""
 
-    data: Path = setting(REQUIRED, help="The store's data directory (storeserver's --data, wreck-crawl's --data)",
-                         metavar="DIR", panel=IN)
+    data: tuple[str, ...] = setting((), help="The store's data directory (storeserver's --data, wreck-crawl's "
+                                    "--data); repeat it for each shard of a sharded crawl, in --store order",
+                                    repeatable=True, metavar="DIR", panel=IN)
+    manifest: str | None = setting(None, help="Read every store of a sharded crawl named in this manifest (the "
+                                   "urlserver's DATA/crawl.json, or its --data)", metavar="FILE", panel=IN)
     url: str | None = setting(None, help="The current document of this URL (the latest, 304 revisits aside)",
                               metavar="URL", panel=IN)
     all_docs: bool = setting(False, flag="--all", help="Every document (those the filters keep)", panel=IN)
@@ -118,7 +125,7 @@ def dump(
     # as the crawler stored it: http://h3.example is http://h3.example/
     url = None if o.url is None else normalize(o.url) or o.url
     try:
-        store = ReadStore(o.data)
+        store = _open(o)
     except StoreError as exc:
         raise _fail(str(exc)) from None
     out = sys.stdout.buffer
@@ -153,6 +160,8 @@ def dump(
 def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     """Usage if the options contradict each other (or choose nothing)."""
     url, all_docs, text = o.url, o.all_docs, o.text
+    if bool(o.data) == (o.manifest is not None):
+        raise Usage("--data and --manifest: give one of them" if o.data else "give --data DIR or --manifest FILE")
     views = {"--headers": o.headers, "--body": o.body, "--json": o.as_json, "--jsonl": o.jsonl,
              "--warc": o.warc is not None}
     chosen = {"--fields": o.fields is not None, "--no-body": o.no_body}
@@ -178,6 +187,12 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     filtering = [name for name, value in filters.items() if value is not None]
     if filtering and not all_docs:
         raise Usage(f"{filtering[0]} chooses among --all: give --all")
+
+
+def _open(o: DumpOptions) -> ReadStore:
+    """The store chosen: one --data, or several shards read as one."""
+    dirs = [Path(d) for d in o.data] if o.data else stores_of(Path(o.manifest))
+    return ReadStore(dirs[0]) if len(dirs) == 1 else open_stores(dirs)
 
 
 def _one(store: ReadStore, doc_id: int | None, url: str | None) -> tuple[StoredDoc, bytes]:

@@ -7,6 +7,11 @@
 #   read_counters(DIR)   documents, raw and stored bytes, 304 revisits
 #   read_crawl_id(DIR)   the crawl whose records the store keeps (6.1)
 #   open_store(DIR)      a ReadStore: documents by doc id or URL, in order
+#   open_stores(DIRS)    the shards of one crawl (docs/protocol.txt: doc id D
+#                        in store D mod n) read as one store: the same API,
+#                        doc order across shards, a URL looked up in each
+#   stores_of(MANIFEST)  the store directories a crawl manifest names (the
+#                        urlserver's DATA/crawl.json, wreck/manifest.py)
 #
 # DIR is the storeserver's --data (the store keeps its files beneath it).
 # Every failure is a StoreError (NotFound for a missing document).
@@ -19,11 +24,14 @@ from pathlib import Path
 import lmdb
 import msgspec
 
+from wreck import manifest
+
 from .layout import META_CRAWL, StoredDoc
+from .shards import ShardedStore, open_shards
 from .store import META_DOCS, META_NOT_MODIFIED, META_RAW, META_STORED, NotFound, ReadStore, StoreError
 
-__all__ = ["Counters", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_store", "read_counters",
-           "read_crawl_id"]
+__all__ = ["Counters", "NotFound", "ReadStore", "ShardedStore", "StoreError", "StoredDoc", "open_store",
+           "open_stores", "read_counters", "read_crawl_id", "stores_of"]
 
 
 class Counters(msgspec.Struct, frozen=True):
@@ -73,3 +81,32 @@ def read_counters(data: Path) -> Counters:
     info = _meta(data)
     return Counters(**{key.decode(): int(info.get(key.decode(), 0))
                        for key in (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)})
+
+
+def open_stores(dirs: list[Path]) -> ShardedStore:
+    """The stores in `dirs` (shard order: the urlserver's --store order) read
+    as one store; close() it when done.
+
+    Raises StoreError if one cannot be opened or they keep different crawls.
+    """
+    try:
+        return open_shards(dirs)
+    except OSError as exc:
+        raise StoreError(f"cannot open the stores {', '.join(map(str, dirs))}: {exc}") from None
+
+
+def stores_of(path: Path) -> list[Path]:
+    """The store directories, in shard order, that the crawl manifest in
+    `path` (a crawl.json or the urlserver's --data holding one) names.
+
+    Raises StoreError if it cannot be read or names no directories (stores
+    on other boxes: give their copied directories instead).
+    """
+    try:
+        found = manifest.read(Path(path))
+    except manifest.ManifestError as exc:
+        raise StoreError(str(exc)) from None
+    if not found.store_data:
+        raise StoreError(f"the manifest {path} names the stores {', '.join(found.stores)} but not their "
+                         "directories (they run on other boxes): give each store's directory with --data")
+    return [Path(d) for d in found.store_data]

@@ -14,7 +14,7 @@ SAMPLES = {
     "plugins": ("pattern=deny.txt",), "url_filter_cmd": "grep -v x", "recrawl": 7200.0, "recrawl_min": 60.0,
     "recrawl_max": 5e6, "feed_max_interval": 86400.0, "dns_max_ttl": 7200.0, "map_size": 1 << 30,
     "max_doc_size": 1 << 20, "robots_ttl": 600.0, "max_url_len": 4000, "sitemap_max_urls": 100,
-    "retry_only": r"/p-\d+\.html$",
+    "retry_only": r"/p-\d+\.html$", "store_data": ("/srv/store0",),
 }
 
 

@@ -49,6 +49,7 @@ app = cmdline.app("Crawl from seed URLs with the whole of WRECK on this machine.
 URLSERVER_OWN = {
     "data": "the urlserver's state is DIR/frontier of wreck-crawl's --data",
     "store": "wreck-crawl starts the store and passes its address",
+    "store_data": "wreck-crawl passes its store's directory (DIR) for the crawl manifest",
     "listen": "a free loopback port, read back from the urlserver child",
     "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
     "secret": "never on a command line (ps shows it); taken from the environment",

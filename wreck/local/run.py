@@ -82,6 +82,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
+            "--store-data", str(where.store_data),
             "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
