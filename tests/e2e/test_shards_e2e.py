@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,13 @@ from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES
 from tests.shard_helpers import ShardedCrawl, is_page, shard_docs
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from wreck import manifest
+from wreck.storeserver.reader import read_counters
 
 SHARDS = 3
+GOES_ON = 2  # documents each live shard stores while another is down (at least)
 SPEC = SiteSpec(hosts=4, pages_per_host=10)
-ARGS = ["--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.02", *FAST_RETRIES]
+BASE = ["--allow-net", "127.0.0.0/8", "--scope", "any", *FAST_RETRIES]
+ARGS = [*BASE, "--delay", "0.02"]
 
 
 def _dump(*args: str) -> list[dict]:
@@ -75,3 +79,45 @@ def test_wreck_dump_through_the_manifest_is_the_union_of_the_shards(crawled):
     together = _dump("--manifest", str(crawl.frontier / manifest.MANIFEST))
     assert together == union
     assert len({line["doc_id"] for line in together}) == len(together)
+
+
+def _docs(crawl: ShardedCrawl, shard: int) -> int:
+    return read_counters(crawl.store_dir(shard)).docs if (crawl.store_dir(shard) / "store").exists() else 0
+
+
+def _until(predicate, what: str, crawl: ShardedCrawl) -> None:
+    deadline = time.monotonic() + CRAWL_TIMEOUT
+    while not predicate():
+        assert time.monotonic() < deadline, f"{what}\n{crawl.logs()}"
+        time.sleep(0.1)
+
+
+def test_a_killed_shard_holds_only_its_own_documents_and_the_crawl_completes(tmp_path):
+    """kill -9 of one store of three: the other two keep storing while it is
+    down (the spider parks its work and keeps its claims alive); restarted
+    on its address, the crawl completes with every page stored once, in the
+    right shard. A host whose next URL is the down shard's waits for it (its
+    claim holds the host's politeness slot, and the URL keeps its doc id for
+    exactly-once storage), so the others go on host by host, not forever:
+    docs/deploy.md."""
+    spec = SiteSpec(hosts=6, pages_per_host=30)
+    args = [*BASE, "--delay", "0.1"]  # slow enough to kill a shard mid-crawl
+    with RunningWeb(spec) as web:
+        seeds = [web.url(f"h{i}.wreck.test") for i in range(spec.hosts)]
+        crawl = ShardedCrawl(tmp_path, web, seeds, args, shards=SHARDS, concurrency=10)
+        try:
+            _until(lambda: all(_docs(crawl, i) >= 3 for i in range(SHARDS)), "every shard stores", crawl)
+            crawl.kill_store(1)
+            before = [_docs(crawl, i) for i in range(SHARDS)]
+            # the others go on while shard 1 is down: each host goes on until
+            # its next URL is one of shard 1's (its claim then waits for it)
+            _until(lambda: all(_docs(crawl, i) >= before[i] + GOES_ON for i in (0, 2)), "shards 0 and 2 go on",
+                   crawl)
+            assert _docs(crawl, 1) == before[1]
+            assert crawl.urlserver.proc.poll() is None  # not done: shard 1's pages are still due
+            crawl.restart_store(1)
+            assert crawl.urlserver.proc.wait(CRAWL_TIMEOUT) == 0, crawl.logs()
+        finally:
+            crawl.stop()
+        truth = compute_truth(web.site, seeds, scope="any")
+    _check_shards(crawl, truth)
