@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import re
@@ -23,6 +24,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 NS_PREFIX = "wreck-xh"
@@ -153,3 +156,23 @@ def skip_reason() -> str | None:
     return None
 
 
+
+
+@contextlib.contextmanager
+def built_net(nodes: dict[str, list[str]]):
+    """A built Net of `nodes` (role -> addresses), torn down on exit; the
+    test skips, saying why, where namespaces cannot be made."""
+    reason = skip_reason()
+    if reason:
+        pytest.skip(reason)
+    sweep_stale_namespaces()
+    net = Net(nodes)
+    try:
+        try:
+            net.build()
+        except subprocess.CalledProcessError as exc:
+            pytest.skip(f"cannot create network namespaces, a bridge and veth pairs here: "
+                        f"`{' '.join(exc.cmd)}` said {exc.stderr.strip()!r}")
+        yield net
+    finally:
+        net.teardown()

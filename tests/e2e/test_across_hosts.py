@@ -41,7 +41,6 @@ import ipaddress
 import json
 import re
 import secrets
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -51,7 +50,7 @@ import pytest
 from wreck.storeserver.store import ReadStore
 from tests.web import (CrawlTruth, RequestRecord, SiteSpec, build_site, compute_truth,
                        duplicate_requests, read_jsonl)
-from tests.netns_helpers import START_TIMEOUT, Net, skip_reason, sweep_stale_namespaces
+from tests.netns_helpers import START_TIMEOUT, Net, built_net
 from tests.web.truth import normalize
 
 SUBNET = "10.231.0.0/24"
@@ -85,21 +84,9 @@ class Run:
 
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    sweep_stale_namespaces()
     tmp = tmp_path_factory.mktemp("across")
-    net = Net({role: web_ips() if role == "web" else [address] for role, address in NODES.items()})
-    try:
-        try:
-            net.build()
-        except subprocess.CalledProcessError as exc:
-            pytest.skip(f"cannot create network namespaces, a bridge and veth pairs here: "
-                        f"`{' '.join(exc.cmd)}` said {exc.stderr.strip()!r}")
+    with built_net({role: web_ips() if role == "web" else [address] for role, address in NODES.items()}) as net:
         yield _crawl(net, tmp)
-    finally:
-        net.teardown()
 
 
 def _crawl(net: Net, tmp: Path) -> Run:

@@ -25,15 +25,12 @@ import json
 import random
 import secrets
 import signal
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-import pytest
-
-from tests.netns_helpers import START_TIMEOUT, Net, Proc, skip_reason, sweep_stale_namespaces
+from tests.netns_helpers import START_TIMEOUT, Net, Proc, built_net
 from tests.web import SiteSpec, build_site, compute_truth, gaps_by_host, gaps_by_ip, read_jsonl
 from tests.web.truth import normalize
 from wreck.storeserver.reader import open_store
@@ -124,18 +121,8 @@ class Crawl:
 
 
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
-    reason = skip_reason()
-    if reason:
-        pytest.skip(reason)
-    sweep_stale_namespaces()
     nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": _web_ips(spec)}
-    net = Net(nodes)
-    try:
-        try:
-            net.build()
-        except subprocess.CalledProcessError as exc:
-            pytest.skip(f"cannot create network namespaces, a bridge and veth pairs here: "
-                        f"`{' '.join(exc.cmd)}` said {exc.stderr.strip()!r}")
+    with built_net(nodes) as net:
         web = net.start("web", [
             "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
             "--hosts-per-ip", str(spec.hosts_per_ip), "--no-hostile", "--first-ip", WEB_IP, "--dns-ip", WEB_IP,
@@ -176,8 +163,6 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
                 reader.close()
         return Outcome(url_rc, shards, compute_truth(site, seeds, scope="any"), read_jsonl(tmp / "web.jsonl"),
                        killed, logs)
-    finally:
-        net.teardown()
 
 
 def _pages(shards: list[dict[int, str]]) -> list[str]:
