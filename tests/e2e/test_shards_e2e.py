@@ -121,3 +121,33 @@ def test_a_killed_shard_holds_only_its_own_documents_and_the_crawl_completes(tmp
             crawl.stop()
         truth = compute_truth(web.site, seeds, scope="any")
     _check_shards(crawl, truth)
+
+
+def test_wreck_crawl_runs_three_store_shards_and_reads_them_back_as_one(tmp_path):
+    """wreck-crawl --stores 3: three local stores, a manifest naming them,
+    a summary that reads them with --manifest; a resume keeps three and
+    refuses another count in one line."""
+    data = tmp_path / "crawl"
+    with RunningWeb(SPEC) as web:
+        dns_ip, dns_port = web.dns_address
+        seeds = [web.url("h0.wreck.test"), web.url("h2.wreck.test")]
+        run = subprocess.run([
+            sys.executable, "-m", "wreck.local.cli", *seeds, "--data", str(data), "--stores", str(SHARDS),
+            "--dns", f"{dns_ip}:{dns_port}", *ARGS, "--procs", "1",
+        ], capture_output=True, text=True, timeout=CRAWL_TIMEOUT * 2)  # fmt: skip
+        truth = compute_truth(web.site, seeds, scope="any")
+    assert run.returncode == 0, run.stdout + run.stderr
+    kept = manifest.read(data / "frontier")
+    assert f"wreck-dump --manifest {data / 'frontier' / manifest.MANIFEST}" in run.stdout
+    shards = [shard_docs(Path(d)) for d in kept.store_data]
+    assert len(shards) == SHARDS and all(shards)
+    for i, docs in enumerate(shards):
+        assert all(d % SHARDS == i for d in docs)
+    pages = [url for docs in shards for url in docs.values() if is_page(url)]
+    assert len(pages) == len(set(pages)) and set(pages) == set(truth.fetched)
+    together = _dump("--manifest", str(data / "frontier"))
+    assert sorted(line["doc_id"] for line in together) == sorted(d for docs in shards for d in docs)
+    assert f"stored: {len(together)} documents" in run.stdout  # the summary counts every shard
+    again = subprocess.run([sys.executable, "-m", "wreck.local.cli", "--data", str(data), "--stores", "2"],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "cannot change during a crawl" in again.stderr

@@ -54,14 +54,14 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
         store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
-        log_args: Sequence[str] = ()) -> int:
+        log_args: Sequence[str] = (), shards: int = 1) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
     dashboard on `http` (HOST:PORT, port 0: any), each child given
     `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
     policy, 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
-    where = Layout(data)
+    where = Layout(data, shards)
     where.make()
     stopping = {"signal": None}
 
@@ -75,14 +75,17 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
-        children.append(store)
-        store_addr = store.read_line(STORE_LISTENING)
-        store.drain()
+        stores, store_flags = [], []
+        for shard, store_dir in enumerate(where.store_dirs):  # shard order: doc id D in store D mod n
+            name = "storeserver" if shard == 0 else f"storeserver{shard}"
+            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", "127.0.0.1:0",
+                                                          *store_args, *log_args], where.log(name), env)  # fmt: skip
+            children.append(store)
+            stores.append(store)
+            store_flags += ["--store", store.read_line(STORE_LISTENING), "--store-data", str(store_dir)]
+            store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr,
-            "--store-data", str(where.store_data),
+            *urls, *urlserver_args, "--data", str(where.frontier), *store_flags,
             "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
@@ -99,7 +102,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
-        progress = Progress(status_url, where.store_data, console)
+        progress = Progress(status_url, where.store_dirs, console)
         while stopping["signal"] is None:
             progress.update()
             if not url.running():
@@ -107,7 +110,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                 if not finished:
                     raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
                 break
-            for child in (store, spider):
+            for child in (*stores, spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
@@ -134,7 +137,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     final = _final_status(url)  # as committed, unlike the last /status
     if final is not None:
         last = final
-    text = summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished)
+    text = summary(last, store_counters(where.store_dirs), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     refused = _refused_by_address_policy(last) if finished else None
     if refused:
