@@ -43,6 +43,9 @@ class StoreClient:
         self.backoff = Backoff()
         self._task: asyncio.Task | None = None
         self._stopping = False
+        # called each time the connection is up again (a session fetches
+        # what it parked for this shard meanwhile: urlclient.py)
+        self.on_up: set[Callable[[], None]] = set()
 
     def start(self) -> None:
         self._task = asyncio.get_running_loop().create_task(self._keep_connected(), name=f"store {self.address}")
@@ -55,6 +58,11 @@ class StoreClient:
             self._task.cancel()
             await asyncio.gather(self._task, return_exceptions=True)
 
+    @property
+    def connected(self) -> bool:
+        """Whether the store's connection is up (else records wait here)."""
+        return self.peer is not None and self.peer.is_open
+
     def submit(self, record: Record, on_ack: AckCallback) -> None:
         """Queue `record`; on_ack(result) once the store has it durably.
 
@@ -66,7 +74,7 @@ class StoreClient:
             return
         data = encode_record(record)
         self.unacked[record.doc_id] = (data, [on_ack])
-        if self.peer is not None and self.peer.is_open:
+        if self.connected:
             self.peer.write(data)
 
     def _on_event(self, event: object) -> None:
@@ -108,6 +116,8 @@ class StoreClient:
                 LOG.info("%s: connected, resending %d unacked records", what, len(self.unacked))
                 for data, _ in list(self.unacked.values()):
                     peer.write(data)
+            for callback in list(self.on_up):
+                callback()
             error = await peer.closed
             self.peer = None
             if isinstance(error, Refused):  # after READY: a store of another crawl (6.1)

@@ -17,7 +17,9 @@
 # and hands nothing more ahead meanwhile.
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
-# handed to a store stay there until acked.
+# handed to a store stay there until acked. Records held for a store shard
+# that is down are spared from the window up to SHARD_BACKLOG_WINDOWS, so the
+# other shards' work goes on meanwhile.
 # A body spider/htmlguard.py calls heavy, and any sitemap (up to a million
 # elements, spider/sitemaps.py), is analysed on the session's one
 # parse thread instead (lexbor releases the GIL), so a pathological page
@@ -68,6 +70,20 @@ SLOWED_PAUSE_S = 0.5
 PARSE_THREADS = 1
 # Ask for more URLs once this fraction of the window is free (fewer GETs).
 REFILL_FRACTION = 8
+# A store shard that is down (killed, unreachable) holds its records here
+# until it is back (storeclient.py resends them), their claims kept alive
+# by WORKING. Up to this many windows of them per down shard are not
+# counted against the window, so fetching for the other shards goes on
+# (issue 19: a shard's loss holds only that shard); past it they count
+# again, so memory stays bounded: at most (1 + this x down shards) windows
+# of records are held.
+SHARD_BACKLOG_WINDOWS = 1
+# An assignment whose store shard is down when it arrives is parked, not
+# fetched: its claim kept alive by WORKING, fetched once the shard is back.
+# An assignment is a URL and a few fields (not a page), so many windows of
+# them fit; past this bound per down shard they are fetched and held as
+# records (above), so the window still bounds what the spider holds.
+SHARD_PARK_WINDOWS = 16
 
 
 class _Txn:
@@ -92,6 +108,8 @@ class UrlSession:
         self.window = max(1, concurrency)
         self.refill = max(1, self.window // REFILL_FRACTION)
         self.txns: dict[int, _Txn] = {}
+        # shard -> trans ids parked while that store is down, in arrival order
+        self.parked: dict[int, dict[int, None]] = {}
         self.results: deque[FetchResult] = deque()
         self._parse_scheduled = False
         self.loop = asyncio.get_running_loop()
@@ -107,16 +125,21 @@ class UrlSession:
         """Serve until the connection closes; returns its PeerError (or None)."""
         self.peer.on_event = self._on_event
         ticker = self.loop.create_task(self._working_ticker())
+        for store in self.stores:
+            store.on_up.add(self._refill)
         try:
             self._refill()
             return await self.peer.closed
         finally:
             ticker.cancel()
+            for store in self.stores:
+                store.on_up.discard(self._refill)
             self.fetcher.close()
             # a parse under way finishes on its own (a thread cannot be
             # stopped); its result finds no transaction and is dropped
             self.parser.shutdown(wait=False, cancel_futures=True)
             self.txns.clear()
+            self.parked.clear()
             self.results.clear()
             self._behind.clear()
             self._waits_for.clear()
@@ -129,6 +152,8 @@ class UrlSession:
             self._start(event)
         elif kind is Cancel:
             if self.txns.pop(event.trans_id, None) is not None:
+                for parked in self.parked.values():
+                    parked.pop(event.trans_id, None)
                 self._cancel(event.trans_id)
                 self._refill()
         elif kind is Bye:
@@ -143,8 +168,20 @@ class UrlSession:
             return
         self.txns[a.trans_id] = _Txn(a, self.clock())
         self._busy.set()
+        shard = a.doc_id % len(self.stores)
+        if not self.stores[shard].connected:
+            parked = self.parked.setdefault(shard, {})
+            if len(parked) < self.window * SHARD_PARK_WINDOWS:
+                parked[a.trans_id] = None
+                return
+        self._begin(a)
+
+    def _begin(self, a: Assignment) -> None:
+        """Fetch `a` now, or once the transfer it follows (after=) ends; a
+        parked transfer counts as not ended, so a host never gets two at once."""
         after = _after(a.extra) if a.extra else None
-        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for or after in self._behind):
+        if after is not None and (self.fetcher.fetching(after) or after in self._waits_for or after in self._behind
+                                  or any(after in parked for parked in self.parked.values())):
             self._behind.setdefault(after, []).append(a)  # started when `after`'s transfer ends
             self._waits_for[a.trans_id] = after
             return
@@ -256,10 +293,35 @@ class UrlSession:
 
     # -- window and WORKING ----------------------------------------------------
 
+    def _held(self) -> int:
+        """Transactions and records counted against the window: parked ones
+        and a down shard's backlog up to its bound are spared."""
+        spared = sum(min(len(s.unacked), self.window * SHARD_BACKLOG_WINDOWS)
+                     for s in self.stores if not s.connected)
+        spared += sum(len(parked) for parked in self.parked.values())
+        return max(len(self.txns), sum(len(s.unacked) for s in self.stores)) - spared
+
+    def _unpark(self) -> None:
+        """Fetch parked assignments of shards back up, as the window allows."""
+        room = self.window - self._held()
+        for shard in [shard for shard in self.parked if self.stores[shard].connected]:
+            parked = self.parked[shard]
+            while parked and room > 0:
+                trans_id = next(iter(parked))
+                del parked[trans_id]
+                txn = self.txns.get(trans_id)
+                if txn is not None:
+                    room -= 1
+                    self._begin(txn.assignment)
+            if not parked:
+                del self.parked[shard]
+
     def _refill(self) -> None:
         if not self.peer.is_open:
             return
-        held = max(len(self.txns), sum(len(s.unacked) for s in self.stores))
+        if self.parked:
+            self._unpark()
+        held = self._held()
         want = self.window - held - self.peer.conn.credit
         if want >= self.refill or (want > 0 and held == 0 and self.peer.conn.credit == 0):
             self.peer.send(Get(min(want, limits.MAX_GET)))
@@ -276,6 +338,7 @@ class UrlSession:
             await self.sleep(interval)
             if not self.peer.is_open:
                 return
+            self._refill()  # a store shard went down meanwhile: its backlog frees the window
             now = self.clock()
             due = [tid for tid, t in self.txns.items() if now - t.reported >= interval]
             for start in range(0, len(due), limits.MAX_WORKING_IDS):

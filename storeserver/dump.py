@@ -13,6 +13,8 @@
 #   wreck-dump --all --parquet FILE [--bodies] (one row per document, docs/reading.md)
 #   wreck-dump --all --wacz FILE --data DIR (WACZ 1.2: the WARC export, its CDXJ, pages)
 #   wreck-dump --cdxj WARC [--cdxj WARC...] (each WARC's CDXJ index, written beside it)
+#   wreck-dump ... --data DIR1 --data DIR2  (a sharded crawl's stores read as
+#   wreck-dump ... --manifest FILE           one: reader.open_stores)
 #
 # Which document(s) (DOCID, --url, --all and its filters: dumpfilter.py)
 # and how they are written are chosen apart; each output format is one small
@@ -43,6 +45,7 @@ from .documents import Crawl
 from .dumpfilter import Filter, FilterError, parse_hosts, parse_statuses, parse_time
 from .dumprecord import FieldError, fields_from, main_text, record
 from .layout import StoredDoc
+from .reader import open_stores, stores_of
 from .store import NotFound, ReadStore, StoreError
 from .layout import META_EXPORTED
 from .store import record_position
@@ -57,6 +60,7 @@ EXAMPLES = cmdline.examples(
     ("Every 2xx page of one host as JSON lines, without bodies",
      "wreck-dump --data crawl --all --jsonl --no-body --status 2xx --host h.test"),
     ("Every document as a gzipped WARC file", "wreck-dump --data crawl --all --warc crawl.warc.gz"),
+    ("A crawl sharded over three stores, as one", "wreck-dump --manifest frontier/crawl.json --all --jsonl"),
 )
 ALL_VIEWS = ("--jsonl", "--warc", "--parquet", "--wacz")  # what --all writes
 IN, OUT, WHICH = options.INPUT, options.OUTPUT, options.SCOPE  # --help panels
@@ -76,8 +80,11 @@ class DumpOptions:
     """wreck-dump's options, declared once (wreck/options.py); which of them
     go together is _refuse_conflicts'."""
 
-    data: Path | None = setting(None, help="The store's data directory (storeserver's --data, wreck-crawl's "
-                                "--data); needed but with --cdxj", metavar="DIR", default_help="required", panel=IN)
+    data: tuple[str, ...] = setting((), help="The store's data directory (storeserver's --data, wreck-crawl's "
+                                    "--data); repeat it for each shard of a sharded crawl, in --store order",
+                                    repeatable=True, metavar="DIR", default_help="required but with --cdxj", panel=IN)
+    manifest: str | None = setting(None, help="Read every store of a sharded crawl named in this manifest (the "
+                                   "urlserver's DATA/crawl.json, or its --data)", metavar="FILE", panel=IN)
     url: str | None = setting(None, help="The current document of this URL (the latest, 304 revisits aside)",
                               metavar="URL", panel=IN)
     all_docs: bool = setting(False, flag="--all", help="Every document (those the filters keep)", panel=IN)
@@ -144,7 +151,7 @@ def dump(
     # as the crawler stored it: http://h3.example is http://h3.example/
     url = None if o.url is None else normalize(o.url) or o.url
     try:
-        store = ReadStore(o.data)
+        store = _open(o)
     except StoreError as exc:
         raise _fail(str(exc)) from None
     out = sys.stdout.buffer
@@ -166,7 +173,7 @@ def dump(
             upto = _write_warc(store, None if whole else docs, o, out)
             if o.since_last_export:
                 store.close()  # one environment per path and process: the reader goes first
-                record_position(o.data, META_EXPORTED, upto)
+                record_position(Path(o.data[0]), META_EXPORTED, upto)
         elif o.jsonl:
             _write_jsonl(store, docs, names, out)
         else:
@@ -193,11 +200,13 @@ def dump(
 def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     """Usage if the options contradict each other (or choose nothing)."""
     url, all_docs, text = o.url, o.all_docs, o.text
+    if bool(o.data) == (o.manifest is not None):
+        raise Usage("--data and --manifest: give one of them" if o.data else "give --data DIR or --manifest FILE")
     views = {"--headers": o.headers, "--body": o.body, "--json": o.as_json, "--jsonl": o.jsonl,
              "--warc": o.warc is not None, "--parquet": o.parquet is not None, "--wacz": o.wacz is not None}
     chosen = {"--fields": o.fields is not None, "--no-body": o.no_body}
-    if o.data is None:
-        raise Usage("--data DIR is needed (the store's data directory)")
+    if o.since_last_export and (len(o.data) > 1 or o.manifest is not None):
+        raise Usage("--since-last-export keeps its place in one store: export each shard with its own --data")
     if o.since_last_export and not (all_docs and o.warc is not None):
         raise Usage("--since-last-export chooses what --all --warc FILE writes: give both")
     if (o.operator or o.crawl_name) and o.warc is None and o.wacz is None:
@@ -243,6 +252,12 @@ def _write_cdxj(warcs: tuple[str, ...]) -> None:
             typer.echo(f"wrote {index_beside(Path(path))}", err=True)
         except (CdxjError, OSError) as exc:
             raise _fail(str(exc)) from None
+
+
+def _open(o: DumpOptions) -> ReadStore:
+    """The store chosen: one --data, or several shards read as one."""
+    dirs = [Path(d) for d in o.data] if o.data else stores_of(Path(o.manifest))
+    return ReadStore(dirs[0]) if len(dirs) == 1 else open_stores(dirs)
 
 
 def _one(store: ReadStore, doc_id: int | None, url: str | None) -> tuple[StoredDoc, bytes]:

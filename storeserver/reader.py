@@ -10,6 +10,11 @@
 #   open_crawl(DIR)      a Crawl: Documents with status, type, fetch time,
 #                        title, text, digest; filters; lookup by URL
 #                        (storeserver/documents.py, docs/reading.md)
+#   open_stores(DIRS)    the shards of one crawl (docs/protocol.txt: doc id D
+#                        in store D mod n) read as one store: the same API,
+#                        doc order across shards, a URL looked up in each
+#   stores_of(MANIFEST)  the store directories a crawl manifest names (the
+#                        urlserver's DATA/crawl.json, wreck/manifest.py)
 #
 # DIR is the storeserver's --data (the store keeps its files beneath it).
 # Every failure is a StoreError (NotFound for a missing document).
@@ -22,12 +27,15 @@ from pathlib import Path
 import lmdb
 import msgspec
 
+from wreck import manifest
+
 from .documents import Crawl, Document, open_crawl, payload_digest
 from .layout import META_CRAWL, StoredDoc
+from .shards import ShardedStore, open_shards
 from .store import META_DOCS, META_NOT_MODIFIED, META_RAW, META_STORED, NotFound, ReadStore, StoreError
 
-__all__ = ["Counters", "Crawl", "Document", "NotFound", "ReadStore", "StoreError", "StoredDoc", "open_crawl",
-           "open_store", "payload_digest", "read_counters", "read_crawl_id"]
+__all__ = ["Counters", "Crawl", "Document", "NotFound", "ReadStore", "ShardedStore", "StoreError", "StoredDoc",
+           "open_crawl", "open_store", "open_stores", "payload_digest", "read_counters", "read_crawl_id", "stores_of"]
 
 
 class Counters(msgspec.Struct, frozen=True):
@@ -77,3 +85,32 @@ def read_counters(data: Path) -> Counters:
     info = _meta(data)
     return Counters(**{key.decode(): int(info.get(key.decode(), 0))
                        for key in (META_DOCS, META_RAW, META_STORED, META_NOT_MODIFIED)})
+
+
+def open_stores(dirs: list[Path]) -> ShardedStore:
+    """The stores in `dirs` (shard order: the urlserver's --store order) read
+    as one store; close() it when done.
+
+    Raises StoreError if one cannot be opened or they keep different crawls.
+    """
+    try:
+        return open_shards(dirs)
+    except OSError as exc:
+        raise StoreError(f"cannot open the stores {', '.join(map(str, dirs))}: {exc}") from None
+
+
+def stores_of(path: Path) -> list[Path]:
+    """The store directories, in shard order, that the crawl manifest in
+    `path` (a crawl.json or the urlserver's --data holding one) names.
+
+    Raises StoreError if it cannot be read or names no directories (stores
+    on other boxes: give their copied directories instead).
+    """
+    try:
+        found = manifest.read(Path(path))
+    except manifest.ManifestError as exc:
+        raise StoreError(str(exc)) from None
+    if not found.store_data:
+        raise StoreError(f"the manifest {path} names the stores {', '.join(found.stores)} but not their "
+                         "directories (they run on other boxes): give each store's directory with --data")
+    return [Path(d) for d in found.store_data]

@@ -333,6 +333,11 @@ class ReadStore:
         document = self._dec.decompress(meta.dict_id, payload, meta.doc_len, what=f"document {doc_id}")
         return meta, document
 
+    def has(self, doc_id: int) -> bool:
+        """Whether `doc_id` is stored here (nothing decompressed)."""
+        with self._txn() as txn:
+            return txn.get(L.DOC_KEY.pack(doc_id), db=self.docs) is not None
+
     def get(self, doc_id: int) -> tuple[L.StoredDoc, bytes]:
         """Metadata and document of `doc_id`; NotFound if absent."""
         with self._txn() as txn:

@@ -26,7 +26,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import cmdline, crawlfile, datadir, deploy, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, deploy, dirlock, manifest, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -44,7 +44,7 @@ KEPT = "urlserver.toml"  # the settings kept in --data
 TABLE = "urlserver"  # its table in a settings file
 # Settings each start chooses anew, not kept with the crawl: where the data
 # is, where this run listens and stores, and whether it exits when done.
-PER_RUN = ("data", "store", "listen", "http", "store_http", "exit_when_done", "api_token_file")
+PER_RUN = ("data", "store", "store_data", "listen", "http", "store_http", "exit_when_done", "api_token_file")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
 
 
@@ -150,6 +150,7 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
         print(f"urlserver: {exc}", file=sys.stderr, flush=True)
         raise SystemExit(2) from None
     seeds.load(crawl, seeds_file, urls, log, feeds=feeds)
+    _write_manifest(settings, crawl.crawl_id)
     # The hosts and records loaded so far live as long as the crawl: out of the
     # collector's generations, so a full collection does not walk them again
     # (about 10% of hand-out time at 30M URLs, bench/results/*frontier-notes.md).
@@ -190,6 +191,19 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     # After the last commit: the figures a resume starts from (wreck-crawl's summary).
     print(f"{FINISHED_LINE}{msgspec.json.encode(final).decode()}", flush=True)
     return 0
+
+
+def _write_manifest(settings: Settings, crawl_id: str) -> None:
+    """DATA/crawl.json: the crawl's stores in shard order, for readers of a
+    sharded crawl (wreck/manifest.py); rewritten at each start, as --store
+    may name new addresses."""
+    data = [str(Path(d).resolve()) for d in settings.store_data]
+    if data and len(data) != len(settings.store):
+        log.warning("--store-data names %d directories for %d stores: the manifest leaves them out",
+                    len(data), len(settings.store))
+        data = []
+    manifest.write(Path(settings.data), manifest.Manifest(format=manifest.FORMAT, crawl_id=crawl_id,
+                                                          stores=tuple(settings.store), store_data=tuple(data)))
 
 
 async def _report_stats(server, interval: float) -> None:

@@ -130,6 +130,9 @@ class Settings:
                          panel=INPUT)
     store: tuple[str, ...] = setting(("127.0.0.1:7002",), help="Store server HOST:PORT (repeatable)",
                                      repeatable=True, metavar="HOST:PORT", panel=SERVER)
+    store_data: tuple[str, ...] = setting((), help="Each store's --data, in --store order, where the stores run on "
+                                          "this box: written to DATA/crawl.json for wreck-dump --manifest",
+                                          repeatable=True, metavar="DIR", panel=SERVER)
     listen: str = setting(DEFAULT_LISTEN, help="Spider listener HOST:PORT", metavar="HOST:PORT", panel=SERVER)
     http: str | None = setting(DEFAULT_HTTP, help="Status HTTP HOST:PORT ('off' to disable)", parse=_http,
                                show=lambda v: v or "off", metavar="HOST:PORT", panel=SERVER)

@@ -32,21 +32,16 @@
 # its children get SIGKILL (PR_SET_PDEATHSIG) and the next run deletes the
 # namespaces of runs whose pid is gone.  Without root, `ip` or the right to
 # create namespaces, a bridge and veth pairs, the test skips and says why.
+# The namespace machinery is tests/netns_helpers.py's, shared with
+# tests/e2e/test_shards_across_hosts.py.
 
 from __future__ import annotations
 
-import ctypes
 import ipaddress
 import json
-import os
 import re
 import secrets
-import shutil
-import signal
-import subprocess
-import sys
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -55,11 +50,10 @@ import pytest
 from wreck.storeserver.store import ReadStore
 from tests.web import (CrawlTruth, RequestRecord, SiteSpec, build_site, compute_truth,
                        duplicate_requests, read_jsonl)
+from tests.netns_helpers import START_TIMEOUT, Net, built_net
 from tests.web.truth import normalize
 
-REPO = Path(__file__).resolve().parents[2]
 SUBNET = "10.231.0.0/24"
-PREFIX_LEN = 24
 NODES = {"url": "10.231.0.2", "store": "10.231.0.3", "sp1": "10.231.0.11", "sp2": "10.231.0.12",
          "web": "10.231.0.100"}
 SPIDERS = ("sp1", "sp2")
@@ -68,135 +62,11 @@ SPEC = SiteSpec(hosts=6, pages_per_host=12, hostile=False, first_ip=NODES["web"]
 DELAY = 0.2  # politeness makes the crawl outlast both spiders' start-up
 SECRET = "across-hosts-" + secrets.token_hex(8)
 WRONG_SECRET = "not-the-secret-" + secrets.token_hex(8)
-START_TIMEOUT = 20.0
 CRAWL_TIMEOUT = 60.0
-STOP_TIMEOUT = 15.0
-NS_PREFIX = "wreck-xh"
-STALE_NS = re.compile(rf"^{NS_PREFIX}(\d+)-[0-9a-f]{{4}}-[a-z0-9]+$")
-PR_SET_PDEATHSIG = 1
-
-
-def _ip(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    return subprocess.run(["ip", *args], capture_output=True, text=True, timeout=20, check=check)
 
 
 def web_ips() -> list[str]:
     return sorted({SPEC.host_ip(i) for i in range(SPEC.hosts)}, key=ipaddress.IPv4Address)
-
-
-def _die_with_pytest() -> None:
-    """In the child before exec: SIGKILL when the test process dies, even by kill -9."""
-    ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-
-
-@dataclass
-class Proc:
-    """A process started in a namespace; stdout goes to `log`, stderr to `log`.err."""
-
-    popen: subprocess.Popen
-    log: Path
-
-    def out(self) -> str:
-        return self.log.read_text()
-
-    def err(self) -> str:
-        return Path(f"{self.log}.err").read_text()
-
-    def wait(self, timeout: float) -> int | None:
-        try:
-            return self.popen.wait(timeout)
-        except subprocess.TimeoutExpired:
-            return None
-
-    def wait_for_line(self, what: str, pattern: str, timeout: float = START_TIMEOUT) -> re.Match:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if found := re.search(pattern, self.out(), re.M):
-                return found
-            if self.popen.poll() is not None:
-                break
-            time.sleep(0.05)
-        raise AssertionError(f"{what}: no {pattern!r} within {timeout:.0f} s "
-                             f"(exit code {self.popen.poll()})\n{self.out()}{self.err()}")
-
-    def signal(self, signum: int) -> None:
-        """Signal its whole process group (its own session: it and its workers)."""
-        if self.popen.poll() is None:
-            try:
-                os.killpg(self.popen.pid, signum)
-            except ProcessLookupError:
-                pass
-
-    def stop(self) -> int | None:
-        """SIGTERM and wait; teardown kills whatever does not stop."""
-        self.signal(signal.SIGTERM)
-        return self.wait(STOP_TIMEOUT)
-
-
-@dataclass
-class Net:
-    """The namespaces of one run and the processes started in them."""
-
-    tag: str = field(default_factory=lambda: f"{NS_PREFIX}{os.getpid()}-{secrets.token_hex(2)}")
-    made: list[str] = field(default_factory=list)
-    procs: list[Proc] = field(default_factory=list)
-
-    def ns(self, role: str) -> str:
-        return f"{self.tag}-{role}"
-
-    def build(self) -> None:
-        switch = self.ns("sw")
-        for role in ("sw", *NODES):
-            _ip("netns", "add", self.ns(role))
-            self.made.append(self.ns(role))
-        _ip("-n", switch, "link", "add", "br0", "type", "bridge")
-        _ip("-n", switch, "link", "set", "br0", "up")
-        for role, address in NODES.items():
-            ns = self.ns(role)
-            # made inside the switch namespace with its peer straight in the
-            # node's: neither end ever exists in the root namespace
-            _ip("-n", switch, "link", "add", f"v-{role}", "type", "veth", "peer", "name", "eth0",
-                "netns", ns)
-            _ip("-n", switch, "link", "set", f"v-{role}", "master", "br0", "up")
-            for ip in web_ips() if role == "web" else [address]:
-                _ip("-n", ns, "addr", "add", f"{ip}/{PREFIX_LEN}", "dev", "eth0")
-            _ip("-n", ns, "link", "set", "eth0", "up")
-            _ip("-n", ns, "link", "set", "lo", "up")
-
-    def start(self, role: str, args: list[str], log: Path) -> Proc:
-        """`python ARGS` inside the namespace of `role`, in a session of its own."""
-        env = {k: v for k, v in os.environ.items() if k != "WRECK_SECRET"}
-        with open(log, "w") as out, open(f"{log}.err", "w") as err:
-            popen = subprocess.Popen(
-                ["ip", "netns", "exec", self.ns(role), sys.executable, *args], cwd=REPO, env=env,
-                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                preexec_fn=_die_with_pytest)
-        self.procs.append(Proc(popen, log))
-        return self.procs[-1]
-
-    def teardown(self) -> None:
-        for proc in self.procs:
-            proc.signal(signal.SIGKILL)
-            proc.wait(STOP_TIMEOUT)
-        for ns in reversed(self.made):
-            _ip("netns", "del", ns, check=False)
-
-
-def _sweep_stale_namespaces() -> None:
-    """Delete namespaces an earlier run left behind because it was killed (its pid is gone)."""
-    listed = _ip("netns", "list", check=False).stdout.split("\n")
-    for name in (line.split()[0] for line in listed if line.strip()):
-        match = STALE_NS.match(name)
-        if match and not Path(f"/proc/{match[1]}").exists():
-            _ip("netns", "del", name, check=False)
-
-
-def _skip_reason() -> str | None:
-    if shutil.which("ip") is None:
-        return "needs the `ip` command (iproute2) to create network namespaces"
-    if os.geteuid() != 0:
-        return "needs root to create network namespaces"
-    return None
 
 
 @dataclass
@@ -214,21 +84,9 @@ class Run:
 
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
-    reason = _skip_reason()
-    if reason:
-        pytest.skip(reason)
-    _sweep_stale_namespaces()
     tmp = tmp_path_factory.mktemp("across")
-    net = Net()
-    try:
-        try:
-            net.build()
-        except subprocess.CalledProcessError as exc:
-            pytest.skip(f"cannot create network namespaces, a bridge and veth pairs here: "
-                        f"`{' '.join(exc.cmd)}` said {exc.stderr.strip()!r}")
+    with built_net({role: web_ips() if role == "web" else [address] for role, address in NODES.items()}) as net:
         yield _crawl(net, tmp)
-    finally:
-        net.teardown()
 
 
 def _crawl(net: Net, tmp: Path) -> Run:

@@ -24,9 +24,9 @@ def started(monkeypatch):
     seen = {}
 
     def fake_run(data, urls, urlserver_args, procs, concurrency, store_args=(), *, continuous=False, http=None,
-                 log_args=()):
+                 log_args=(), shards=1):
         seen.update(urls=urls, urlserver_args=urlserver_args, store_args=store_args, continuous=continuous,
-                    http=http, log_args=log_args)
+                    http=http, log_args=log_args, shards=shards)
         return 0
 
     monkeypatch.setattr(cli, "run", fake_run)

@@ -226,6 +226,8 @@ class SilentStore:
 
     def __init__(self) -> None:
         self.unacked: dict[int, Record] = {}
+        self.connected = True  # up, only silent
+        self.on_up: set = set()
 
     def submit(self, record: Record, on_ack) -> None:
         self.unacked[record.doc_id] = record

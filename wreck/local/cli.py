@@ -29,7 +29,7 @@ from typing import Any
 
 import typer
 
-from wreck import cmdline, crawlfile, datadir, dirlock, oneline, options
+from wreck import cmdline, crawlfile, datadir, dirlock, manifest, oneline, options
 from wreck.private import private_dir, private_open
 from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
@@ -49,6 +49,7 @@ app = cmdline.app("Crawl from seed URLs with the whole of WRECK on this machine.
 URLSERVER_OWN = {
     "data": "the urlserver's state is DIR/frontier of wreck-crawl's --data",
     "store": "wreck-crawl starts the store and passes its address",
+    "store_data": "wreck-crawl passes its store's directory (DIR) for the crawl manifest",
     "listen": "a free loopback port, read back from the urlserver child",
     "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
     "store_http": "wreck-crawl starts the store with --http on a free loopback port and passes it",
@@ -70,6 +71,7 @@ SPIDER_CHOSEN = ("procs", "concurrency")
 # Every store setting is kept (those without a wreck-crawl flag are edited
 # in the file, or given with --config).
 PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
+MAX_STORES = 16  # local shards: each is a process and a directory; more would only contend for the same disk
 DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
@@ -125,6 +127,9 @@ def crawl(
                                                                "settings kept with the crawl, and keep them", "off")),
     print_config: bool = typer.Option(False, "--print-config", metavar="", rich_help_panel=IN,
                                       help="Print the crawl's effective settings (TOML) and exit"),
+    stores: int = typer.Option(None, "--stores", metavar="N", min=1, max=MAX_STORES, rich_help_panel=DAEMONS,
+                               help=cmdline.with_default("Store shards to run (doc id D in shard D mod N; fixed for "
+                                                         "the crawl: a resume keeps its count)", "1")),
     http: str = typer.Option(DEFAULT_HTTP, "--http", metavar="HOST:PORT", rich_help_panel=OUT,
                              help="Where the dashboard and /status listen (printed at start; port 0: one the OS "
                                   "picks)"),
@@ -135,7 +140,7 @@ def crawl(
     log_level: int,
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    layout = Layout(data)
+    layout = Layout(data, _shards(Layout(data), stores))
     try:
         spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
     except options.SettingsError as exc:
@@ -191,7 +196,22 @@ def crawl(
     log_args = cmdline.level_args(log_level, logging.INFO)
     procs = spider.procs or os.cpu_count() or 1
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, spider.concurrency, store_args,
-                         continuous=continuous, http=http, log_args=log_args))
+                         continuous=continuous, http=http, log_args=log_args, shards=layout.shards))
+
+
+def _shards(layout: Layout, given: int | None) -> int:
+    """How many store shards the crawl runs: a started crawl keeps the
+    count its manifest names (doc id mod n cannot change, docs/deploy.md)."""
+    try:
+        kept = len(manifest.read(layout.frontier).stores) if layout.manifest.exists() else None
+    except manifest.ManifestError as exc:
+        _refuse(str(exc))
+    if kept is None and layout.started():
+        kept = 1  # started before the manifest existed: one store
+    if kept is not None and given is not None and given != kept:
+        _refuse(f"--stores {given}: this crawl keeps its documents in {kept} store shard(s), and the count cannot "
+                "change during a crawl (doc id mod n, docs/deploy.md); start a new crawl in another --data")
+    return kept or given or 1
 
 
 def _refuse(problem: str | None) -> None:

@@ -7,7 +7,11 @@
 #   DIR/crawl.toml       the crawl's settings (its urlserver's and store's),
 #                        which the children start from (wreck/crawlfile.py)
 #   DIR/crawl.lock       held by the wreck-crawl that owns DIR (wreck/dirlock.py)
-#   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings)
+#   DIR/shardN/          with --stores n > 1: the --data of shard N (1..n-1;
+#                        shard 0 is DIR), read together with `wreck-dump
+#                        --manifest DIR/frontier/crawl.json`
+#   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings,
+#                        and crawl.json, the stores in shard order)
 #   DIR/frontier/api-token  the operator API's token the urlserver leaves
 #                        there (docs/api.md), printed for the operator
 #   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600), rotated
@@ -26,6 +30,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from wreck.manifest import MANIFEST
 from wreck.private import DIR_MODE, private_dir
 
 FRONTIER = "frontier"
@@ -40,11 +45,22 @@ class Layout:
     """The paths of the crawl kept in `root`."""
 
     root: Path
+    shards: int = 1  # store shards (wreck-crawl --stores)
 
     @property
     def store_data(self) -> Path:
-        """The storeserver's --data (and wreck-dump's)."""
+        """The storeserver's --data (and wreck-dump's); shard 0's."""
         return self.root
+
+    @property
+    def store_dirs(self) -> list[Path]:
+        """Each shard's --data, in shard order."""
+        return [self.root, *(self.root / f"shard{i}" for i in range(1, self.shards))]
+
+    @property
+    def manifest(self) -> Path:
+        """The crawl's manifest, which the urlserver writes (wreck/manifest.py)."""
+        return self.frontier / MANIFEST
 
     @property
     def frontier(self) -> Path:
@@ -76,7 +92,7 @@ class Layout:
 
     def daemon_locks(self) -> tuple[tuple[Path, str], ...]:
         """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
-        return ((self.store_data, "storeserver"), (self.frontier, "urlserver"))
+        return (*((d, "storeserver") for d in self.store_dirs), (self.frontier, "urlserver"))
 
     def started(self) -> bool:
         """Whether a crawl was already started here (so a bare run resumes it)."""

@@ -36,12 +36,16 @@ def fetch_status(url: str) -> dict | None:
         return None
 
 
-def store_counters(store_data: Path) -> Counters:
-    """Documents and bytes in the store, all 0 before it has any."""
-    try:
-        return read_counters(store_data)
-    except StoreError:  # not created yet, or mid-creation
-        return Counters()
+def store_counters(store_data: Path | list[Path]) -> Counters:
+    """Documents and bytes in the store (summed over shards given as a
+    list), all 0 before it has any."""
+    found = []
+    for data in store_data if isinstance(store_data, list) else [store_data]:
+        try:
+            found.append(read_counters(data))
+        except StoreError:  # not created yet, or mid-creation
+            pass
+    return Counters(**{f: sum(getattr(c, f) for c in found) for f in Counters.__struct_fields__})
 
 
 def _human(n: float) -> str:
@@ -108,7 +112,7 @@ def panel(st: dict, store: Counters, elapsed: float) -> Table:
 class Progress:
     """Shows progress until closed; `update()` is called about once a second."""
 
-    def __init__(self, status_url: str, store_data: Path, console: Console) -> None:
+    def __init__(self, status_url: str, store_data: Path | list[Path], console: Console) -> None:
         self.status_url, self.store_data, self.console = status_url, store_data, console
         self.started = time.monotonic()
         self.last: dict = {}
@@ -166,6 +170,7 @@ def deferred_lines(last_status: dict) -> list[str]:
 def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, finished: bool) -> str:
     urls = last_status.get("urls", {})
     data = where.root
+    read = f"--manifest {where.manifest}" if where.shards > 1 else f"--data {data}"  # every shard, as one
     raw, stored = store.raw_bytes, store.stored_bytes
     ratio = f"{raw / stored:.1f}x" if stored else "-"
     by_state = ", ".join(f"{k.lower()} {v}" for k, v in urls.items() if v) or "nothing yet"
@@ -187,7 +192,7 @@ def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, f
         + (f"; {store.not_modified} not modified (304)" if store.not_modified else ""),
         f"  data: {data}  (logs in {where.logs})",
         "  read it:",
-        f"    wreck-dump --data {data} --all --jsonl | head",
-        f"    wreck-dump --data {data} --url URL --text",
-        f"    wreck-dump --data {data} --all --warc crawl.warc.gz",
+        f"    wreck-dump {read} --all --jsonl | head",
+        f"    wreck-dump {read} --url URL --text",
+        f"    wreck-dump {read} --all --warc crawl.warc.gz",
     ])  # fmt: skip

@@ -56,14 +56,14 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
         store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
-        log_args: Sequence[str] = ()) -> int:
+        log_args: Sequence[str] = (), shards: int = 1) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
     dashboard on `http` (HOST:PORT, port 0: any), each child given
     `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
     policy, 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
-    where = Layout(data)
+    where = Layout(data, shards)
     where.make()
     stopping = {"signal": None}
 
@@ -77,14 +77,20 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        store = Child("storeserver", "wreck.storeserver.cli", ["--data", str(where.store_data), "--listen", "127.0.0.1:0",
-                                                                  "--http", "127.0.0.1:0", *store_args, *log_args], where.log("storeserver"), env)  # fmt: skip
-        children.append(store)
-        store_http = store.read_line(STORE_STATUS).split("/", 1)[0]  # printed before its listening line
-        store_addr = store.read_line(STORE_LISTENING)
-        store.drain()
+        stores, store_flags, store_http = [], [], ""
+        for shard, store_dir in enumerate(where.store_dirs):  # shard order: doc id D in store D mod n
+            name = "storeserver" if shard == 0 else f"storeserver{shard}"
+            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", "127.0.0.1:0",
+                                                          "--http", "127.0.0.1:0", *store_args, *log_args],
+                          where.log(name), env)  # fmt: skip
+            children.append(store)
+            stores.append(store)
+            status = store.read_line(STORE_STATUS).split("/", 1)[0]  # printed before its listening line
+            store_http = store_http or status  # the dashboard shows the first shard's figures
+            store_flags += ["--store", store.read_line(STORE_LISTENING), "--store-data", str(store_dir)]
+            store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(where.frontier), "--store", store_addr, "--store-http", store_http,
+            *urls, *urlserver_args, "--data", str(where.frontier), *store_flags, "--store-http", store_http,
             "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
         ], where.log("urlserver"), env)  # fmt: skip
         children.append(url)
@@ -102,7 +108,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         if continuous:
             console.print("WRECK: feeds and recrawled pages are refetched until Ctrl-C (--exit-when-done: one round).",
                           highlight=False)
-        progress = Progress(status_url, where.store_data, console)
+        progress = Progress(status_url, where.store_dirs, console)
         while stopping["signal"] is None:
             progress.update()
             if not url.running():
@@ -110,7 +116,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                 if not finished:
                     raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
                 break
-            for child in (store, spider):
+            for child in (*stores, spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
@@ -137,7 +143,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     final = _final_status(url)  # as committed, unlike the last /status
     if final is not None:
         last = final
-    text = summary(last, store_counters(where.store_data), time.monotonic() - started, where, finished)
+    text = summary(last, store_counters(where.store_dirs), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     refused = _refused_by_address_policy(last) if finished else None
     if refused:
