@@ -87,7 +87,7 @@ def tiny_records(port: int, secret: bytes, *, seconds: float, connections: int =
                 c.conn.receive_data(c.sock.recv(1 << 20))
             except BlockingIOError:
                 continue
-            while type(event := c.conn.next_event()) is Ack:
+            while type(c.conn.next_event()) is Ack:
                 acked += 1
         tick()
     for c in clients:

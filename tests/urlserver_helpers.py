@@ -191,12 +191,18 @@ def crawl_engine(tmp_path, **kw):
     return Crawl.open(Settings(**base), clock=lambda: 0.0)
 
 
-def serve_robots(c, host_origin, now=0.0):
-    host = c.frontier.origins[host_origin]
-    c.take("s", now)
+def take_resolving(c, now):
+    """The next assignment for spider "s", answering the DNS lookups the
+    engine asks for on the way (every name is 127.0.0.2); None if none."""
+    a = c.take("s", now)
     for h in c.dns_requests():
         c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-    a = c.take("s", now)
+    return a or c.take("s", now)
+
+
+def serve_robots(c, host_origin, now=0.0):
+    host = c.frontier.origins[host_origin]
+    a = take_resolving(c, now)
     assert a.url.endswith("/robots.txt")
     c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), now)
     return host
@@ -220,11 +226,7 @@ def run_until_idle(c, now, answer):
     assignment, robots.txt included, answered by `answer`); the URLs handed out."""
     seen = []
     while True:
-        a = c.take("s", now)
-        for h in c.dns_requests():
-            c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-        if a is None:
-            a = c.take("s", now)
+        a = take_resolving(c, now)
         if a is None:
             return seen
         seen.append(a.url)

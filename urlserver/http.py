@@ -17,7 +17,7 @@
 from __future__ import annotations
 
 import logging
-from urllib.parse import parse_qs, urlencode, urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import msgspec
 from prometheus_client import CollectorRegistry, generate_latest
@@ -91,8 +91,7 @@ class HttpStatus:
         return Response(200, "application/json", msgspec.json.encode(status(self.server, robots_held=self.robots_held)))
 
     def _hosts(self, request: Request) -> Response:
-        query = urlencode({"q": request.arg("q", "")})
-        return Response(200, "application/json", msgspec.json.encode(hosts_found(self.server, query)))
+        return Response(200, "application/json", msgspec.json.encode(hosts_found(self.server, request.arg("q", ""))))
 
     def _url(self, request: Request) -> Response:
         url = request.arg("u", "")

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import time
-from urllib.parse import parse_qs
 
 from wreck.crawlfile import to_toml
 from wreck.options import declared
@@ -193,8 +192,8 @@ MAX_QUERY = 300
 
 def hosts_found(server, query: str) -> dict:
     """/hosts?q=PREFIX: the origins whose host name (or scheme://host) starts
-    with PREFIX, in name order, at most hostview.TOP_N, as hosts-view rows."""
-    prefix = parse_qs(query).get("q", [""])[0].strip().lower()[:MAX_QUERY]
+    with `query`, in name order, at most hostview.TOP_N, as hosts-view rows."""
+    prefix = query.strip().lower()[:MAX_QUERY]
     fr = server.crawl.frontier
     now = time.time()
     rows = [fr.board.row(o, now) for o in fr.board.search(fr.origins, prefix)] if prefix else []

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.urlserver_helpers import FakeSpider, fetched, running, settings_for, site_responder, until
+from tests.urlserver_helpers import FakeSpider, running, settings_for, site_responder, until
 from tests.web import write_hosts_file
 
 HOSTS = {"a.test": "127.0.0.2"}

@@ -11,9 +11,10 @@ from wreck.spider import feeds as spider_feeds
 from wreck.urlserver import seeds
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.db import fingerprint
-from wreck.urlserver.dns import Resolution
 from wreck.urlserver.feeds import saved_feeds
 from wreck.urlserver.settings import Settings
+
+from tests.urlserver_helpers import take_resolving
 
 FEED = "http://news.test/feed.rss"
 
@@ -29,11 +30,7 @@ def _crawl(tmp_path, **kw):
 def _take(c, now):
     """The next assignment, answering DNS and robots.txt (404: allow all) on the way."""
     while True:
-        a = c.take("s", now)
-        for h in c.dns_requests():
-            c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-        if a is None:
-            a = c.take("s", now)
+        a = take_resolving(c, now)
         if a is None or not a.url.endswith("/robots.txt"):
             return a
         c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), now)
@@ -150,10 +147,7 @@ def test_feed_prefix_and_feeds_file(tmp_path):
 
 
 def _robots(c, now, body):
-    a = c.take("s", now)
-    for h in c.dns_requests():
-        c.dns_result(h, Resolution("127.0.0.2", "", 1e12), now)
-    a = a or c.take("s", now)
+    a = take_resolving(c, now)
     assert a.url.endswith("/robots.txt")
     c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1, body=body), now)
 
