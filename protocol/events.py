@@ -132,6 +132,8 @@ class Record(_Event):
     ip: str = ""  # the address connected to
     truncated: str = ""  # "length" or "time" when the body was cut
     outlinks: tuple[str, ...] = ()  # the links found in the document
+    via: str = ""  # the URL this one was first found on (the assignment's via=, 5.3)
+    hops: str = ""  # its hop path from the seed, "-" for a seed (the assignment's hops=)
 
 
 class Ack(_Event):

@@ -30,7 +30,7 @@ RECORD_HEADER_EXT = struct.Struct("!IBBBBIHHII")
 EXT = 0x01
 # Section 6.3, Table 7a: one extension field is a tag u8 and a length u32.
 EXT_FIELD = struct.Struct("!BI")
-TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS = 1, 2, 3, 4
+TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS, TAG_VIA, TAG_HOPS = 1, 2, 3, 4, 5, 6
 TRUNCATIONS = ("length", "time")
 # Section 6.4: 'A', result u8, reserved u16 (0), doc_id u32.
 ACK_FRAME = struct.Struct("!BBHI")
@@ -66,9 +66,13 @@ def encode_ext(r: Record) -> bytes:
     fields = []
     if r.truncated and r.truncated not in TRUNCATIONS:
         raise LocalProtocolError(f"record {r.doc_id}: truncated={r.truncated!r} is not one of {TRUNCATIONS}")
+    if r.hops and not f.HOPS_PATH.fullmatch(r.hops):
+        raise LocalProtocolError(f"record {r.doc_id}: hops={r.hops[:60]!r} is not a hop path")
     links = b"".join(f.check_url_out(u, "outlink") + b"\n" for u in r.outlinks)
+    via = f.check_url_out(r.via, "via") if r.via else b""
     for tag, value in ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
-                       (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links)):
+                       (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links),
+                       (TAG_VIA, via), (TAG_HOPS, r.hops.encode("ascii"))):
         if value:
             fields.append(EXT_FIELD.pack(tag, len(value)))
             fields.append(value)
@@ -146,6 +150,10 @@ def _decode_ext(doc_id: int, data: bytes) -> dict:
                 if not value.endswith(b"\n"):
                     raise RemoteProtocolError(f"record {doc_id}: outlinks do not end with LF")
                 out["outlinks"] = tuple(f.url(u, "outlink") for u in value[:-1].split(b"\n"))
+            elif tag == TAG_VIA:
+                out["via"] = f.url(value, "via")
+            elif tag == TAG_HOPS:
+                out["hops"] = f.hops_path(value)
         except UnicodeDecodeError:
             raise RemoteProtocolError(f"record {doc_id}: extension field {tag} is not ASCII") from None
     return out
