@@ -2,15 +2,10 @@
 keeps the URL it was first discovered from and its hop path from the seed,
 and a page's assignment carries them as via= and hops= (docs/protocol.txt
 5.3): a link of a link is "LL", a redirect's target ends in R, a
-sitemap's URLs in M, a seed has hops=- and no via. A data directory of
-format 2 (records without them) is refused in one line."""
+sitemap's URLs in M, a seed has hops=- and no via. (A data directory of
+format 2, records without them, is refused: test_frontier_layout.py.)"""
 
 from __future__ import annotations
-
-import subprocess
-import sys
-
-import lmdb
 
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import db as d
@@ -105,23 +100,3 @@ def test_a_sitemaps_urls_are_found_on_it_by_a_sitemap_hop(tmp_path):
     assert got["http://a.test/sitemap.xml"].extra["hops"] == "I"  # the well-known name, by convention
     assert got["http://a.test/listed"].extra == {"via": "http://a.test/map.xml", "hops": "PMM"}
     c.close()
-
-
-def test_a_data_directory_of_format_2_is_refused_in_one_line(tmp_path):
-    data = tmp_path / "d"
-    c = crawl_engine(tmp_path)
-    c.add_seed("http://a.test/")
-    c.commit()
-    c.close()
-    env = lmdb.open(str(data), max_dbs=len(d.Db.NAMES))
-    with env.begin(write=True) as txn:  # as a urlserver before issue 18 left it
-        txn.put(d.FORMAT_KEY, d.U64.pack(2), db=env.open_db(b"meta", txn=txn))
-    env.close()
-    before = (data / "data.mdb").read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "wreck.urlserver.cli", "--data", str(data),
-                           "--listen", "127.0.0.1:0", "--store", "127.0.0.1:1"],
-                          capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1, proc.stderr
-    lines = [line for line in proc.stderr.splitlines() if line and "warning: listening" not in line]
-    assert len(lines) == 1 and "format 2" in lines[0] and "via and hop path" in lines[0], proc.stderr
-    assert (data / "data.mdb").read_bytes() == before
