@@ -1,9 +1,10 @@
 # The urlserver's one LMDB environment and the byte layouts of its records.
 #
 #   urls     fp(8)                 -> URL record: state, tries, hops, expiries,
-#                                     doc_id, depth, via fp(8), path length,
-#                                     then the hop path (lineage.py), then
-#                                     "url\nreason", then
+#                                     doc_id, depth, via fp(8), lineage length
+#                                     u16, then the hop path (lineage.py) and,
+#                                     for a via kept as text, SP and its URL,
+#                                     then "url\nreason", then
 #                                     (state | 0x80) its history and the
 #                                     history's move count u8 (history.py)
 #   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
@@ -83,8 +84,9 @@ U32 = struct.Struct("!I")
 U64 = struct.Struct("!Q")
 QKEY = struct.Struct("!IQ")  # host_id, seq
 ENTRY = struct.Struct(f"!{FP_SIZE}sHB")  # fp, depth, hops; url follows
-# state, tries, hops, expiries, doc_id, depth, via fp, length of the hop path that follows
-URLREC = struct.Struct(f"!BBBBIH{FP_SIZE}sB")
+# state, tries, hops, expiries, doc_id, depth, via fp, length of the lineage that follows
+# (the hop path, then SP and the via's URL when the via is no record of this urlserver)
+URLREC = struct.Struct(f"!BBBBIH{FP_SIZE}sH")
 NO_VIA = bytes(FP_SIZE)  # a URL record's via when it has none (a seed): lineage.py
 HISTORY_FLAG = 0x80  # in a URL record's state byte: a history trails the record (UrlRecord)
 HISTORY_HEAD, HISTORY_MOVE = 4, 10  # its sizes: fetches u32, then per move f64 time, u8 event, u8 state
@@ -182,24 +184,27 @@ class UrlRecord:
 
     `via` is the fingerprint of the URL this one was first found on
     (NO_VIA for a seed), `path` its hop path from the seed
-    (lineage.py: "" for a seed, bounded to lineage.MAX_PATH_LEN).
+    (lineage.py: "" for a seed, bounded to lineage.MAX_PATH_LEN);
+    `via_url` the via's URL itself when no record of this urlserver holds
+    it (a link another partition forwarded), else "".
     `history` is the URL's fetch count and last moves (history.py), b"" for
     none; on disk it trails the text, followed by its move count (u8), and
     the state byte's HISTORY_FLAG says it is there: written with the record
     itself, it costs no LMDB operation of its own on the hot paths.
     """
 
-    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason", "history", "via", "path")
+    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason", "history", "via", "path",
+                 "via_url")
 
     def __init__(self, url: str, *, state: int | None = None, tries=0, hops=0, expiries=0, doc_id=0, depth=0,
-                 reason="", history=b"", via=NO_VIA, path=""):
+                 reason="", history=b"", via=NO_VIA, path="", via_url=""):
         self.state, self.url, self.tries, self.hops = state, url, tries, hops
         self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
-        self.history, self.via, self.path = history, via, path
+        self.history, self.via, self.path, self.via_url = history, via, path, via_url
 
     def pack(self) -> bytes:
         history = self.history
-        path = self.path.encode("ascii")
+        path = lineage_bytes(self.path, self.via_url)
         head = URLREC.pack(self.state | HISTORY_FLAG if history else self.state, min(self.tries, 255), self.hops,
                            min(self.expiries, 255), self.doc_id, min(self.depth, 65535), self.via, len(path))
         tail = (self.url + ("\n" + self.reason if self.reason else "")).encode("utf-8", "surrogateescape")
@@ -217,9 +222,9 @@ class UrlRecord:
             history = raw[end:-1]
         start = URLREC.size + path_len
         url, _, reason = raw[start:end].decode("utf-8", "surrogateescape").partition("\n")
+        path, _, via_url = raw[URLREC.size:start].decode("ascii").partition(" ")
         return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
-                   depth=depth, reason=reason, history=history, via=via,
-                   path=raw[URLREC.size:start].decode("ascii"))
+                   depth=depth, reason=reason, history=history, via=via, path=path, via_url=via_url)
 
     def as_dict(self) -> dict:
         return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,
@@ -227,16 +232,21 @@ class UrlRecord:
                 "depth": self.depth, "reason": self.reason, "path": self.path}
 
 
-def pack_new_record(state: int, depth: int, via: bytes, path: str) -> bytes:
+def lineage_bytes(path: str, via_url: str = "") -> bytes:
+    """A URL record's lineage: the hop path, then SP and the via's URL when kept as text."""
+    return (path + " " + via_url if via_url else path).encode("ascii")
+
+
+def pack_new_record(state: int, depth: int, via: bytes, path: str, via_url: str = "") -> bytes:
     """The head of a new URL record (tries, hops, expiries and doc id 0), the
     URL's bytes to follow: discover_links builds one per page, not per link."""
-    raw = path.encode("ascii")
+    raw = lineage_bytes(path, via_url)
     return URLREC.pack(state, 0, 0, 0, 0, min(depth, 65535), via, len(raw)) + raw
 
 
 def record_url(raw: bytes) -> str:
     """The URL of a packed URL record, read without unpacking the rest."""
-    start = URLREC.size + raw[URLREC.size - 1]
+    start = URLREC.size + int.from_bytes(raw[URLREC.size - 2:URLREC.size], "big")
     end = len(raw) - 1 - HISTORY_HEAD - raw[-1] * HISTORY_MOVE if raw[0] & HISTORY_FLAG else len(raw)
     newline = raw.find(b"\n", start, end)  # the reason follows
     return raw[start:newline if newline >= 0 else end].decode("utf-8", "surrogateescape")

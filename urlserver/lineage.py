@@ -17,7 +17,10 @@
 # The via is kept as the via's fingerprint (db.FP_SIZE bytes in the URL
 # record, db.NO_VIA for none: a seed, or a sitemap robots.txt names, as
 # robots.txt is no URL record); its URL is read from the via's own record when
-# the URL is handed out (docs/protocol.txt 5.3, via=).
+# the URL is handed out (docs/protocol.txt 5.3, via=). A link forwarded by
+# another urlserver partition has its via on that partition: its record
+# keeps the via's URL as text instead (Frontier.discover_links(via_url=)),
+# so only forwarded links pay for it on disk.
 """Hop paths from the seed, bounded as Heritrix bounds them."""
 
 from __future__ import annotations

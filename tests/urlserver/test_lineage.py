@@ -38,6 +38,19 @@ def test_a_url_record_keeps_its_via_and_path_beside_its_history_and_reason():
     assert d.record_url(plain) == "http://a.test/y"
 
 
+def test_a_link_forwarded_by_another_partition_keeps_its_vias_url_as_text(tmp_path):
+    c = crawl_engine(tmp_path, scope="any")
+    elsewhere = "http://other-partition.test/page"  # no record of this urlserver
+    c.frontier.discover_links(["http://a.test/forwarded"], depth=3, via_url=elsewhere,
+                              path=lineage.extend("LL", lineage.LINK))
+    c.commit()
+    looked = c.frontier.lookup("http://a.test/forwarded")
+    assert (looked["via"], looked["path"], looked["depth"]) == (elsewhere, "LLL", 3)
+    raw = d.UrlRecord("http://a.test/x", state=1, via_url=elsewhere, path="L", reason="r").pack()
+    assert d.record_url(raw) == "http://a.test/x" and d.UrlRecord.unpack(raw).via_url == elsewhere
+    c.close()
+
+
 def _crawl_site(tmp_path, pages, redirects=None, **settings):
     """Crawl `pages` (url -> links) with `redirects` (url -> target); the assignments by URL."""
     c = crawl_engine(tmp_path, scope="any", **settings)
