@@ -26,7 +26,8 @@ class Hello(_Event):
 
 class Auth(_Event):
     """Client's proof of the shared secret over both nonces; to a store, also
-    the crawl id the spider works for ("" when it knows none, 6.1)."""
+    the crawl id the spider works for ("" when it knows none, 6.1); to the
+    urlserver, the capabilities the spider has (caps=, 3.1), in sent order."""
 
     role: str
     name: str
@@ -34,6 +35,7 @@ class Auth(_Event):
     mac: str
     version: int = 1
     crawl: str = ""
+    caps: tuple[str, ...] = ()
 
 
 class Ready(_Event):

@@ -27,6 +27,7 @@ from urllib.parse import unquote
 
 from wreck.options import size_text
 from wreck.protocol import Assignment, Done
+from wreck.protocol.handshake import CAP_AFTER
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
@@ -121,6 +122,7 @@ class Crawl:
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
+        self._ahead = False  # the spider take() serves honours after= (its caps)
         self.started = self._now  # --max-time counts this run's wall time
         self.limit: str | None = None  # the global limit reached, once it is
         with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
@@ -251,9 +253,13 @@ class Crawl:
     # -- handing out ------------------------------------------------------------------
 
     @translate_errors
-    def take(self, spider, now: float) -> Assignment | None:
-        """The next assignment for `spider` whose time has come, claimed; or None."""
+    def take(self, spider, now: float, caps: frozenset[str] = frozenset()) -> Assignment | None:
+        """The next assignment for `spider` whose time has come, claimed; or
+        None. `caps` are the capabilities the spider announced in its AUTH
+        (docs/protocol.txt 3.1): a busy host's next URLs are handed ahead
+        (after=, chains.py) only to a spider that honours after=."""
         self._now = now
+        self._ahead = CAP_AFTER in caps
         if self.limit_reached(now) is not None:
             return None  # a global limit: nothing more is handed out, this run
         if self.controls.paused:
@@ -267,7 +273,7 @@ class Crawl:
                 if self.on_handout is not None:
                     self.on_handout(now, assignment)
                 return assignment
-        if self.chains.lookahead:
+        if self.chains.lookahead and self._ahead:
             for chain in self.chains.candidates(spider):
                 assignment = self._serve_chained(chain, spider, now)
                 if assignment is not None:
@@ -443,7 +449,7 @@ class Crawl:
         self.claims.add(claim)
         if chain is None:
             self.politeness.started(host, now)
-            self.chains.started(trans_id, host, host.ip, spider)
+            self.chains.started(trans_id, host, host.ip, spider, ahead=self._ahead)
         self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
         if self.feeds.is_feed(fr.txn, fp):

@@ -37,6 +37,7 @@ CLIENT_NONCE = bytes([0x22]) * 32
 NAME = "box1-4242"
 CRAWL_ID = "5f0c2e8a91d34b7e8c6a0f1d2b3e4c5a"  # the crawl of examples 9.3 and 9.19
 KEPT_CRAWL_ID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"  # the store's other crawl of example 9.20
+CAPS = ("after", "record")  # the spider capabilities of example 9.25
 CRAWL = CrawlSettings(
     store=("10.0.0.5:7002", "10.0.0.6:7002"),
     timeout_update_ms=30_000,
@@ -82,10 +83,12 @@ def drain(conn) -> list:
     return events
 
 
-def fresh(kind, *, server_secret=SECRET, crawl_id=""):
+def fresh(kind, *, server_secret=SECRET, crawl_id="", caps=()):
     server = kind(Role.SERVER, secret=server_secret, nonce=SERVER_NONCE)
-    client = (kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME, crawl_id=crawl_id) if crawl_id
-              else kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME))
+    extra = {"crawl_id": crawl_id} if crawl_id else {}
+    if caps:
+        extra["caps"] = caps
+    client = kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME, **extra)
     return server, client
 
 
@@ -184,6 +187,12 @@ EXAMPLES = {
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
 }
+# warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
+EXAMPLES.update({
+    "9.25": ("client", lambda: after_hello(C, caps=CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=CAPS),
+    ]),
+})
 
 
 def encode(example_id: str) -> bytes:

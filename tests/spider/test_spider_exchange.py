@@ -172,6 +172,23 @@ def test_exact_exchange(web):
     uvloop.run(scenario())
 
 
+def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
+    """docs/protocol.txt 3.1: caps= in the AUTH to the urlserver (what it
+    honours: after=, nofetch=), none to a store."""
+    from wreck.spider.worker import CAPS
+
+    async def scenario():
+        async with spider_between_fakes() as (urlserver, store):
+            await urlserver.next(Get)
+            assert urlserver.conns[-1].caps == frozenset(CAPS) and "after" in CAPS
+            async with asyncio.timeout(WAIT):
+                while not store.conns or not store.conns[-1].opened:
+                    await asyncio.sleep(0.01)
+            assert store.conns[-1].caps == frozenset()
+
+    uvloop.run(scenario())
+
+
 class VirtualTime:
     """A clock that moves only when the test says so. sleep() parks its caller
     (the session's WORKING ticker) until run_until() passes its deadline; each
