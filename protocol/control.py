@@ -33,6 +33,9 @@ _DONE_KEYS = frozenset(("new", "retry", "reason", "body"))
 # the capability in its AUTH (docs/protocol.txt 3.1, 5.3): an older spider
 # would ignore them (fetch a chain at once, connect where it must not).
 GATED_KEYS = {"after": CAP_AFTER, "nofetch": CAP_RECORD}
+# HOST_IP of a record-only assignment (nofetch=, 5.3): "this host" of RFC
+# 1122 3.2.1.3, never a destination, which every spider refuses besides.
+NO_ADDRESS = "0.0.0.0"
 
 
 class ControlConnection(Connection):

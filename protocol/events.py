@@ -134,6 +134,10 @@ class Record(_Event):
     ip: str = ""  # the address connected to
     truncated: str = ""  # "length" or "time" when the body was cut
     outlinks: tuple[str, ...] = ()  # the links found in the document
+    # A record-only transaction (the assignment's nofetch=, 5.3): why nothing
+    # was fetched, as the urlserver said, and the addresses it refused.
+    nofetch: str = ""
+    refused: tuple[str, ...] = ()
 
 
 class Ack(_Event):

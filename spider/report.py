@@ -108,6 +108,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document, request=result.request, ip=result.ip,
         truncated=result.truncated, outlinks=page_links.outlinks if got.success else (),
+        nofetch=result.nofetch, refused=result.refused,
     )  # fmt: skip
     # validators and digest for recrawls of pages (feeds and sitemaps have feedsum=,
     # listed=); head=no matters on failures too

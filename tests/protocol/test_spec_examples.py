@@ -192,6 +192,22 @@ EXAMPLES.update({
     "9.25": ("client", lambda: after_hello(C, caps=CAPS), [
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=CAPS),
     ]),
+    "9.26": ("server", lambda: opened(C, credit=1, caps=CAPS), [
+        Assignment(11, 1005, "0.0.0.0", "nowhere.invalid", "http://nowhere.invalid/",
+                   {"nofetch": "dns", "why": "dns:%20NXDOMAIN"}),
+    ]),
+    "9.27": ("server", lambda: opened(C, credit=1, caps=CAPS), [
+        Assignment(12, 1006, "0.0.0.0", "intranet.example.com", "http://intranet.example.com/wiki",
+                   {"nofetch": "refused", "why": "forbidden%20address%2010.1.2.3%20(private)",
+                    "refused": "10.1.2.3,192.168.0.7"}),
+    ]),
+    "9.28": ("client", lambda: opened(S), [
+        Record(1006, False, Specific.FORBIDDEN_ADDRESS, 0, 0, "http://intranet.example.com/wiki", None, b"",
+               nofetch="forbidden address 10.1.2.3 (private)", refused=("10.1.2.3", "192.168.0.7")),
+    ]),
+    "9.29": ("client", lambda: opened(C), [
+        Done(11, Status.ERROR, 0, Specific.DNS_FAILED, 0, reason="dns: NXDOMAIN"),
+    ]),
 })
 
 
@@ -379,7 +395,8 @@ def test_extension_fields_table():
     rows = table("Extension fields")
     tags = {int(r[0]): r[1] for r in rows if r[0]}
     assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
-                    record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS"}
+                    record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS",
+                    record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED"}
 
 
 _MESSAGES = {
