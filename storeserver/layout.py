@@ -11,7 +11,9 @@
 #        (dedup.py); extra: plugin metadata per doc (JSON object).
 # fetch: key DOC_KEY, value FetchInfo (zstd of msgpack): what the spider kept for
 #        the archive (request as sent, address, truncation, outlinks; for a
-#        record-only transaction, why nothing was fetched and what was refused).
+#        record-only transaction, why nothing was fetched and what was
+#        refused; via and hop path; fields added at the array's end, so older
+#        values decode).
 # journal: key JOURNAL_KEY (commit sequence, u64), value DOC_KEY: every
 #        stored doc in commit order, so a WARC writer (or an incremental
 #        export) resumes after the last sequence it wrote; doc ids arrive
@@ -112,6 +114,8 @@ class FetchInfo(msgspec.Struct, frozen=True, array_like=True):
     # trailing fields: values written before them decode with the defaults.
     nofetch: str = ""
     refused: tuple[str, ...] = ()
+    via: str = ""  # the URL this one was first found on ("" for a seed, or not known)
+    hops: str = ""  # its hop path from the seed: "-" a seed, "" not known (a spider or urlserver before them)
 
 
 _FETCH_ENCODER = msgspec.msgpack.Encoder()

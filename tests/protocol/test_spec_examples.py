@@ -175,6 +175,18 @@ EXAMPLES = {
         Record(1004, True, Specific.OK, http_enum(200), 120, "http://example.com/", None, EXT_DOCUMENT,
                request=EXT_REQUEST, ip="192.0.2.10", outlinks=("http://example.com/a",)),
     ]),
+    "9.22": ("server", lambda: opened(C, credit=1), [
+        Assignment(11, 1005, "192.0.2.10", "example.com", "http://example.com/a",
+                   {"via": "http://example.com/", "hops": "LL"}),
+    ]),
+    "9.23": ("server", lambda: opened(C, credit=1), [
+        Assignment(12, 1006, "192.0.2.10", "example.com", "http://example.com/", {"hops": "-"}),
+    ]),
+    "9.24": ("client", lambda: opened(S), [
+        Record(1005, False, Specific.REDIRECT, http_enum(301), 30, "http://example.com/a",
+               "http://example.com/b", b"HTTP/1.1 301 Moved Permanently\r\n\r\n",
+               via="http://example.com/", hops="LL"),
+    ]),
     "9.16": ("server", lambda: opened(S), [
         Ack(1000, AckResult.STORED), Ack(1002, AckResult.DUPLICATE),
     ]),
@@ -396,6 +408,7 @@ def test_extension_fields_table():
     tags = {int(r[0]): r[1] for r in rows if r[0]}
     assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
                     record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS",
+                    record.TAG_VIA: "VIA", record.TAG_HOPS: "HOPS",
                     record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED"}
 
 
