@@ -120,6 +120,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document, request=result.request, ip=result.ip,
         truncated=result.truncated, outlinks=page_links.outlinks if got.success else (),
+        nofetch=result.nofetch, refused=result.refused,
         **(lineage(assignment) if assignment else {}),
     )  # fmt: skip
     # validators and digest for recrawls of pages (feeds and sitemaps have feedsum=,

@@ -60,9 +60,9 @@ def record_cost(r: Record) -> int:
 def fetch_value(r: Record) -> bytes | None:
     """The `fetch` database's value for `r` (docs/storage.txt), None if the
     spider kept nothing (a spider older than the extension fields)."""
-    if not (r.request or r.ip or r.truncated or r.outlinks or r.via or r.hops):
+    if not (r.request or r.ip or r.truncated or r.outlinks or r.nofetch or r.refused or r.via or r.hops):
         return None
-    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks, r.via, r.hops))
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks, r.nofetch, r.refused, r.via, r.hops))
 
 
 class Committer:

@@ -19,8 +19,12 @@
 #             WARC-Concurrent-To the main record.
 # A transaction that got no response (timeout, refused, reset) becomes a
 # metadata record saying what was tried (the same seed/via/hopsFromSeed,
-# fetchStatus, the address, the request if one was sent), so the WARC
-# holds the whole fetch log.
+# fetchStatus, the address, the request if one was sent), so the WARC holds
+# the whole fetch log. So does a
+# URL the urlserver never let a spider connect for (a record-only
+# transaction, docs/protocol.txt 5.3 nofetch=: its host's DNS failed for
+# good, or its addresses are refused): the host, the urlserver's reason, each
+# address refused, and that no connection was attempted.
 #
 # Record ids are derived (UUID 5) from the crawl and the doc id, so a revisit
 # names its original without looking for it in earlier files, and writing a
@@ -36,6 +40,7 @@ import hashlib
 import io
 import uuid
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from warcio.recordbuilder import RecordBuilder
 from warcio.statusandheaders import StatusAndHeaders
@@ -230,6 +235,12 @@ class RecordMaker:
         lines = [*self._lineage(c), ("fetchStatus", Specific(c.meta.specific).name), ("fetchTimeMs", str(c.meta.ms))]
         if c.fetch is not None and c.fetch.ip:
             lines.append(("ip", c.fetch.ip))
+        if c.fetch is not None and (c.fetch.nofetch or c.fetch.refused):
+            lines.append(("host", _host_of(c.meta.url)))
+            if c.fetch.nofetch:
+                lines.append(("reason", c.fetch.nofetch))
+            lines.extend(("refusedAddress", ip) for ip in c.fetch.refused)
+            lines.append(("connectionAttempted", "no"))
         meta_id = self.record_id(c.meta.doc_id, "metadata")
         out = []
         if c.fetch is not None and c.fetch.request:
@@ -237,3 +248,11 @@ class RecordMaker:
             lines.append(("requestSent", "yes"))
         out.append(self._metadata(c, common, lines))
         return out
+
+
+def _host_of(url: str) -> str:
+    """The host a URL names, as the urlserver looked it up ('' if none)."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # a malformed IPv6 literal: the URL says what was tried
+        return ""

@@ -164,3 +164,34 @@ def test_since_last_export_writes_each_document_once(tmp_path):
     docs = [sorted(int(r.rec_headers.get_header("WARC-Wreck-Doc-Id")) for r, _ in read(tmp_path / f"{n}.warc")
                    if r.rec_type == "response") for n in (1, 2, 3)]
     assert docs == [[1, 3, 5], [2, 9], []] and "0 documents" in said
+
+
+NOWHERE = Record(6, False, Specific.DNS_FAILED, 0, 0, "http://nowhere.wreck.test:8080/a", None, b"",
+                 nofetch="dns: NXDOMAIN")
+INTRANET = Record(7, False, Specific.FORBIDDEN_ADDRESS, 0, 0, "http://intranet.wreck.test/", None, b"",
+                  nofetch="forbidden address 10.1.2.3 (private)", refused=("10.1.2.3", "fd00::7"))
+
+
+def test_a_url_no_spider_connected_for_is_a_metadata_record_of_what_was_tried(tmp_path):
+    """Issue 18: a DNS failure or a refused address (a record-only transaction,
+    docs/protocol.txt 5.3 nofetch=) reaches the WARC: the host, the urlserver's
+    reason, the addresses refused, and that no connection was attempted."""
+    with running_server(tmp_path / "store") as (_, port):
+        c = Client(port)
+        c.send([NOWHERE, INTRANET])
+        c.acks(2)
+    path = tmp_path / "failed.warc.gz"
+    export(tmp_path / "store", path)
+    warcio_check(path)
+    records = read(path)
+    nowhere, intranet = by_doc(records, 6), by_doc(records, 7)
+    assert set(nowhere) == set(intranet) == {"metadata"}  # no request, no response: nothing was sent
+    meta, lines = nowhere["metadata"]
+    assert meta.rec_headers.get_header("WARC-Target-URI") == NOWHERE.url
+    assert meta.rec_headers.get_header("WARC-IP-Address") is None
+    assert lines == (b"fetchStatus: DNS_FAILED\r\nfetchTimeMs: 0\r\nhost: nowhere.wreck.test\r\n"
+                     b"reason: dns: NXDOMAIN\r\nconnectionAttempted: no\r\n")
+    assert intranet["metadata"][1] == (
+        b"fetchStatus: FORBIDDEN_ADDRESS\r\nfetchTimeMs: 0\r\nhost: intranet.wreck.test\r\n"
+        b"reason: forbidden address 10.1.2.3 (private)\r\nrefusedAddress: 10.1.2.3\r\n"
+        b"refusedAddress: fd00::7\r\nconnectionAttempted: no\r\n")
