@@ -446,7 +446,7 @@ class Crawl:
         if res.refused:
             extra["refused"] = ",".join(res.refused)
         log.info("event=unfetched_handout url=%s reason=%r", url, res.error)
-        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, extra)
+        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec)})
 
     def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""

@@ -3,7 +3,8 @@
 Heritrix's "seed:" for a seed, else "via:" (the page that links to it, or
 the URL that redirected to it) and "hopsFromSeed:" (one letter per hop, as
 long as the URL's depth in the frontier for links, ending in R after a
-redirect)."""
+redirect), in the metadata of a URL never fetched (its host does not
+resolve) too."""
 
 from __future__ import annotations
 
@@ -15,11 +16,14 @@ from warcio.archiveiterator import ArchiveIterator
 
 from wreck.urlserver.db import UrlRecord, saved_items
 from tests.web import RunningWeb, SiteSpec
+from tests.web.spec import UNRESOLVABLE_NAME
 
 
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("lineage")
+    # no cross links: h0's only link off its host names a host that does not
+    # resolve (tests/web/site.py); the chain's /target links nowhere
     spec = SiteSpec(hosts=2, pages_per_host=8, cross_links_per_page=0)
     with RunningWeb(spec) as web:
         seed = web.url("h0.wreck.test")
@@ -28,7 +32,7 @@ def crawled(tmp_path_factory):
         cmd = [
             sys.executable, "-m", "wreck.local.cli", seed, chain, "--data", str(tmp / "crawl"),
             "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
-            "--allow-net", "127.0.0.0/8", "--scope", "host", "--delay", "0.02", "--robots-retry", "0.2",
+            "--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.02", "--robots-retry", "0.2",
             "--retry-delay", "0.2", "--max-retries", "1", "--procs", "1", "--concurrency", "8",
             "--warc-dir", str(tmp / "warcs"),
         ]  # fmt: skip
@@ -74,3 +78,10 @@ def test_a_redirects_target_was_found_on_the_redirecting_url_and_its_path_ends_i
     target = chain.replace("/redirect/chain/1", "/target")
     assert (fields[middle]["via"], fields[middle]["hopsFromSeed"]) == ([chain], ["R"])
     assert (fields[target]["via"], fields[target]["hopsFromSeed"]) == ([middle], ["RR"])
+
+
+def test_a_url_whose_host_does_not_resolve_is_recorded_with_its_via(crawled):
+    seed, _, fields, _ = crawled
+    gone = seed.replace("h0.wreck.test", UNRESOLVABLE_NAME)
+    assert (fields[gone]["via"], fields[gone]["hopsFromSeed"]) == ([seed], ["L"])
+    assert "fetchStatus" in fields[gone]  # a failed fetch's metadata record
