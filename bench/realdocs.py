@@ -241,6 +241,9 @@ def main() -> int:
     parser.add_argument("--wreck-args", default="", help="more wreck-crawl flags (results get a suffix)")
     parser.add_argument("--tag", default="", help="suffix of the results file")
     parser.add_argument("--keep", action="store_true", help="keep WRECK's data (logs, store) in the run dir")
+    parser.add_argument("--profile-at", type=float, default=None,
+                        help="py-spy each WRECK component this many seconds into its crawl (bench/crawl.py Profiler)")
+    parser.add_argument("--profile-seconds", type=int, default=3)
     opts = parser.parse_args()
     nginx = ensure_nginx()
     ensure_trees()
@@ -277,8 +280,13 @@ def main() -> int:
                 args = [str(BIN / "wreck-crawl"), *seeds, "--data", str(data), "--hosts", str(run / "hosts"),
                         "--allow-net", "127.0.0.0/8", "--delay", "0", *opts.wreck_args.split()]  # fmt: skip
                 log("phase wreck: " + " ".join(args))
+                profiler = (bench_crawl.Profiler(run, at=opts.profile_at, duration=opts.profile_seconds)
+                            if opts.profile_at is not None else None)
                 r = run_bounded(args, log_path=run / "wreck.out", max_seconds=opts.max_seconds,
-                                stop_sig=signal.SIGINT, sampler_classify=wreck_classifier())
+                                stop_sig=signal.SIGINT, sampler_classify=wreck_classifier(),
+                                on_tick=profiler.tick if profiler else None)
+                if profiler:
+                    results["profile"] = profiler.findings()
                 r["data"] = data
                 windows["wreck"] = (r["start"], r["end"], r)
             elif phase == "startup":
