@@ -198,8 +198,11 @@ class StoreServer:
         # collector's generations, so a full collection, which the records'
         # churn sets off, no longer walks every module's objects again.
         gc.freeze()
-        return await self.listener.start(self.settings.host, self.settings.port,
-                                         lambda listener: RecordPeer(listener, self))
+        bound = await self.listener.start(self.settings.host, self.settings.port,
+                                          lambda listener: RecordPeer(listener, self))
+        if self.settings.unix:  # docs/protocol.txt 6.6: the same protocol, for spiders on this machine
+            await self.listener.start_unix(self.settings.unix, lambda listener: RecordPeer(listener, self))
+        return bound
 
     def now(self) -> float:
         return self._loop.time()

@@ -81,7 +81,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         for shard, store_dir in enumerate(where.store_dirs):  # shard order: doc id D in store D mod n
             name = "storeserver" if shard == 0 else f"storeserver{shard}"
             store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", "127.0.0.1:0",
-                                                          "--http", "127.0.0.1:0", *store_args, *log_args],
+                                                          "--http", "127.0.0.1:0", *where.store_socket(store_dir),
+                                                          *store_args, *log_args],
                           where.log(name), env)  # fmt: skip
             children.append(store)
             stores.append(store)
