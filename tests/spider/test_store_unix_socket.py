@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import socket
 import stat
 
 from wreck.protocol import AckResult
@@ -59,8 +60,6 @@ def test_a_spider_moves_its_records_to_the_stores_unix_socket(tmp_path):
 
 def test_a_stale_socket_file_from_a_killed_store_is_replaced(tmp_path):
     path = tmp_path / "store.sock"
-    import socket
-
     left = socket.socket(socket.AF_UNIX)
     left.bind(str(path))  # what a kill -9 leaves behind
     left.close()
@@ -70,7 +69,8 @@ def test_a_stale_socket_file_from_a_killed_store_is_replaced(tmp_path):
 
 
 def test_a_socket_the_spider_cannot_reach_leaves_it_on_tcp(tmp_path):
-    with running_server(tmp_path, unix=str(tmp_path / "store.sock")) as (server, port):
+    with running_server(tmp_path, unix=str(tmp_path / "store.sock")) as (_, port):
         os.unlink(tmp_path / "store.sock")  # announced, but not there (another machine's path)
         results, via = _send(port, [5, 6])
     assert results == [AckResult.STORED] * 2 and via == f"127.0.0.1:{port}"
+
