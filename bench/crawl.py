@@ -230,6 +230,8 @@ class Profiler:
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
         self.started = False
         self.pyspy = SCRAPY_VENV / "bin" / "py-spy"
+        if not self.pyspy.exists():  # or the project's own venv (`pip install py-spy`)
+            self.pyspy = Path(sys.executable).parent / "py-spy"
 
     def tick(self, elapsed: float, sampler: TreeSampler) -> None:
         if self.started or elapsed < self.at or not self.pyspy.exists():
