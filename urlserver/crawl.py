@@ -11,8 +11,9 @@
 # handouts stop, the transactions in flight end); or nothing fetchable
 # within --linger, the retries due later kept with their due times for the
 # next run (deferred()).
-# Every change is in the frontier's write transaction: commit() before the
-# assignments it made are written to a socket. The engine is given an open
+# Every change is in the frontier's write transaction: commit() (or
+# commit_soon() and its Future) before the assignments it made are written
+# to a socket. The engine is given an open
 # db.Db (Crawl.open() opens one from the settings); its public methods
 # raise db.StateError, never lmdb's own errors, when the state cannot be
 # written.
@@ -150,6 +151,20 @@ class Crawl:
         for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
             self.db.put_pace(self.frontier.txn, *pace)
         self.frontier.commit()
+
+    @translate_errors
+    def commit_soon(self):
+        """commit(), on the writer thread: its (committed, durable) Futures,
+        or None if nothing changed (Frontier.commit_soon). Until
+        `committed` is done, the next use of the state waits for it."""
+        for pace in self.politeness.take_touched():
+            self.db.put_pace(self.frontier.txn, *pace)
+        return self.frontier.commit_soon()
+
+    @translate_errors
+    def settle(self) -> None:
+        """Finish the commit in flight (StateError if it could not be written)."""
+        self.frontier.settle()
 
     @translate_errors
     def close(self) -> None:

@@ -55,11 +55,24 @@
 # entry points (Crawl's public methods) are wrapped by translate_errors, so
 # a get or put that fails mid-way (map or disk full) arrives as StateError
 # too, without a wrapper on every get of the hot paths.
+#
+# WRITER: every write transaction is begun, committed and aborted on one
+# writer thread, so that a commit -- its page writes and fsyncs, 60 % of the
+# event loop's time before issue 16 -- can run while the loop goes on
+# (commit_soon: lmdb releases the GIL in mdb_txn_commit and in sync). The
+# loop thread does the gets and puts in between, never at the same time as
+# the writer: LMDB's writer lock is a mutex that only the thread that took
+# it may release, so a write transaction ended on another thread than the
+# one that began it would leave the lock held for good. A commit is two
+# fsyncs, the pages' and then the meta page's (MDB_NOMETASYNC, then an
+# env.sync): the loop may fill the next transaction during the second, and
+# nothing of a transaction is sent before both (commit_soon's `durable`).
 """LMDB environment, databases, record codecs and the StateError boundary."""
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Future, ThreadPoolExecutor
 import hashlib
 import operator
 import os
@@ -268,8 +281,14 @@ class Db:
         private_dir(path)  # 0700, and its files 0600: the frontier lists every URL
         fresh = not os.path.exists(os.path.join(path, "data.mdb"))
         self.path = path
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="urlserver-lmdb-writer")  # WRITER above
+        self._write_txn = None  # the open write transaction, if any (aborted by close())
+        self._ready: Future | None = None  # commit_soon(): its commit, then the next transaction
+        self.sync = sync
+        # metasync off: a commit fsyncs its pages and writes the meta page; the
+        # meta page is synced apart (commit, commit_soon: WRITER above)
         self.env = lmdb.open(path, map_size=map_size, max_dbs=len(self.NAMES), sync=sync,
-                             metasync=sync, writemap=False, readahead=False, mode=0o600)
+                             metasync=False, writemap=False, readahead=False, mode=0o600)
         if fresh:
             private_files(os.path.join(path, "data.mdb"), os.path.join(path, "lock.mdb"))
         try:  # before any page is read through the map, or a named database created
@@ -306,16 +325,56 @@ class Db:
 
     @translate_errors
     def begin(self, *, write: bool = False):
-        """A new transaction (lmdb.Transaction: its gets and puts are the hot paths)."""
-        return self.env.begin(write=write)
+        """A new transaction (lmdb.Transaction: its gets and puts are the hot paths).
+        A write transaction is begun on the writer thread (see WRITER above)."""
+        if not write:
+            return self.env.begin()
+        ready, self._ready = self._ready, None
+        txn = (ready or self._writer.submit(self.env.begin, write=True)).result()
+        self._write_txn = txn
+        return txn
 
     @translate_errors
     def commit(self, txn) -> None:
-        txn.commit()
+        self._end(txn, txn.commit).result()
+        self._writer.submit(self._sync_meta).result()
+
+    def commit_soon(self, txn) -> tuple[Future, Future]:
+        """Commit `txn` on the writer thread: (committed, durable) Futures,
+        their exception a StateError if it could not be written.
+
+        `committed` is done once the commit has returned (its pages synced,
+        the meta page written) and the writer has begun the next write
+        transaction, which begin() then hands out without waiting: the
+        caller may go on with it while the meta page is synced. `durable`
+        is done once the meta page is synced too: only then may what the
+        transaction holds be told to anyone (docs/protocol.txt 5.9). The
+        caller's thread has no write transaction until `committed` is done
+        (LMDB has one writer)."""
+        if txn is self._write_txn:
+            self._write_txn = None
+        self._ready = committed = self._writer.submit(self._commit_and_begin, txn)
+        return committed, self._writer.submit(self._sync_meta)
+
+    def _commit_and_begin(self, txn):
+        _translated(txn.commit)
+        return self.env.begin(write=True)
+
+    def _sync_meta(self) -> None:
+        """fsync what the last commit wrote after its own fsync (the meta page):
+        LMDB's MDB_NOMETASYNC keeps the file whole without it, but may lose
+        that last transaction at a power cut until it is done."""
+        if self.sync:
+            _translated(functools.partial(self.env.sync, True))
 
     @translate_errors
     def abort(self, txn) -> None:
-        txn.abort()
+        self._end(txn, txn.abort).result()
+
+    def _end(self, txn, how) -> Future:
+        if txn is self._write_txn:
+            self._write_txn = None
+        return self._writer.submit(_translated, how)
 
     @translate_errors
     def last_txnid(self) -> int:
@@ -375,7 +434,22 @@ class Db:
         return out
 
     def close(self) -> None:
+        txn, self._write_txn = self._write_txn, None
+        ready, self._ready = self._ready, None
+        if ready is not None and ready.exception() is None:
+            txn = ready.result()  # (then no transaction was open besides)
+        if txn is not None:  # on the writer thread, as it was begun (WRITER)
+            self._writer.submit(_translated, txn.abort).exception()
+        self._writer.shutdown(wait=True)
         self.env.close()
+
+
+def _translated(how) -> None:
+    """Run a transaction's commit or abort (on the writer thread), lmdb.Error as StateError."""
+    try:
+        how()
+    except lmdb.Error as exc:
+        raise StateError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def saved_items(path: str, name: str) -> list[tuple[bytes, bytes]]:

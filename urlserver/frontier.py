@@ -6,7 +6,9 @@
 # there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
-# batch durable (the server commits before writing assignments). A URL
+# batch durable (the server commits before writing assignments), or
+# commit_soon() starts that on the writer thread (db.py) and the server
+# writes the assignments once it is done. A URL
 # record's state changes only through move(), by the table of urlstate.py.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from concurrent.futures import Future
 from hashlib import blake2b as _blake2b
 from zlib import crc32 as _crc32
 
@@ -57,6 +60,7 @@ class Frontier:
         self.delayed_total = 0
         self.filtered_by: dict[str, int] = {}
         self._txn = None
+        self._committing: Future | None = None  # commit_soon()'s, until settled
         self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
@@ -69,22 +73,59 @@ class Frontier:
     @property
     def txn(self):
         if self._txn is None:
+            self.settle()  # one writer: the commit in flight ends first
             self._txn = self.db.begin(write=True)
         return self._txn
 
+    @property
+    def committing(self) -> bool:
+        """A commit_soon() is in flight (not yet settled)."""
+        return self._committing is not None
+
     def commit(self) -> None:
         """Make every change since the last commit durable."""
-        if self._txn is None:
-            return
-        txn = self._txn
+        self.settle()
+        txn = self._close_txn()
+        if txn is not None:
+            self.db.commit(txn)
+            self._committed()
+
+    def commit_soon(self) -> tuple[Future, Future] | None:
+        """Start making every change since the last commit durable, on the
+        writer thread (db.py, WRITER): its (committed, durable) Futures, or
+        None if there was nothing to commit. Once `committed` is done,
+        settle() (or the next use of txn) finishes it and the next
+        transaction may be filled; the changes are durable once `durable`
+        is done."""
+        self.settle()
+        txn = self._close_txn()
+        if txn is None:
+            return None
+        committed, durable = self.db.commit_soon(txn)
+        self._committing = committed
+        return committed, durable
+
+    def settle(self) -> None:
+        """Wait for the commit in flight to return, if any (StateError if it failed)."""
+        future, self._committing = self._committing, None
+        if future is not None:
+            future.result()
+            self._committed()
+
+    def _close_txn(self):
+        """The open transaction, with the hosts, id counters and counts written into it; None if none."""
+        txn, self._txn = self._txn, None
+        if txn is None:
+            return None
         for host in self._dirty:
             txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=self.db.hosts)
         self._dirty.clear()
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
-        self.db.commit(txn)
-        self._txn = None
+        return txn
+
+    def _committed(self) -> None:
         self.recent.committed()
         if self.seen.full:
             self._rebuild_seen()
@@ -92,6 +133,9 @@ class Frontier:
     def abort(self) -> None:
         """Drop every change since the last commit. The in-memory state (queue
         bounds, counts, Bloom filter) still holds them: reopen the crawl."""
+        future, self._committing = self._committing, None
+        if future is not None:
+            future.exception()  # its outcome no longer matters, but it must end first
         if self._txn is not None:
             txn, self._txn = self._txn, None
             self.db.abort(txn)

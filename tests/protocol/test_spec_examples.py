@@ -47,6 +47,8 @@ CRAWL = CrawlSettings(
     crawl_id=CRAWL_ID,
 )
 SETTINGS = CRAWL.to_wire()
+# A store's WELCOME with its Unix-domain socket (example 9.48, 6.6).
+STORE_WELCOME = {"max_doc_len": "268435456", "unix": "/var/lib/wreck/crawl/store.sock"}
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 DOCUMENT = (
     b"HTTP/1.1 200 OK\r\n"
@@ -198,6 +200,7 @@ EXAMPLES = {
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
+    "9.48": ("server", lambda: after_auth(S), [Ready(STORE_WELCOME, independent_mac("server", "storeserver"))]),
 }
 # warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
 EXAMPLES.update({
