@@ -23,10 +23,12 @@ from tests.store_helpers import filled_store, make_record, running_server
 TITLED = Record(1, True, Specific.OK, http_enum(200), 9, "http://127.0.0.1:8080/", None,
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
                 b"<html><head><title>Home \xe2\x80\x94 caf\xc3\xa9</title></head><body><p>"
-                + b"A welcome text of some length for the main content. " * 10 + b"</p></body></html>")  # fmt: skip
+                + b"A welcome text of some length for the main content. " * 10 + b"</p></body></html>",
+                hops="-")  # fmt: skip
 TIMEOUT = Record(2, False, Specific.TIMEOUT, 0, 30_000, "http://127.0.0.1:8080/slow", None, b"")
 NOT_MODIFIED = Record(3, True, Specific.NOT_MODIFIED, http_enum(304), 3, TITLED.url, None, b"HTTP/1.1 304 Not Modified\r\n\r\n")
-PAGES = [make_record(i) for i in range(4, 30)] + [make_record(30, status=404)]
+PAGES = [make_record(4).__replace__(via=TITLED.url, hops="L")] + [make_record(i) for i in range(5, 30)] + [
+    make_record(30, status=404)]
 ALL = [TITLED, TIMEOUT, NOT_MODIFIED, *PAGES]
 
 
@@ -60,6 +62,9 @@ def test_pyarrow_reads_one_typed_row_per_stored_document(data, tmp_path):
     assert home["outlinks"] is None
     assert (rows[1]["status"], rows[1]["title"], rows[1]["text"]) == (0, "", "")  # the timeout: tried, no response
     assert [r["doc_id"] for r in rows] == [1, 2, *range(4, 31)]
+    # where each was found: the seed has the empty path, a link of it its via and "L", others are not known
+    assert (home["via"], home["hops"]) == (None, "") and (rows[2]["via"], rows[2]["hops"]) == (TITLED.url, "L")
+    assert (rows[3]["via"], rows[3]["hops"]) == (None, None)
 
 
 def test_duckdb_queries_the_file_as_is_with_bodies(data, tmp_path):
