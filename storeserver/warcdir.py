@@ -32,6 +32,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -191,7 +192,8 @@ class WarcDir:
             self.failed = ""
         return len(entries) == ROUND_DOCS
 
-    def _write_batch(self, batch: list[tuple[int, str, int]], compressed) -> None:
+    def _write_batch(self, batch: list[tuple[int, str, int]], compressed: Callable[[], list[bytes]]) -> None:
+        """Append a batch's members once compressed; close the file at its size."""
         members = iter(compressed())
         for seq, agent, records in batch:
             if self.file is None:
