@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import shutil
 import time
@@ -198,8 +199,15 @@ class StoreServer:
         self._loop = loop
         self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
         self._stall_timer: asyncio.TimerHandle | None = None  # armed only while a connection waits
-        return await self.listener.start(self.settings.host, self.settings.port,
-                                         lambda listener: RecordPeer(listener, self))
+        # What is loaded by now lives as long as the server: out of the
+        # collector's generations, so a full collection, which the records'
+        # churn sets off, no longer walks every module's objects again.
+        gc.freeze()
+        bound = await self.listener.start(self.settings.host, self.settings.port,
+                                          lambda listener: RecordPeer(listener, self))
+        if self.settings.unix:  # docs/protocol.txt 6.6: the same protocol, for spiders on this machine
+            await self.listener.start_unix(self.settings.unix, lambda listener: RecordPeer(listener, self))
+        return bound
 
     def now(self) -> float:
         return self._loop.time()

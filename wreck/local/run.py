@@ -94,7 +94,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             name = "storeserver" if shard == 0 else f"storeserver{shard}"
             store_flags += ["--store", inherited.address(listen), "--store-data", str(store_dir)]
             store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", inherited.address(listen),
-                                                          "--http", inherited.address(status), *store_args, *log_args],
+                                                          "--http", inherited.address(status), *where.store_socket(store_dir),
+                                                          *store_args, *log_args],
                           where.log(name), env, socks=(listen, status))  # fmt: skip
             children.append(store)
             stores.append(store)
