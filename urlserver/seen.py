@@ -46,6 +46,8 @@ REBUILD_CHUNK = 1 << 18  # fingerprints set per numpy pass in rebuild(): a few M
 # 50 MB at most, whatever the crawl's size, and cover a few thousand hosts'
 # menus at once.
 RECENT_LINKS = 1 << 18
+# check_and_add_many()'s constants, as numpy scalars (a Python int would make numpy convert each time)
+_ONE, _6, _12, _18, _24, _63 = (np.uint64(n) for n in (1, 6, 12, 18, 24, 63))
 
 
 class SeenSet:
@@ -89,6 +91,26 @@ class SeenSet:
         words[index] = word | bits
         self.count += 1
         return False
+
+    def check_and_add_many(self, fps) -> list[bool]:
+        """check_and_add() on each of `fps` (distinct FP_SIZE-byte
+        fingerprints, in any iterable), in one numpy pass: about a quarter
+        of the per-link cost of the loop (issue 16). A fingerprint is
+        reported as maybe there only by the bits set before the call, so two
+        of the batch that share their bits both read as new: fewer false
+        positives, never a false negative."""
+        raw = b"".join(fps)
+        if not raw:
+            return []
+        h = np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+        bits = (_ONE << (h & _63)) | (_ONE << ((h >> _6) & _63)) | (_ONE << ((h >> _12) & _63)) | \
+            (_ONE << ((h >> _18) & _63))
+        index = (h >> _24) & np.uint64(self._mask)
+        words = np.frombuffer(self._words, dtype=np.uint64)  # a view: writes land in the array
+        maybe = (words[index] & bits) == bits
+        np.bitwise_or.at(words, index, bits)
+        self.count += len(maybe) - int(np.count_nonzero(maybe))
+        return maybe.tolist()
 
     @property
     def full(self) -> bool:
