@@ -106,3 +106,4 @@ def test_a_page_probed_at_once_sets_the_bits_of_one_probed_link_by_link_and_find
     assert sum(map(sum, maybes)) < len(fps) // 100  # new links read as new (false positives only)
     again = paged.check_and_add_many(fps[::7])
     assert all(again) and paged._words == one_by_one._words  # known ones: maybe, never a false "new"
+    assert paged.check_and_add_many(fps[:5]) == [True] * 5  # a few: one by one, the same answers
