@@ -266,18 +266,31 @@ class Frontier:
         return rec
 
     def lookup(self, url: str) -> dict | None:
-        """A URL's state for operators (normalised first)."""
+        """A URL's state for operators (normalised first), with its via's URL."""
         norm = normalize(url)
         if norm is None:
             return None
         rec = self.record(d.fingerprint(norm))
-        return rec.as_dict() if rec else None
+        return {**rec.as_dict(), "via": self.via_url(rec)} if rec else None
+
+    def via_url(self, rec: UrlRecord) -> str | None:
+        """The URL `rec`'s URL was first found on (lineage.py), None for a seed
+        or a via that is no URL record."""
+        if rec.via_url:
+            return rec.via_url
+        if rec.via == d.NO_VIA:
+            return None
+        raw = self.txn.get(rec.via, db=self.db.urls)
+        return d.record_url(raw) if raw is not None else None
 
     # -- admission ---------------------------------------------------------------
 
     def discover(self, raw_url: str, *, depth: int, hops: int = 0, base: str | None = None,
-                 seed: bool = False) -> str:
-        """Admit one URL: 'queued', 'known', 'filtered' or 'bad'."""
+                 seed: bool = False, via: bytes = d.NO_VIA, path: str = "", via_url: str = "") -> str:
+        """Admit one URL: 'queued', 'known', 'filtered' or 'bad'. A new URL's
+        record keeps `via` (the fingerprint of the URL it was found on; or
+        `via_url`, that URL itself, when no record here holds it) and `path`,
+        its hop path from the seed (lineage.py)."""
         url = normal(raw_url, base)
         if url is None:
             return "bad"
@@ -294,10 +307,15 @@ class Frontier:
                 reason = self.url_filter.reason(url, name, depth, base)
         if reason is None and hops > self.max_redirects:
             reason = "too many redirects"
-        return self._admit(url, fp, origin, name, depth, hops, reason)
+        return self._admit(url, fp, origin, name, depth, hops, reason, via, path, via_url)
 
-    def discover_links(self, links, *, depth: int, base: str | None = None) -> int:
+    def discover_links(self, links, *, depth: int, base: str | None = None, via: bytes = d.NO_VIA,
+                       path: str = "", via_url: str = "") -> int:
         """Admit a page's outlinks, as discover() would one by one; how many were queued.
+        Each new URL's record keeps `via` and `path` (the page's fingerprint and
+        the links' hop path: the same for every link of a page). Links another
+        urlserver partition forwards give `via_url`, the page's URL, instead
+        of `via` (its record is that partition's): kept as text.
 
         The hot path of a DONE: a link recorded lately ends at one set
         lookup (RecentLinks), a link already in normal form skips
@@ -308,7 +326,7 @@ class Frontier:
         """
         txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
-        record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
+        record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
         qkey = d.QKEY.pack
         records: list[tuple[bytes, bytes]] = []  # fp -> URL record, written after the loop
@@ -352,7 +370,7 @@ class Frontier:
                 reason = url_filter.reason(url, name, depth, base)
             host = hosts.get(origin)
             if reason is not None or host is None or host.admitted >= max_pages:
-                queued += self._admit(url, fp, origin, name, depth, 0, reason) == "queued"
+                queued += self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
                 continue
             records.append((fp, record_head + data))
             entries.append((qkey(host.id, host.tail), fp + entry_tail + data))
@@ -371,18 +389,20 @@ class Frontier:
         return queued + len(entries)
 
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
-               reason: str | None) -> str:
+               reason: str | None, via: bytes, path: str, via_url: str = "") -> str:
         """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
         host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
         if reason is not None:
-            self.move(fp, UrlEvent.FILTERED, reason, rec=UrlRecord(url, hops=hops, depth=depth))
+            self.move(fp, UrlEvent.FILTERED, reason,
+                      rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url))
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
             return "filtered"
         if host is None:
             host = self.origin_for(origin, name)
-        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth))
+        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path,
+                                                         via_url=via_url))
         self.push(host, d.pack_entry(fp, depth, hops, url))
         host.admitted += 1
         self._dirty.add(host)

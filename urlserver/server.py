@@ -371,7 +371,7 @@ class UrlServer:
         ready = ready[self._rr:] + ready[: self._rr]
         while ready:
             for spider in list(ready):
-                assignment = crawl.take(spider, now)
+                assignment = crawl.take(spider, now, spider.conn.caps)
                 if assignment is None:  # nothing due; another spider may still be handed
                     ready.remove(spider)  # the URLs of its chains (chains.py)
                     continue
