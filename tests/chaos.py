@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 import lmdb
 
 from wreck.storeserver.store import ReadStore, StoreError
+from tests.e2e_helpers import fetched
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from tests.web.truth import normalize
 from wreck.local.children import Child
@@ -335,7 +336,7 @@ def verify(store: Path, frontier: Path, truth, records) -> dict:
         counted = reader.meta_info().get("docs", 0)
     finally:
         reader.close()
-    pages = [d for d in docs if not urlsplit(d.url).path.startswith("/robots")]
+    pages = [d for d in docs if fetched(d) and not urlsplit(d.url).path.startswith("/robots")]
     stored = collections.Counter(normalize(d.url) for d in pages)
     want = set(truth.fetched)
     recs, claims = _url_records(frontier)
