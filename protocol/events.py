@@ -138,6 +138,8 @@ class Record(_Event):
     # was fetched, as the urlserver said, and the addresses it refused.
     nofetch: str = ""
     refused: tuple[str, ...] = ()
+    via: str = ""  # the URL this one was first found on (the assignment's via=, 5.3)
+    hops: str = ""  # its hop path from the seed, "-" for a seed (the assignment's hops=)
 
 
 class Ack(_Event):

@@ -31,7 +31,7 @@ RECORD_HEADER_EXT = struct.Struct("!IBBBBIHHII")
 EXT = 0x01
 # Section 6.3, Table 7a: one extension field is a tag u8 and a length u32.
 EXT_FIELD = struct.Struct("!BI")
-TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS = 1, 2, 3, 4
+TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS, TAG_VIA, TAG_HOPS = 1, 2, 3, 4, 5, 6
 TAG_NOFETCH, TAG_REFUSED = 7, 8  # a record-only transaction (nofetch=, 5.3)
 TRUNCATIONS = ("length", "time")
 # Section 6.4: 'A', result u8, reserved u16 (0), doc_id u32.
@@ -68,9 +68,13 @@ def encode_ext(r: Record) -> bytes:
     fields = []
     if r.truncated and r.truncated not in TRUNCATIONS:
         raise LocalProtocolError(f"record {r.doc_id}: truncated={r.truncated!r} is not one of {TRUNCATIONS}")
+    if r.hops and not f.HOPS_PATH.fullmatch(r.hops):
+        raise LocalProtocolError(f"record {r.doc_id}: hops={r.hops[:60]!r} is not a hop path")
     links = b"".join(f.check_url_out(u, "outlink") + b"\n" for u in r.outlinks)
+    via = f.check_url_out(r.via, "via") if r.via else b""
     fields_of = ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
-                 (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links))
+                 (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links),
+                 (TAG_VIA, via), (TAG_HOPS, r.hops.encode("ascii")))
     if r.nofetch or r.refused:
         fields_of += _unfetched_fields(r)
     for tag, value in fields_of:
@@ -175,6 +179,10 @@ def _decode_ext(doc_id: int, data: bytes) -> dict:
                     raise RemoteProtocolError(f"record {doc_id}: nofetch reason is not text")
             elif tag == TAG_REFUSED:
                 out["refused"] = tuple(f.ip(ip) for ip in value.split(b","))
+            elif tag == TAG_VIA:
+                out["via"] = f.url(value, "via")
+            elif tag == TAG_HOPS:
+                out["hops"] = f.hops_path(value)
         except UnicodeDecodeError:
             raise RemoteProtocolError(f"record {doc_id}: extension field {tag} is not ASCII") from None
     return out

@@ -241,13 +241,13 @@ class UrlSession:
         a = txn.assignment
         if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
             try:
-                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"))
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"), a.extra)
             except RuntimeError:  # the session is ending: the urlserver requeues it
                 return
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"))
+            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)

@@ -11,8 +11,9 @@
 # handouts stop, the transactions in flight end); or nothing fetchable
 # within --linger, the retries due later kept with their due times for the
 # next run (deferred()).
-# Every change is in the frontier's write transaction: commit() before the
-# assignments it made are written to a socket. The engine is given an open
+# Every change is in the frontier's write transaction: commit() (or
+# commit_soon() and its Future) before the assignments it made are written
+# to a socket. The engine is given an open
 # db.Db (Crawl.open() opens one from the settings); its public methods
 # raise db.StateError, never lmdb's own errors, when the state cannot be
 # written.
@@ -35,6 +36,7 @@ from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
 from .db import StateError, translate_errors
+from . import lineage
 from . import robots as r
 from .dns import Resolution
 from .errorkind import ErrorKind, fetch_kind
@@ -149,6 +151,20 @@ class Crawl:
         for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
             self.db.put_pace(self.frontier.txn, *pace)
         self.frontier.commit()
+
+    @translate_errors
+    def commit_soon(self):
+        """commit(), on the writer thread: its (committed, durable) Futures,
+        or None if nothing changed (Frontier.commit_soon). Until
+        `committed` is done, the next use of the state waits for it."""
+        for pace in self.politeness.take_touched():
+            self.db.put_pace(self.frontier.txn, *pace)
+        return self.frontier.commit_soon()
+
+    @translate_errors
+    def settle(self) -> None:
+        """Finish the commit in flight (StateError if it could not be written)."""
+        self.frontier.settle()
 
     @translate_errors
     def close(self) -> None:
@@ -445,7 +461,7 @@ class Crawl:
         if res.refused:
             extra["refused"] = ",".join(res.refused)
         log.info("event=unfetched_handout url=%s reason=%r", url, res.error)
-        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, extra)
+        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec)})
 
     def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
@@ -513,7 +529,16 @@ class Crawl:
         if chain is not None:
             extra = {**extra, "after": str(self.chains.extended(chain, trans_id))}
             self.stats["handed_ahead"] += 1
-        return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec)})
+
+    def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
+        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
+        where its URL was first found and its hop path, hops=- for a seed."""
+        via = self.frontier.via_url(rec)
+        out = {"hops": rec.path or lineage.SEED_MARK}
+        if via is not None:
+            out["via"] = via
+        return out
 
     def _robots_doc_id(self, url: str) -> int:
         """The doc id of the robots.txt fetch of `url`: the one an earlier
@@ -618,17 +643,20 @@ class Crawl:
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
         fr.move(fp, step.event, step.reason, rec=rec)
         if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
-            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
+            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url, via=fp,
+                                path=lineage.extend(rec.path, lineage.REDIRECT))
         elif step.follow:
-            fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
+            fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url, via=fp,
+                        path=lineage.extend(rec.path, lineage.REDIRECT))
             target = normal(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed
                 self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
         if fetched and self.sitemaps.is_sitemap(fr.txn, fp):
             self.stats["sitemaps_fetched"] += 1
-            self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec.depth)
+            self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec)
             return
-        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
+        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url, via=fp,
+                          path=lineage.extend(rec.path, lineage.LINK))
         self.stats["discovered"] += len(event.outlinks)
 
     def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
@@ -646,7 +674,8 @@ class Crawl:
         self.stats["feed_fetches"] += 1
         self.stats["feed_redundant"] += got.redundant
         self.stats["feed_stories"] += got.stories
-        fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
+        fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url, via=fp,
+                          path=lineage.extend(rec.path, lineage.LINK))
         self.stats["discovered"] += len(got.discover)
 
     def _polls(self, feed) -> bool:

@@ -50,6 +50,9 @@ def test_an_unknown_tag_is_skipped_so_later_fields_need_no_new_flag():
     (struct.pack("!BI", 3, 4) + b"size", "truncation"),
     (struct.pack("!BI", 4, 8) + b"http://h", "LF"),
     (b"\x01\x00", "cut short"),
+    (struct.pack("!BI", 5, 10) + b"http://h h", "printable ASCII"),  # VIA: a URL token
+    (struct.pack("!BI", 6, 2) + b"L-", "hop path"),  # HOPS: the hops-path grammar of 5.3
+    (struct.pack("!BI", 6, 3) + b"0+L", "hop path"),
 ])
 def test_malformed_extension_fields_are_syntax_errors(ext, why):
     server, _ = open_store_pair()
@@ -109,3 +112,17 @@ def test_a_sender_refuses_a_nofetch_or_refused_field_that_cannot_be_sent(fields)
     _, client = open_store_pair()
     with pytest.raises(LocalProtocolError):
         client.send(Record(8, False, Specific.DNS_FAILED, 0, 0, "http://h/", None, b"", **fields))
+def test_via_and_hops_cross_the_wire_after_the_other_fields():
+    server, client = open_store_pair()
+    sent = FULL.__replace__(via="http://h/from", hops="3+" + "L" * 50)
+    data = client.send(sent)
+    assert data.endswith(struct.pack("!BI", 5, 13) + b"http://h/from" + struct.pack("!BI", 6, 52) + b"3+" + b"L" * 50)
+    assert bytewise(server, data) == [sent]
+    seed = PLAIN.__replace__(hops="-")  # a seed: HOPS alone, so EXT is set
+    assert bytewise(server, client.send(seed)) == [seed]
+
+
+def test_a_sender_refuses_a_hop_path_that_breaks_the_grammar():
+    _, client = open_store_pair()
+    with pytest.raises(LocalProtocolError):
+        client.send(PLAIN.__replace__(hops="L" * 51))

@@ -47,6 +47,8 @@ CRAWL = CrawlSettings(
     crawl_id=CRAWL_ID,
 )
 SETTINGS = CRAWL.to_wire()
+# A store's WELCOME with its Unix-domain socket (example 9.48, 6.6).
+STORE_WELCOME = {"max_doc_len": "268435456", "unix": "/var/lib/wreck/crawl/store.sock"}
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 DOCUMENT = (
     b"HTTP/1.1 200 OK\r\n"
@@ -175,6 +177,18 @@ EXAMPLES = {
         Record(1004, True, Specific.OK, http_enum(200), 120, "http://example.com/", None, EXT_DOCUMENT,
                request=EXT_REQUEST, ip="192.0.2.10", outlinks=("http://example.com/a",)),
     ]),
+    "9.22": ("server", lambda: opened(C, credit=1), [
+        Assignment(11, 1005, "192.0.2.10", "example.com", "http://example.com/a",
+                   {"via": "http://example.com/", "hops": "LL"}),
+    ]),
+    "9.23": ("server", lambda: opened(C, credit=1), [
+        Assignment(12, 1006, "192.0.2.10", "example.com", "http://example.com/", {"hops": "-"}),
+    ]),
+    "9.24": ("client", lambda: opened(S), [
+        Record(1005, False, Specific.REDIRECT, http_enum(301), 30, "http://example.com/a",
+               "http://example.com/b", b"HTTP/1.1 301 Moved Permanently\r\n\r\n",
+               via="http://example.com/", hops="LL"),
+    ]),
     "9.16": ("server", lambda: opened(S), [
         Ack(1000, AckResult.STORED), Ack(1002, AckResult.DUPLICATE),
     ]),
@@ -186,6 +200,7 @@ EXAMPLES = {
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
+    "9.48": ("server", lambda: after_auth(S), [Ready(STORE_WELCOME, independent_mac("server", "storeserver"))]),
 }
 # warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
 EXAMPLES.update({
@@ -396,6 +411,7 @@ def test_extension_fields_table():
     tags = {int(r[0]): r[1] for r in rows if r[0]}
     assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
                     record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS",
+                    record.TAG_VIA: "VIA", record.TAG_HOPS: "HOPS",
                     record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED"}
 
 

@@ -31,16 +31,17 @@ def request(path: str, *extra: str) -> bytes:
 
 
 FIRST = Record(1, True, Specific.OK, http_enum(200), 31, f"{BASE}/a", None, HEAD + BODY, request=request("/a"),
-               ip="127.0.0.1", outlinks=(f"{BASE}/b", f"{BASE}/c"))
+               ip="127.0.0.1", outlinks=(f"{BASE}/b", f"{BASE}/c"), hops="-")  # a seed
 COPY = Record(2, True, Specific.OK, http_enum(200), 12, f"{BASE}/copy", None, HEAD + BODY, request=request("/copy"),
-              ip="127.0.0.1")
+              ip="127.0.0.1", via=f"{BASE}/a", hops="L")
 NOT_MODIFIED = Record(3, True, Specific.NOT_MODIFIED, http_enum(304), 4, f"{BASE}/a", None,
                       b"HTTP/1.1 304 Not Modified\r\nETag: \"e1\"\r\n\r\n",
                       request=request("/a", 'If-None-Match: "e1"'), ip="127.0.0.1")
 SLOW = Record(4, False, Specific.TIMEOUT, http_enum(200), 30_000, f"{BASE}/slow", None,
               b"HTTP/2 200\r\ncontent-type: text/plain\r\n\r\npartial", request=request("/slow"),
               ip="127.0.0.1", truncated="time")
-REFUSED = Record(5, False, Specific.CONNECT_FAILED, 0, 3, f"{BASE}/down", None, b"", ip="127.0.0.1")
+REFUSED = Record(5, False, Specific.CONNECT_FAILED, 0, 3, f"{BASE}/down", None, b"", ip="127.0.0.1",
+                 via=f"{BASE}/moved", hops="LR")  # a redirect's target
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +114,12 @@ def test_every_capture_gets_its_records_linked_and_digested(data, tmp_path):
     meta, lines = first["metadata"]
     assert meta.rec_headers.get_header("WARC-Concurrent-To") == rid
     assert meta.rec_headers.get_header("Content-Type") == "application/warc-fields"
-    assert lines == f"fetchTimeMs: 31\r\noutlink: {BASE}/b L\r\noutlink: {BASE}/c L\r\n".encode()
+    # a seed is marked as Heritrix marks it: a lone "seed:" label, no via, no hopsFromSeed
+    assert lines == f"seed:\r\nfetchTimeMs: 31\r\noutlink: {BASE}/b L\r\noutlink: {BASE}/c L\r\n".encode()
 
     copy, empty = by_doc(records, 2)["revisit"]  # the same body under another URL
     assert empty == b""
+    assert by_doc(records, 2)["metadata"][1] == f"via: {BASE}/a\r\nhopsFromSeed: L\r\nfetchTimeMs: 12\r\n".encode()
     assert copy.rec_headers.get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
     assert copy.rec_headers.get_header("WARC-Payload-Digest") == payload_digest(BODY)
     assert copy.rec_headers.get_header("WARC-Refers-To") == rid
@@ -136,7 +139,8 @@ def test_every_capture_gets_its_records_linked_and_digested(data, tmp_path):
 
     down = by_doc(records, 5)
     assert set(down) == {"metadata"}
-    assert down["metadata"][1] == b"fetchStatus: CONNECT_FAILED\r\nfetchTimeMs: 3\r\nip: 127.0.0.1\r\n"
+    assert down["metadata"][1] == (f"via: {BASE}/moved\r\nhopsFromSeed: LR\r\n".encode()
+                                   + b"fetchStatus: CONNECT_FAILED\r\nfetchTimeMs: 3\r\nip: 127.0.0.1\r\n")
 
 
 def test_an_export_written_twice_has_the_same_record_ids(data, tmp_path):

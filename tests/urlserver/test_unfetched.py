@@ -50,7 +50,7 @@ def test_each_url_of_a_host_that_does_not_resolve_is_handed_once_to_be_recorded_
     assert sorted(a.url for a in handed) == URLS
     for a in handed:
         assert a.host_ip == "0.0.0.0" and a.host_name == "nx.test"
-        assert a.extra == {"nofetch": "dns", "why": "dns:%20NXDOMAIN"}
+        assert a.extra == {"nofetch": "dns", "why": "dns:%20NXDOMAIN", "hops": "-"}  # seeds: hops=- (lineage.py)
         assert c.frontier.lookup(a.url)["state"] == "IN_FLIGHT"
     for a in handed:
         c.done("s", _recorded(a), 0.0)
@@ -81,7 +81,7 @@ def test_a_host_of_refused_addresses_names_them(tmp_path):
     a = c.take("s", 0.0, RECORD)
     assert a.host_ip == "0.0.0.0"
     assert a.extra == {"nofetch": "refused", "why": "forbidden%20address%2010.1.2.3%20(private)",
-                       "refused": "10.1.2.3,192.168.0.7"}
+                       "refused": "10.1.2.3,192.168.0.7", "hops": "-"}
     c.done("s", _recorded(a), 0.0)
     assert c.frontier.lookup(a.url)["reason"] == "forbidden address 10.1.2.3 (private)"
     assert c.errors_by_kind == {"FORBIDDEN_ADDRESS": 1}
@@ -97,7 +97,7 @@ def test_dns_that_keeps_failing_is_recorded_once_the_urlservers_retries_are_spen
     assert c.take("s", 1.0, RECORD) is None  # looked up again
     _answer_dns(c, Resolution(None, "dns: timeout", 2.0), now=1.0)
     a = c.take("s", 1.0, RECORD)
-    assert a.extra == {"nofetch": "dns", "why": "dns:%20timeout"}
+    assert a.extra == {"nofetch": "dns", "why": "dns:%20timeout", "hops": "-"}
     c.close()
 
 
