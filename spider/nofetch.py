@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from wreck.protocol import ProtocolError, Specific
 from wreck.protocol.textfields import decode_reason, ip as canonical_ip

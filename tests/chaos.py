@@ -40,6 +40,7 @@ from urllib.parse import urlsplit
 import lmdb
 
 from wreck.storeserver.store import ReadStore, StoreError
+from tests.e2e_helpers import fetched
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from tests.web.truth import normalize
 from wreck.local.children import Child
@@ -331,12 +332,11 @@ def verify(store: Path, frontier: Path, truth, records) -> dict:
     """Compare the store, the urlserver's state and the request log with the truth."""
     reader = ReadStore(store)
     try:
-        every = [meta for meta, _ in reader.iter_docs(with_documents=False)]
+        docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
         counted = reader.meta_info().get("docs", 0)
     finally:
         reader.close()
-    docs = [d for d in every if d.attempted]  # not the records of URLs never connected for
-    pages = [d for d in docs if not urlsplit(d.url).path.startswith("/robots")]
+    pages = [d for d in docs if fetched(d) and not urlsplit(d.url).path.startswith("/robots")]
     stored = collections.Counter(normalize(d.url) for d in pages)
     want = set(truth.fetched)
     recs, claims = _url_records(frontier)
@@ -362,7 +362,7 @@ def verify(store: Path, frontier: Path, truth, records) -> dict:
         "duplicate_examples": [u for u, n in stored.items() if n > 1][:10],
         "unexpected_pages": len(set(stored) - want),
         "doc_ids_reused": sum(n - 1 for n in owners.values() if n > 1) + len(mismatched),
-        "store_count_matches": counted == len(every),
+        "store_count_matches": counted == len(docs),
         "transactions_lost": claims + len(unfinished),
         "unfinished_examples": unfinished[:10],
         "crawl_finished": claims == 0 and not unfinished,

@@ -11,7 +11,7 @@ import signal
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.e2e_helpers import _free_port
+from tests.e2e_helpers import _free_port, fetched
 from tests.web import RunningWeb
 from tests.web.truth import normalize
 from wreck.local.children import Child
@@ -80,13 +80,13 @@ class ShardedCrawl:
         return "\n".join(f"--- {c.name}\n{c.tail()}" for c in self.children)
 
 
-def shard_docs(data: Path, *, attempted_only: bool = True) -> dict[int, str]:
-    """doc id -> normalised URL of every document one store holds (by default
-    only fetches: not the records of URLs no spider connected for)."""
+def shard_docs(data: Path, *, fetched_only: bool = False) -> dict[int, str]:
+    """doc id -> normalised URL of every document one store holds (only
+    those of a fetch with `fetched_only`: e2e_helpers.fetched)."""
     reader = open_store(data)
     try:
         return {meta.doc_id: normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False)
-                if meta.attempted or not attempted_only}
+                if not fetched_only or fetched(meta)}
     finally:
         reader.close()
 

@@ -50,6 +50,7 @@ import pytest
 from wreck.storeserver.store import ReadStore
 from tests.web import (CrawlTruth, RequestRecord, SiteSpec, build_site, compute_truth,
                        duplicate_requests, read_jsonl)
+from tests.e2e_helpers import fetched
 from tests.netns_helpers import START_TIMEOUT, Net, built_net
 from tests.web.truth import normalize
 
@@ -137,7 +138,7 @@ def _crawl(net: Net, tmp: Path) -> Run:
         proc.stop()
     store_rc = store.stop()  # commits what it holds, then exits 0
     reader = ReadStore(tmp / "store")
-    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if meta.attempted]
+    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if fetched(meta)]
     reader.close()
     return Run(
         url_rc=url_rc, url_log=urlserver.out() + urlserver.err(), store_rc=store_rc, store_log=store.err(),

@@ -13,6 +13,7 @@ import pytest
 
 from wreck.storeserver.store import ReadStore
 from tests.web import RunningWeb, SiteSpec, compute_truth, duplicate_requests, gaps_by_host, robots_first
+from tests.e2e_helpers import fetched
 from tests.web.truth import normalize
 
 DELAY = 0.3  # --delay, above every Crawl-delay the test web serves (0.2)
@@ -40,7 +41,7 @@ def crawled(tmp_path_factory):
         records = web.log.records()
         truth = compute_truth(web.site, seeds, scope="any")
     reader = ReadStore(tmp / "crawl")
-    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if meta.attempted]
+    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if fetched(meta)]
     reader.close()
     log = (tmp / "crawl" / "logs" / "urlserver.log").read_text()
     last_words = [line.removeprefix(FINISHED) for line in log.splitlines() if line.startswith(FINISHED)]

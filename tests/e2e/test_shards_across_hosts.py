@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from tests.e2e_helpers import fetched
 from tests.netns_helpers import START_TIMEOUT, Net, Proc, built_net
 from tests.web import SiteSpec, build_site, compute_truth, gaps_by_host, gaps_by_ip, read_jsonl
 from tests.web.truth import normalize
@@ -158,7 +159,8 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
         for role in STORES:
             reader = open_store(tmp / role)
             try:
-                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False) if m.attempted})
+                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False)
+                               if fetched(m)})
             finally:
                 reader.close()
         return Outcome(url_rc, shards, compute_truth(site, seeds, scope="any"), read_jsonl(tmp / "web.jsonl"),
