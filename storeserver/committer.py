@@ -53,16 +53,16 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    ext = len(r.request) + sum(len(u) for u in r.outlinks) if r.outlinks or r.request else 0  # 6.3's fields
+    ext = len(r.request) + sum(len(u) for u in r.outlinks) + len(r.via)  # 6.3's fields
     return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
 
 
 def fetch_value(r: Record) -> bytes | None:
     """The `fetch` database's value for `r` (docs/storage.txt), None if the
     spider kept nothing (a spider older than the extension fields)."""
-    if not (r.request or r.ip or r.truncated or r.outlinks):
+    if not (r.request or r.ip or r.truncated or r.outlinks or r.nofetch or r.refused or r.via or r.hops):
         return None
-    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks))
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks, r.nofetch, r.refused, r.via, r.hops))
 
 
 class Committer:

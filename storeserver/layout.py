@@ -10,7 +10,10 @@
 # fprints, bodies, bands: content fingerprints and the duplicate indexes
 #        (dedup.py); extra: plugin metadata per doc (JSON object).
 # fetch: key DOC_KEY, value FetchInfo (zstd of msgpack): what the spider kept for
-#        the archive (request as sent, address, truncation, outlinks).
+#        the archive (request as sent, address, truncation, outlinks; for a
+#        record-only transaction, why nothing was fetched and what was
+#        refused; via and hop path; fields added at the array's end, so older
+#        values decode).
 # journal: key JOURNAL_KEY (commit sequence, u64), value DOC_KEY: every
 #        stored doc in commit order, so a WARC writer (or an incremental
 #        export) resumes after the last sequence it wrote; doc ids arrive
@@ -124,6 +127,13 @@ class FetchInfo(msgspec.Struct, frozen=True, array_like=True):
     ip: str = ""  # the address connected to
     truncated: str = ""  # "length" or "time": the body was cut
     outlinks: tuple[str, ...] = ()
+    # A record-only transaction (docs/protocol.txt 5.3 nofetch=, 6.3 NOFETCH
+    # and REFUSED): why nothing was fetched, and the addresses refused. New
+    # trailing fields: values written before them decode with the defaults.
+    nofetch: str = ""
+    refused: tuple[str, ...] = ()
+    via: str = ""  # the URL this one was first found on ("" for a seed, or not known)
+    hops: str = ""  # its hop path from the seed: "-" a seed, "" not known (a spider or urlserver before them)
 
 
 _FETCH_ENCODER = msgspec.msgpack.Encoder()

@@ -36,6 +36,7 @@ import shutil
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wreck.listener import Listener, Peer
 from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
@@ -47,7 +48,9 @@ from . import settings as S
 from .committer import Committer, Results
 from .compress import Compressor
 from .store import WriteStore
-from .warcdir import WarcDir
+
+if TYPE_CHECKING:
+    from .warcdir import WarcDir
 
 log = logging.getLogger("storeserver")
 
@@ -187,6 +190,8 @@ class StoreServer:
         )  # fmt: skip
         if self.settings.warc_dir:
             s = self.settings
+            from .warcdir import WarcDir  # here: warcio is for --warc-dir alone (issue 16: every start paid it)
+
             self.warc = WarcDir(self.store, Path(s.warc_dir), size=s.warc_size, prefix=s.warc_prefix,
                                 operator=s.operator, is_part_of=s.crawl_name or Path(s.data).resolve().name)
             self.warc.start()  # first: it resumes after the last commit it wrote

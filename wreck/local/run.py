@@ -1,6 +1,9 @@
-# Running a local crawl: start the store, then the urlserver (told where the
-# store listens), then the spider (told where the urlserver listens), each
-# announcing its address on its first stdout line; watch them once a tick
+# Running a local crawl: start the store, the urlserver (told where the
+# store listens) and the spider (told where the urlserver listens) at once,
+# on listening sockets bound here first and handed to the daemon that serves
+# them (wreck/inherited.py: the spider's connection waits in the urlserver's
+# backlog until it accepts, so nobody polls for a port), each announcing its
+# address on its first stdout lines; watch them once a tick
 # while the progress shows; stop them in the safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed)
 # when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
@@ -26,6 +29,7 @@ from pathlib import Path
 
 from rich.console import Console
 
+from wreck import inherited
 from wreck.deploy import SECRET_ENV
 
 from wreck.storeserver.reader import StoreError, read_crawl_id
@@ -35,10 +39,10 @@ from .layout import Layout
 from .progress import Progress, fetch_status, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
+LOOPBACK = "127.0.0.1"  # where the daemons of a local crawl listen for each other
 # What the daemons print on stdout: where they listen, and the urlserver's
 # final /status (JSON) once its last commit is done.
 STORE_LISTENING = "storeserver listening on "
-STORE_STATUS = "storeserver status on http://"  # its figures for the dashboard (docs/dashboard.md)
 URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
@@ -77,31 +81,39 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        stores, store_flags, store_http = [], [], ""
-        for shard, store_dir in enumerate(where.store_dirs):  # shard order: doc id D in store D mod n
+        # Every daemon starts at once: the ports they find each other by are
+        # bound here first and handed to the daemon that serves them
+        # (wreck/inherited.py), so none waits for another to listen.
+        store_socks = [(inherited.bind(LOOPBACK), inherited.bind(LOOPBACK)) for _ in where.store_dirs]
+        url_sock = inherited.bind(LOOPBACK)
+        url_addr = inherited.address(url_sock)
+        store_http = inherited.address(store_socks[0][1])  # the dashboard shows the first shard's figures
+        stores, store_flags = [], []
+        for shard, (store_dir, (listen, status)) in enumerate(zip(where.store_dirs, store_socks)):
+            # shard order: doc id D in store D mod n
             name = "storeserver" if shard == 0 else f"storeserver{shard}"
-            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", "127.0.0.1:0",
-                                                          "--http", "127.0.0.1:0", *where.store_socket(store_dir),
+            store_flags += ["--store", inherited.address(listen), "--store-data", str(store_dir)]
+            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", inherited.address(listen),
+                                                          "--http", inherited.address(status), *where.store_socket(store_dir),
                                                           *store_args, *log_args],
-                          where.log(name), env)  # fmt: skip
+                          where.log(name), env, socks=(listen, status))  # fmt: skip
             children.append(store)
             stores.append(store)
-            status = store.read_line(STORE_STATUS).split("/", 1)[0]  # printed before its listening line
-            store_http = store_http or status  # the dashboard shows the first shard's figures
-            store_flags += ["--store", store.read_line(STORE_LISTENING), "--store-data", str(store_dir)]
-            store.drain()
         url = Child("urlserver", "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(where.frontier), *store_flags, "--store-http", store_http,
-            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
-        ], where.log("urlserver"), env)  # fmt: skip
+            "--listen", url_addr, "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
+        ], where.log("urlserver"), env, socks=(url_sock,))  # fmt: skip
         children.append(url)
-        url_addr = url.read_line(URLSERVER_LISTENING)
-        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
-        status_url = dashboard + "status"
-        url.drain(keep=URLSERVER_FINISHED)
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
+        for store in stores:  # each started: its lines read, the rest of its stdout to its log
+            store.read_line(STORE_LISTENING)
+            store.drain()
+        url.read_line(URLSERVER_LISTENING)
+        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
+        status_url = dashboard + "status"
+        url.drain(keep=URLSERVER_FINISHED)
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
