@@ -83,6 +83,7 @@ class Committer:
         self._on_full = on_full
         self._on_fatal = on_fatal
         self._queue: deque[tuple[Record, Any]] = deque()
+        self._costs: deque[int] = deque()  # record_cost() of each queued record, computed once
         self._cond = threading.Condition()
         self._stopping = False
         self.backlog_bytes = 0  # record_cost() of the records submitted, not yet committed
@@ -104,8 +105,10 @@ class Committer:
 
     def submit(self, record: Record, reply_to: Any) -> None:
         with self._cond:
+            cost = record_cost(record)
             self._queue.append((record, reply_to))
-            self.backlog_bytes += record_cost(record)
+            self._costs.append(cost)
+            self.backlog_bytes += cost
             if len(self._queue) == 1 or len(self._queue) >= S.MAX_BATCH_RECORDS:
                 self._cond.notify()
 
@@ -126,7 +129,8 @@ class Committer:
 
     # -- the two writer threads ------------------------------------------------
 
-    def _take_batch(self) -> list[tuple[Record, Any]] | None:
+    def _take_batch(self) -> tuple[list[tuple[Record, Any]], int] | None:
+        """The next batch and the record_cost() it holds; None once stopped."""
         with self._cond:
             while not self._queue:
                 if self._stopping:
@@ -139,18 +143,20 @@ class Committer:
                 if left <= 0:
                     break
                 self._cond.wait(left)
-            batch, size = [], 0
+            batch, size, cost = [], 0, 0
             while self._queue and len(batch) < S.MAX_BATCH_RECORDS and size < S.MAX_BATCH_BYTES:
                 item = self._queue.popleft()
                 batch.append(item)
                 size += len(item[0].document)
-            return batch
+                cost += self._costs.popleft()
+            return batch, cost
 
     def _run(self) -> None:
         """Compressing stage: batches in, prepared batches out, in order."""
         try:
-            while (batch := self._take_batch()) is not None:
-                self._prepared.put((batch, *self._prepare(batch)))
+            while (taken := self._take_batch()) is not None:
+                batch, cost = taken
+                self._prepared.put((batch, cost, *self._prepare(batch)))
         except BaseException as exc:  # a bug: stop acking, let the server exit
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
@@ -162,14 +168,14 @@ class Committer:
         """Committing stage: one durable transaction per prepared batch."""
         try:
             while (item := self._prepared.get()) is not None:
-                batch, prepared, new_dict = item
+                batch, cost, prepared, new_dict = item
                 results = self._write(batch, prepared, new_dict)
                 if results is None:
                     continue  # shutting down with the disk still full: unacked
                 # Freed before the loop hears of the commit, so that it sees
                 # the room when it wakes the connections waiting for some.
                 with self._cond:
-                    self.backlog_bytes -= sum(record_cost(r) for r, _ in batch)
+                    self.backlog_bytes -= cost
                 self._on_commit(results)
         except BaseException as exc:
             log.exception("the writer failed; no further records will be acknowledged")

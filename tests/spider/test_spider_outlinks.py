@@ -91,3 +91,16 @@ def test_is_html():
     assert is_html(None, b"  <!DOCTYPE html><html>")
     assert is_html(None, b"<!-- hi --><html>")
     assert not is_html(None, b"\x89PNG\r\n")
+
+
+def test_absolute_links_kept_between_pages_resolve_as_on_each_page_and_stay_bounded():
+    from wreck.spider import outlinks
+
+    html = '<a href="http://Other.test:80/x/../y?b=1#f">abs</a><a href="http:rel">scheme only</a>'
+    first = links(html, "http://a.test/one/page.html")
+    second = links(html, "http://b.test/two/page.html")  # the same absolute link, now from the cache
+    assert first.outlinks == ("http://other.test/y?b=1", "http://a.test/one/rel")
+    assert second.outlinks == ("http://other.test/y?b=1", "http://b.test/two/rel")
+    for i in range(outlinks.ABSOLUTE_CACHE + 10):
+        outlinks._resolve_absolute(f"http://h{i}.test/")
+    assert len(outlinks._absolute) == outlinks.ABSOLUTE_CACHE
