@@ -183,3 +183,20 @@ def test_doc_ids_handed_out_by_a_partition_are_in_its_range(tmp_path):
     c.done("s", fetched(a), 0.0)
     assert take_resolving(c, 0.0).doc_id == 2**31 + 2
     c.close()
+
+
+def test_a_batch_leaves_the_outbox_only_once_its_commit_is_durable(tmp_path):
+    c = _partition(tmp_path, 0)
+    told = []
+    c.forward.on_batches = told.append
+    theirs = _hosts(1)[0]
+    c.add_seed(f"http://{theirs}/")
+    txn = c.frontier._close_txn()  # what commit_soon hands the writer thread: written, not yet durable
+    c.db.commit(txn)
+    assert c.forward.batches(1, limit=10) == [] and told == []  # committed, but its sync may still be lost
+    c.forward.durable()
+    assert [b.seq for b in c.forward.batches(1, limit=10)] == [1] and told == [[1]]
+    c.links_acked(1, 1)
+    c.commit()
+    assert c.forward.batches(1, limit=10) == [] and c.forward.waiting() == 0
+    c.close()
