@@ -79,7 +79,9 @@ bench-store: $(STAMP)
 
 # WARC files as the crawl goes (--warc-dir) against none, and wreck-dump --warc.
 bench-warc: $(STAMP)
+	$(BIN)/pip install --quiet -e '.[bench]'
 	$(BIN)/python -m bench.warc_bench
+	$(BIN)/python -m bench.warc_gzip_bench
 
 bench-dedup: $(STAMP)
 	$(BIN)/python -m bench.dedup_bench

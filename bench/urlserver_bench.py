@@ -14,6 +14,9 @@
 # and reports the loop's top functions and the share of the DONEs' links
 # (Frontier.discover_links) in it.
 #
+# --commit-on-loop waits for each commit on the event loop (as before the
+# writer thread let the loop go on), for an A/B in one tree.
+#
 #   .venv/bin/python -m bench.urlserver_bench [--hosts 50] [--pages 400] [--spiders 4] [--profile]
 """The urlserver's pages/s and CPU-ms per page, fsync on, without spiders' or stores' work."""
 
@@ -33,6 +36,7 @@ from pathlib import Path
 
 from tests.urlserver_helpers import FakeSpider, fetched, not_found, running
 from tests.web import write_hosts_file
+from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.settings import Settings
 
 LINKS_PER_PAGE = 40
@@ -57,8 +61,13 @@ def links_of(url: str, hosts: int, pages: int) -> tuple[str, ...]:
     return tuple(out)
 
 
-def serve(data: str, hosts: int, pages: int, profile: bool) -> None:
+def serve(data: str, hosts: int, pages: int, profile: bool, commit_on_loop: bool = False) -> None:
     """Child: run the urlserver until the crawl is done; print its figures as JSON."""
+    if commit_on_loop:  # A/B: each pump's commit waited for on the loop, as before the writer thread's overlap
+        def commit_soon(crawl: Crawl) -> None:
+            crawl.commit()
+
+        Crawl.commit_soon = commit_soon  # None: server.py writes the assignments at once
     names = {host(i): f"127.0.{1 + i // 250}.{1 + i % 250}" for i in range(hosts)}
     settings = Settings(data=data, listen="127.0.0.1:0", http=None, delay=0.0, allow_net=("127.0.0.0/8",),
                         hosts_file=str(write_hosts_file(names, Path(data).with_suffix(".hosts"))),
@@ -120,14 +129,17 @@ def main() -> None:
     parser.add_argument("--spiders", type=int, default=4)
     parser.add_argument("--credit", type=int, default=CREDIT, help="assignments each fake spider holds")
     parser.add_argument("--profile", action="store_true", help="cProfile the urlserver's loop (slower)")
+    parser.add_argument("--commit-on-loop", action="store_true",
+                        help="A/B: wait for each commit on the event loop instead of going on meanwhile")
     parser.add_argument("--out", help="write the result JSON here too")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve:
-        return serve(args.serve, args.hosts, args.pages, args.profile)
+        return serve(args.serve, args.hosts, args.pages, args.profile, args.commit_on_loop)
     with tempfile.TemporaryDirectory(prefix="wreck-urlserver-bench-") as tmp:
         cmd = [sys.executable, "-m", "bench.urlserver_bench", "--serve", f"{tmp}/data", "--hosts", str(args.hosts),
-               "--pages", str(args.pages)] + (["--profile"] if args.profile else [])
+               "--pages", str(args.pages)] + (["--profile"] if args.profile else []) + \
+            (["--commit-on-loop"] if args.commit_on_loop else [])
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         port = json.loads(child.stdout.readline())["port"]
         asyncio.run(drive(port, args.spiders, args.hosts, args.pages, args.credit))
@@ -135,7 +147,7 @@ def main() -> None:
         child.wait()
     pages = figures["done"]
     result = {"hosts": args.hosts, "pages_per_host": args.pages, "spiders": args.spiders, "credit": args.credit,
-              "links_per_page": LINKS_PER_PAGE, "sync": True, "done": pages,
+              "links_per_page": LINKS_PER_PAGE, "sync": True, "commit_on_loop": args.commit_on_loop, "done": pages,
               "pages_per_s": round(pages / figures["wall_s"]),
               "cpu_ms_per_page": round(1000 * figures["cpu_s"] / pages, 3),
               "sys_ms_per_page": round(1000 * figures["sys_s"] / pages, 3),

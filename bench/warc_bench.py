@@ -9,8 +9,12 @@
 # until the WARC writer has written the last document (documents/s written
 # to WARC during the ingest), the server's CPU-seconds, then
 # `wreck-dump --all --warc` of the same store (documents/s of an export after
-# the fact) and the bytes: LMDB data.mdb, WARC files, and the export.
-"""python -m bench.warc_bench [--docs N] [--runs R]"""
+# the fact) and the bytes: LMDB data.mdb, WARC files, and the export. The
+# summary gives the writer's CPU-ms a document (the server's CPU with
+# --warc-dir less without, run by run) and the export's (its whole process,
+# start-up included). `--label NAME` saves to bench/results/DATE-NAME.json,
+# to keep a before and an after side by side.
+"""python -m bench.warc_bench [--docs N] [--runs R] [--label NAME]"""
 
 from __future__ import annotations
 
@@ -115,6 +119,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--docs", type=int, default=10000, help="documents ingested per run (default 10000)")
     ap.add_argument("--runs", type=int, default=2, help="runs of each kind, alternated (default 2)")
+    ap.add_argument("--label", default="warc", help="results file name: bench/results/DATE-LABEL.json")
     args = ap.parse_args()
     corpus = Corpus(sites=40)
     recs = records([corpus.response(i) for i in range(args.docs)], [corpus.url(i) for i in range(args.docs)])
@@ -124,8 +129,22 @@ def main() -> None:
             runs.append(ingest(recs, warc))
             print(json.dumps(runs[-1]), file=sys.stderr)
     result = {"bench": "warc", "date": datetime.date.today().isoformat(),
-              "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "runs": runs}
-    save(result, "warc")
+              "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}, "runs": runs,
+              "summary": summary(runs, args.docs)}
+    save(result, args.label)
+
+
+def summary(runs: list[dict], docs: int) -> dict:
+    """Per-document figures of alternated runs (without, with --warc-dir, ...)."""
+    without, with_dir = [r for r in runs if not r["warc_dir"]], [r for r in runs if r["warc_dir"]]
+    return {
+        "writer_cpu_ms_per_doc": [round((w["server_cpu_s"] - o["server_cpu_s"]) * 1000 / docs, 2)
+                                  for w, o in zip(with_dir, without)],
+        "warc_docs_per_s_during_ingest": [r["warc_docs_per_s"] for r in with_dir],
+        "export_cpu_ms_per_doc": [round(r["export_cpu_s"] * 1000 / docs, 2) for r in without],
+        "export_docs_per_s": [r["export_docs_per_s"] for r in without],
+        "warc_bytes_per_lmdb_byte": [round(r["warc_bytes"] / r["lmdb_bytes"], 3) for r in with_dir],
+    }  # fmt: skip
 
 
 if __name__ == "__main__":

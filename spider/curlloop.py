@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import select
 from collections.abc import Callable
 
 import pycurl
@@ -56,7 +57,11 @@ class CurlLoop:
         self.multi.setopt(pycurl.M_MAXCONNECTS, MAX_CACHED_CONNECTIONS)
         self.multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
         self._watched: dict[int, int] = {}  # fd -> POLL_* currently registered
+        # The same fds for serve_ready(), which asks the kernel itself between
+        # two pieces of other work (registering is bookkeeping, no syscall).
+        self._poller = select.poll()
         self._timer: asyncio.Handle | None = None
+        self._due_now = False  # the timer is a zero one, queued with call_soon
         self.running = 0
         self._closed = False
 
@@ -99,6 +104,7 @@ class CurlLoop:
             loop.add_writer(fd, self._action, fd, pycurl.CSELECT_OUT)
         elif had_out and not want_out:
             loop.remove_writer(fd)
+        self._poller.register(fd, (select.POLLIN if want_in else 0) | (select.POLLOUT if want_out else 0))
         self._watched[fd] = what
 
     def watching(self, fd: int) -> bool:
@@ -106,6 +112,8 @@ class CurlLoop:
         return fd in self._watched
 
     def _unwatch(self, fd: int) -> None:
+        if fd in self._watched:
+            self._poller.unregister(fd)
         old = self._watched.pop(fd, 0)
         if old in (pycurl.POLL_IN, pycurl.POLL_INOUT):
             self.loop.remove_reader(fd)
@@ -116,6 +124,7 @@ class CurlLoop:
         if self._timer:
             self._timer.cancel()
             self._timer = None
+        self._due_now = timeout_ms == 0 and not self._closed
         if timeout_ms == 0 and not self._closed:
             # "now" (a transfer just added): before the callbacks already
             # queued, such as the analysis of the page that just arrived, so
@@ -126,11 +135,35 @@ class CurlLoop:
 
     # -- driving -------------------------------------------------------------
 
+    def serve_ready(self) -> None:
+        """Drive libcurl now on what is ready (a zero timer queued, sockets
+        with data or room), as the loop would on its next turn. For a caller
+        in the middle of long work on the loop (the analysis of a batch of
+        pages): a transfer that ended meanwhile is collected, and the request
+        that follows it leaves, without waiting for the rest of that work
+        (issue 16). Never from inside libcurl's own callbacks."""
+        if self._closed:
+            return
+        if self._due_now:
+            self._action(pycurl.SOCKET_TIMEOUT, 0)
+        for fd, revents in self._poller.poll(0):
+            if fd not in self._watched:  # a transfer ended above gave it up
+                continue
+            events = (pycurl.CSELECT_IN if revents & (select.POLLIN | select.POLLHUP) else 0) | (
+                pycurl.CSELECT_OUT if revents & select.POLLOUT else 0) | (
+                pycurl.CSELECT_ERR if revents & select.POLLERR else 0)
+            self._action(fd, events)
+        if self._due_now:  # a transfer those ended let the next one start: send its request
+            self._action(pycurl.SOCKET_TIMEOUT, 0)
+
     def _action(self, fd: int, events: int) -> None:
         if self._closed:
             return
         if fd == pycurl.SOCKET_TIMEOUT:
+            if self._timer is not None:  # run early by serve_ready(): not again when its turn comes
+                self._timer.cancel()
             self._timer = None
+            self._due_now = False
         try:
             self.multi.socket_action(fd, events)
         except pycurl.error as exc:  # only on misuse: log and go on

@@ -402,6 +402,10 @@ class Fetcher:
         self.curl.add(slot.handle)
         return None
 
+    def serve_ready(self) -> None:
+        """Let transfers that are ready progress now (CurlLoop.serve_ready)."""
+        self.curl.serve_ready()
+
     def cancel(self, key: Any) -> bool:
         slot = self._busy.pop(key, None)
         if slot is None:

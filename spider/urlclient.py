@@ -3,7 +3,8 @@
 # fetched, or waiting for the store's ack) never exceed the window, and a
 # GET goes out once a refill batch is free. Each assignment starts a fetch;
 # each result is analysed in a batch after the loop has served its sockets
-# (report.report: outcome, outlinks, record), stored, and only when the store
+# (report.report: outcome, outlinks, record; libcurl is served again every
+# SERVE_EVERY_S within a batch), stored, and only when the store
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
 # held longer than a third of Timeout_Update since its last report; with no
 # transaction held it sleeps until the next assignment (no idle timer).
@@ -60,6 +61,13 @@ LOG = logging.getLogger(__name__)
 # make bench, 2026-11-24); a host's next request does not wait for these
 # analyses anyway, it starts as its transfer's result arrives (after=).
 PARSE_BATCH = 32
+# Within a batch, libcurl is served at least this often (Fetcher.serve_ready:
+# one poll() of its sockets): a response that arrives while other hosts'
+# pages are analysed is collected, and its host's next request (after=)
+# leaves, after at most one page's analysis, not the whole batch's (1 to
+# 5 ms a documentation page; issue 16, bench/realdocs.py's per-host gap).
+# One poll() of a few hundred fds costs a few us: under 1 % of this.
+SERVE_EVERY_S = 0.001
 # Wait after a 429/5xx answer before a transaction handed after it starts
 # (after=): at least the urlserver's first slow-down (politeness.py
 # SLOWDOWN_FLOOR), so a busy server gets no burst of the host's next URLs.
@@ -228,9 +236,13 @@ class UrlSession:
     def _analyse_batch(self) -> None:
         self._parse_scheduled = False
         results = self.results
+        served = time.perf_counter()
         for _ in range(min(PARSE_BATCH, len(results))):
             self._analyse(results.popleft())
-        if results:
+            if (now := time.perf_counter()) - served >= SERVE_EVERY_S:
+                self.fetcher.serve_ready()  # may add results, and schedule their batch
+                served = now
+        if results and not self._parse_scheduled:
             self._parse_scheduled = True
             self.loop.call_soon(self._analyse_batch)
 

@@ -298,7 +298,7 @@ def _one(store: ReadStore, doc_id: int | None, url: str | None) -> tuple[StoredD
 
 
 def _write_json(store: ReadStore, meta: StoredDoc, document: bytes, names: tuple[str, ...], out: BinaryIO) -> None:
-    line = record(meta, document, store.annotations(meta.doc_id), names)
+    line = record(meta, document, store.annotations(meta.doc_id), names, _fetch(store, meta, names))
     out.write(msgspec.json.format(msgspec.json.encode(line)) + b"\n")
 
 
@@ -306,7 +306,13 @@ def _write_jsonl(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]], name
                  out: BinaryIO) -> None:
     enc = msgspec.json.Encoder()
     for meta, document in docs:
-        out.write(enc.encode(record(meta, document, store.annotations(meta.doc_id), names)) + b"\n")
+        out.write(enc.encode(record(meta, document, store.annotations(meta.doc_id), names,
+                                    _fetch(store, meta, names))) + b"\n")
+
+
+def _fetch(store: ReadStore, meta: StoredDoc, names: tuple[str, ...]):
+    """What the spider kept about the fetch, read only when a field needs it (referrer)."""
+    return store.fetch_info(meta.doc_id) if "referrer" in names else None
 
 
 def _write_warc(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]] | None, o: DumpOptions,

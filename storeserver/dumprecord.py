@@ -4,8 +4,9 @@
 # `body` (text) when the document is textual and decodes in its charset
 # (wreck/htmlcharset.py: BOM, the Content-Type charset, a <meta> prescan, as
 # the spider read it), else `body_base64`: both keys are always there, one of
-# them null. depth and referrer are null: the store is not told them (the
-# urlserver knows them; a record would have to carry them: docs/dump.md).
+# them null. referrer is the URL the document's URL was first found on (the
+# fetch record's VIA, kept in the store's fetch database); depth is null: the
+# store is told the hop path, not the urlserver's depth (docs/dump.md).
 # Pure: a record is built from what the store read API returns.
 """record(meta, document, marks) -> the JSON-ready dict of FIELDS."""
 
@@ -17,7 +18,7 @@ import datetime
 from wreck import htmlcharset
 from wreck.protocol import Specific, http_code
 
-from .layout import StoredDoc
+from .layout import FetchInfo, StoredDoc
 from .warc import parse_head
 
 # Every field, in the order a record lists them (docs/dump.md). BODY_FIELDS
@@ -105,9 +106,12 @@ def main_text(meta: StoredDoc, document: bytes) -> str:
     return extract_plain_text(tree, main_content=True)
 
 
-def record(meta: StoredDoc, document: bytes, marks: dict, fields: tuple[str, ...] = DEFAULT_FIELDS) -> dict:
+def record(meta: StoredDoc, document: bytes, marks: dict, fields: tuple[str, ...] = DEFAULT_FIELDS,
+           fetch: FetchInfo | None = None) -> dict:
     """One document as a JSON-ready dict of `fields` (FIELDS' names), given
-    its duplicate marks and plugin metadata (`marks`, ReadStore.annotations)."""
+    its duplicate marks and plugin metadata (`marks`, ReadStore.annotations)
+    and what the spider kept about its fetch (`fetch`, ReadStore.fetch_info:
+    the referrer)."""
     ctype = content_type(meta, document)
     out: dict = {}
     for name in fields:
@@ -121,6 +125,8 @@ def record(meta: StoredDoc, document: bytes, marks: dict, fields: tuple[str, ...
                            body_base64=None if text is not None else base64.b64encode(body).decode("ascii"))
         elif name == "text":
             out[name] = main_text(meta, document)
+        elif name == "referrer":
+            out[name] = fetch.via or None if fetch is not None else None
         else:
             out[name] = _PLAIN[name](meta, document, ctype)
     return {name: out[name] for name in fields}
@@ -141,7 +147,6 @@ _PLAIN = {
     "status": status_code,
     "content_type": lambda m, d, c: c,
     "depth": lambda m, d, c: None,  # not in the store (docs/dump.md)
-    "referrer": lambda m, d, c: None,
     "fetch_ms": lambda m, d, c: m.ms,
     "stored_at": lambda m, d, c: _stored_at(m),
     "header_len": lambda m, d, c: m.head_len,
@@ -149,4 +154,4 @@ _PLAIN = {
     "stored_len": lambda m, d, c: m.stored_len,
     "headers": lambda m, d, c: d[: m.head_len].decode("iso-8859-1") if m.head_len else None,
 }
-assert set(FIELDS) == {*_PLAIN, *MARKS, *BODY_FIELDS, "text"}, "every field is built"
+assert set(FIELDS) == {*_PLAIN, *MARKS, *BODY_FIELDS, "text", "referrer"}, "every field is built"

@@ -31,6 +31,11 @@ from typing import NamedTuple
 import msgspec
 import zstandard
 
+from wreck.protocol.codes import Specific
+
+# Specific codes of a transaction in which no connection was made (6.2).
+NOT_CONNECTED = frozenset({Specific.DNS_FAILED, Specific.FORBIDDEN_ADDRESS})
+
 # The store's format (meta "format"): 2 added journal and fetch; 3 keys
 # `bodies` by SHA-256 instead of BLAKE2b (body_key). A format 1 store is read
 # (no journal: its docs are exported in doc order) but never written, since
@@ -118,6 +123,13 @@ class StoredDoc(msgspec.Struct, frozen=True):
     stored_at: float
     dict_id: int
     stored_len: int  # compressed bytes on disk
+
+    @property
+    def attempted(self) -> bool:
+        """False for the record of a URL no spider connected for (a record-only
+        transaction, docs/protocol.txt 5.3 nofetch=, or an address the spider
+        itself refused): the archive's note of what was tried, not a fetch."""
+        return self.specific not in NOT_CONNECTED
 
 
 class FetchInfo(msgspec.Struct, frozen=True, array_like=True):

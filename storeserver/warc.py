@@ -17,13 +17,13 @@ import io
 import itertools
 import platform
 import socket
-import zlib
 from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from pathlib import Path
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import BinaryIO
 
+import deflate
 from warcio.warcwriter import WARCWriter
 
 from wreck.protocol import Specific
@@ -36,9 +36,13 @@ __all__ = ["Capture", "iso_date", "parse_head", "warc_headers", "write_warc", "w
 CONFORMS_TO = "http://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"
 # WRECK always obeys robots.txt (RFC 9309; urlserver/robotsrules.py).
 ROBOTS_POLICY = "obey"
-# warcio's level for each record's gzip member; on HTML pages level 6 would
-# save under a tenth of the time for 0.3% more bytes: not worth differing.
-GZIP_LEVEL = 9
+# Each record's gzip member is libdeflate's (the `deflate` package) at level
+# 6: on the bench's HTML records it takes 0.46 CPU-ms a capture where zlib
+# at warcio's level 9 took 1.05, for 0.5% fewer bytes (docs/warc.md, Cost;
+# zlib 1 is 0.39 ms for 9% more bytes, ISA-L 0.11 to 0.20 ms for 5-7% more).
+# A WARC's bytes are the archive's cost for good: the level keeps them as
+# small as warcio's.
+GZIP_LEVEL = 6
 # An export compresses the records of EXPORT_BATCH captures at once, on
 # this many threads (as the --warc-dir writer does).
 EXPORT_BATCH = 48
@@ -126,35 +130,44 @@ def write_warc(store: ReadStore, out: BinaryIO, *, gzip: bool, filename: str = "
         description="exported by wreck-dump --warc",
     )))  # fmt: skip
     counts = Counts()
-    members = MemberCompressor(EXPORT_GZIP_THREADS) if gzip else None
+    if not gzip:
+        for _, doc_id in store.iter_journal(after, upto) if doc_ids is None else ((0, d) for d in doc_ids):
+            for record in maker.records(load_capture(store, doc_id)):
+                writer.write_record(record)
+                counts[record.rec_type] += 1
+            counts["documents"] += 1
+        return counts
+    members = MemberCompressor(EXPORT_GZIP_THREADS)
     try:
         journal = store.iter_journal(after, upto) if doc_ids is None else ((0, d) for d in doc_ids)
+        pending = None  # the previous batch's members, compressing while this batch is built
         while batch := list(itertools.islice(journal, EXPORT_BATCH)):
             blobs = []
             for _, doc_id in batch:
                 for record in maker.records(load_capture(store, doc_id)):
-                    blobs.append(record if members is None else members.serialize(record))
+                    blobs.append(members.serialize(record))
                     counts[record.rec_type] += 1
                 counts["documents"] += 1
-            if members is None:
-                for record in blobs:
-                    writer.write_record(record)
-            else:
-                out.writelines(members.members(blobs))
+            if pending is not None:
+                out.writelines(pending())
+            pending = members.submit(blobs)
+        if pending is not None:
+            out.writelines(pending())
     finally:
-        if members is not None:
-            members.close()
+        members.close()
     return counts
 
 
 class MemberCompressor:
     """Records serialized by warcio, each compressed into its own gzip member
-    as warcio's GzippingWrapper does (level 9), a batch's members compressed
-    on `threads` threads at once: zlib releases the GIL, and compression is
-    about half of writing a capture (bench/warc_bench.py)."""
+    (gzip_member). A batch is cut into one slice per thread, compressed at
+    once (libdeflate releases the GIL) while the caller builds the next
+    batch: one task per thread and batch, not one per record, whose handing
+    over cost as much as a record's compression (bench/warc_bench.py)."""
 
     def __init__(self, threads: int) -> None:
         self._plain = WARCWriter(None, gzip=False, warc_version="1.1")
+        self._threads = threads
         self._pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="store-warc-gzip")
 
     def serialize(self, record) -> bytes:
@@ -164,17 +177,24 @@ class MemberCompressor:
         self._plain.write_record(record)
         return out.getvalue()
 
-    def members(self, blobs: list[bytes]) -> list[bytes]:
-        return list(self._pool.map(gzip_member, blobs))
+    def submit(self, blobs: list[bytes]) -> Callable[[], list[bytes]]:
+        """Start compressing `blobs`; the function returned waits for their
+        members and returns them in order."""
+        step = -(-len(blobs) // self._threads) or 1
+        futures = [self._pool.submit(_members, blobs[i : i + step]) for i in range(0, len(blobs), step)]
+        return lambda: [member for future in futures for member in future.result()]
 
     def close(self) -> None:
         self._pool.shutdown(wait=True)
 
 
+def _members(blobs: list[bytes]) -> list[bytes]:
+    return [gzip_member(blob) for blob in blobs]
+
+
 def gzip_member(data: bytes) -> bytes:
-    """One gzip member, as warcio writes each record (level 9, gzip header)."""
-    z = zlib.compressobj(GZIP_LEVEL, zlib.DEFLATED, zlib.MAX_WBITS + 16)
-    return z.compress(data) + z.flush()
+    """One gzip member (RFC 1952), a record's bytes compressed alone."""
+    return deflate.gzip_compress(data, GZIP_LEVEL)
 
 
 def write_warc_file(store: ReadStore, path: Path, **options) -> Counts:

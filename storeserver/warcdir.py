@@ -32,6 +32,7 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
@@ -169,30 +170,42 @@ class WarcDir:
                 recover = True
 
     def _write_round(self) -> bool:
-        """Write up to ROUND_DOCS captures; True if there may be more."""
+        """Write up to ROUND_DOCS captures; True if there may be more. A
+        batch's records are compressed while the next batch is built."""
         entries = list(itertools.islice(self.reader.iter_journal(self.done_seq), ROUND_DOCS))
+        pending = None  # (the previous batch, its members coming)
         for start in range(0, len(entries), GZIP_BATCH):
-            batch = []  # (seq, user agent, the capture's records serialized)
+            batch = []  # (seq, user agent, how many records)
+            blobs = []  # the batch's records serialized
             for seq, doc_id in entries[start : start + GZIP_BATCH]:
                 capture = load_capture(self.reader, doc_id)
-                agent = user_agent_of(capture.fetch.request) if capture.fetch else ""
-                batch.append((seq, agent, [self.gzip.serialize(r) for r in self.maker.records(capture)]))
-            members = iter(self.gzip.members([blob for _, _, blobs in batch for blob in blobs]))
-            for seq, agent, blobs in batch:
-                if self.file is None:
-                    self._open_file(agent)
-                for _ in blobs:
-                    self.file.write(next(members))
-                self.done_seq = seq
-                self.written += 1
-                self.unsynced += 1
-                if self.file.tell() >= self.size:
-                    self._commit()
-                    self._close_file()
+                records = self.maker.records(capture)
+                batch.append((seq, user_agent_of(capture.fetch.request) if capture.fetch else "", len(records)))
+                blobs += [self.gzip.serialize(r) for r in records]
+            if pending is not None:
+                self._write_batch(*pending)
+            pending = batch, self.gzip.submit(blobs)
+        if pending is not None:
+            self._write_batch(*pending)
         if entries and self.failed:
             log.warning("writing WARC files again in %s", self.dir)
             self.failed = ""
         return len(entries) == ROUND_DOCS
+
+    def _write_batch(self, batch: list[tuple[int, str, int]], compressed: Callable[[], list[bytes]]) -> None:
+        """Append a batch's members once compressed; close the file at its size."""
+        members = iter(compressed())
+        for seq, agent, records in batch:
+            if self.file is None:
+                self._open_file(agent)
+            for _ in range(records):
+                self.file.write(next(members))
+            self.done_seq = seq
+            self.written += 1
+            self.unsynced += 1
+            if self.file.tell() >= self.size:
+                self._commit()
+                self._close_file()
 
     def _commit_if_due(self, now: bool) -> None:
         if self.unsynced and (now or self.unsynced >= ROUND_DOCS

@@ -331,10 +331,11 @@ def verify(store: Path, frontier: Path, truth, records) -> dict:
     """Compare the store, the urlserver's state and the request log with the truth."""
     reader = ReadStore(store)
     try:
-        docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
+        every = [meta for meta, _ in reader.iter_docs(with_documents=False)]
         counted = reader.meta_info().get("docs", 0)
     finally:
         reader.close()
+    docs = [d for d in every if d.attempted]  # not the records of URLs never connected for
     pages = [d for d in docs if not urlsplit(d.url).path.startswith("/robots")]
     stored = collections.Counter(normalize(d.url) for d in pages)
     want = set(truth.fetched)
@@ -361,7 +362,7 @@ def verify(store: Path, frontier: Path, truth, records) -> dict:
         "duplicate_examples": [u for u, n in stored.items() if n > 1][:10],
         "unexpected_pages": len(set(stored) - want),
         "doc_ids_reused": sum(n - 1 for n in owners.values() if n > 1) + len(mismatched),
-        "store_count_matches": counted == len(docs),
+        "store_count_matches": counted == len(every),
         "transactions_lost": claims + len(unfinished),
         "unfinished_examples": unfinished[:10],
         "crawl_finished": claims == 0 and not unfinished,

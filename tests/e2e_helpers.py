@@ -89,10 +89,11 @@ def crawl_to_the_end(tmp: Path, web: RunningWeb, seeds: list[str], args: list[st
 
 
 def stored_urls(tmp: Path) -> list[str]:
-    """URLs of the stored page documents (robots.txt left out), with repeats."""
+    """URLs of the stored page documents, with repeats (robots.txt and the records
+    of URLs never connected for, such as a host without an address, left out)."""
     reader = ReadStore(tmp / "store")
     try:
-        urls = [normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False)]
+        urls = [normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False) if meta.attempted]
     finally:
         reader.close()
     return [u for u in urls if not urlsplit(u).path.startswith("/robots")]

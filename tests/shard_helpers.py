@@ -80,11 +80,13 @@ class ShardedCrawl:
         return "\n".join(f"--- {c.name}\n{c.tail()}" for c in self.children)
 
 
-def shard_docs(data: Path) -> dict[int, str]:
-    """doc id -> normalised URL of every document one store holds."""
+def shard_docs(data: Path, *, attempted_only: bool = True) -> dict[int, str]:
+    """doc id -> normalised URL of every document one store holds (by default
+    only fetches: not the records of URLs no spider connected for)."""
     reader = open_store(data)
     try:
-        return {meta.doc_id: normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False)}
+        return {meta.doc_id: normalize(meta.url) for meta, _ in reader.iter_docs(with_documents=False)
+                if meta.attempted or not attempted_only}
     finally:
         reader.close()
 

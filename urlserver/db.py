@@ -357,12 +357,18 @@ class Db:
         (LMDB has one writer)."""
         if txn is self._write_txn:
             self._write_txn = None
-        self._ready = committed = self._writer.submit(self._commit_and_begin, txn)
-        return committed, self._writer.submit(self._sync_meta)
+        self._ready = committed = Future()
+        return committed, self._writer.submit(self._commit_begin_sync, txn, committed)  # one hand-off
 
-    def _commit_and_begin(self, txn):
-        _translated(txn.commit)
-        return self.env.begin(write=True)
+    def _commit_begin_sync(self, txn, committed: Future) -> None:
+        try:
+            _translated(txn.commit)
+            following = self.env.begin(write=True)
+        except BaseException as exc:
+            committed.set_exception(exc)
+            raise
+        committed.set_result(following)
+        self._sync_meta()
 
     def _sync_meta(self) -> None:
         """fsync what the last commit wrote after its own fsync (the meta page):

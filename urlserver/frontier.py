@@ -344,7 +344,7 @@ class Frontier:
         record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
         qkey = d.QKEY.pack
-        records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
+        records: list[tuple[bytes, bytes]] = []  # fp -> URL record, written after the loop
         entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
         touched: set[Origin] = set()
         prefixes: dict[str, bytes] = {}  # origin -> its fingerprints' prefix: most links share a few origins
@@ -356,6 +356,7 @@ class Frontier:
         if url_filter is not None:  # only links not recorded lately go to the filters
             links = [raw for raw in links if not (raw in current or raw in previous or raw in pending)]
             url_filter.batch(links)
+        page: dict[bytes, tuple[str, bytes, str, str]] = {}  # fp -> url, its bytes, origin, host name
         for raw in links:
             if raw in current or raw in previous or raw in pending:
                 continue
@@ -378,7 +379,12 @@ class Frontier:
                 if scope.filter_reason(url, name, depth) is None:
                     forward.add(txn, url, fp, name, depth, via_url=via_url or base or "", path=path)
                 continue
-            if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
+            page[fp] = (url, data, origin, name)  # a URL once a page
+        if not page:
+            return 0
+        # the Bloom filter probed for the whole page at once (seen.py): a maybe costs an LMDB get
+        for (fp, (url, data, origin, name)), maybe in zip(page.items(), seen.check_and_add_many(page)):
+            if maybe and txn.get(fp, db=urls_db) is not None:
                 continue
             reason = scope.filter_reason(url, name, depth)
             if reason is None and url_filter is not None:
@@ -387,13 +393,13 @@ class Frontier:
             if reason is not None or host is None or host.admitted >= max_pages:
                 queued += self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
                 continue
-            records[fp] = record_head + data
+            records.append((fp, record_head + data))
             entries.append((qkey(host.id, host.tail), fp + entry_tail + data))
             host.tail += 1
             host.admitted += 1
             touched.add(host)
         if entries:
-            txn.cursor(db=urls_db).putmulti(records.items())
+            txn.cursor(db=urls_db).putmulti(records)
             txn.cursor(db=self.db.queue).putmulti(entries)
             self.counts[DISCOVERED_STATE.name] += len(entries)
             self.queued_total += len(entries)

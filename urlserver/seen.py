@@ -46,6 +46,11 @@ REBUILD_CHUNK = 1 << 18  # fingerprints set per numpy pass in rebuild(): a few M
 # 50 MB at most, whatever the crawl's size, and cover a few thousand hosts'
 # menus at once.
 RECENT_LINKS = 1 << 18
+# check_and_add_many() probes this many or more with numpy: its fixed cost
+# (about 13 us here) is that of about 20 probes one by one (0.6 us each)
+MANY_MIN = 24
+# check_and_add_many()'s constants, as numpy scalars (a Python int would make numpy convert each time)
+_ONE, _6, _12, _18, _24, _63 = (np.uint64(n) for n in (1, 6, 12, 18, 24, 63))
 
 
 class SeenSet:
@@ -89,6 +94,26 @@ class SeenSet:
         words[index] = word | bits
         self.count += 1
         return False
+
+    def check_and_add_many(self, fps) -> list[bool]:
+        """check_and_add() on each of `fps` (distinct 8-byte fingerprints,
+        a list or a dict's keys), in one numpy pass: about a quarter
+        of the per-link cost of the loop (issue 16). A fingerprint is
+        reported as maybe there only by the bits set before the call, so two
+        of the batch that share their bits both read as new: fewer false
+        positives, never a false negative. Fewer than MANY_MIN go one by one."""
+        if len(fps) < MANY_MIN:
+            return [self.check_and_add(fp) for fp in fps]
+        raw = b"".join(fps)
+        h = np.frombuffer(raw, dtype=">u8").astype(np.uint64)
+        bits = (_ONE << (h & _63)) | (_ONE << ((h >> _6) & _63)) | (_ONE << ((h >> _12) & _63)) | \
+            (_ONE << ((h >> _18) & _63))
+        index = (h >> _24) & np.uint64(self._mask)
+        words = np.frombuffer(self._words, dtype=np.uint64)  # a view: writes land in the array
+        maybe = (words[index] & bits) == bits
+        np.bitwise_or.at(words, index, bits)
+        self.count += len(maybe) - int(np.count_nonzero(maybe))
+        return maybe.tolist()
 
     @property
     def full(self) -> bool:

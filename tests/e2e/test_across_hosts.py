@@ -137,7 +137,7 @@ def _crawl(net: Net, tmp: Path) -> Run:
         proc.stop()
     store_rc = store.stop()  # commits what it holds, then exits 0
     reader = ReadStore(tmp / "store")
-    docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
+    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if meta.attempted]
     reader.close()
     return Run(
         url_rc=url_rc, url_log=urlserver.out() + urlserver.err(), store_rc=store_rc, store_log=store.err(),

@@ -40,7 +40,7 @@ def crawled(tmp_path_factory):
         records = web.log.records()
         truth = compute_truth(web.site, seeds, scope="any")
     reader = ReadStore(tmp / "crawl")
-    docs = [meta for meta, _ in reader.iter_docs(with_documents=False)]
+    docs = [meta for meta, _ in reader.iter_docs(with_documents=False) if meta.attempted]
     reader.close()
     log = (tmp / "crawl" / "logs" / "urlserver.log").read_text()
     last_words = [line.removeprefix(FINISHED) for line in log.splitlines() if line.startswith(FINISHED)]

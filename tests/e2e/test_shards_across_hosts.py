@@ -158,7 +158,7 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
         for role in STORES:
             reader = open_store(tmp / role)
             try:
-                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False)})
+                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False) if m.attempted})
             finally:
                 reader.close()
         return Outcome(url_rc, shards, compute_truth(site, seeds, scope="any"), read_jsonl(tmp / "web.jsonl"),

@@ -35,7 +35,8 @@ RECORDS = [
     _rec(3, "http://other.example/a.bin", 200, "Content-Type: application/octet-stream", b"\x00\xff\x10"),
     _rec(4, "http://h3.example/gone", 404, "Content-Type: text/html", b"<p>no</p>", Specific.HTTP_ERROR),
     Record(5, False, Specific.TIMEOUT, 0, 30_000, "http://other.example/slow", None, b""),
-    _rec(6, "http://h3.example/moved", 301, "Location: /", b"", Specific.REDIRECT),
+    _rec(6, "http://h3.example/moved", 301, "Location: /", b"", Specific.REDIRECT).__replace__(
+        via="http://h3.example/", hops="L"),  # found on the first page
 ]
 
 
@@ -113,7 +114,8 @@ def test_every_record_has_the_same_documented_keys_null_where_absent(data):
     assert (missing["status"], missing["outcome"], missing["success"]) == (404, "HTTP_ERROR", False)
     assert (timeout["status"], timeout["headers"], timeout["content_type"], timeout["body"]) == (None, None, None, "")
     assert moved["status"] == 301 and moved["outcome"] == "REDIRECT"
-    assert all(x["depth"] is None and x["referrer"] is None for x in lines)
+    assert all(x["depth"] is None for x in lines)
+    assert [x["referrer"] for x in lines] == [None] * 5 + ["http://h3.example/"]  # the via the store kept
     assert page["body_hash"] and page["duplicate_of"] is None and "duplicate_of" in timeout
     assert not any(k in page for k in ("specific_code", "http_enum", "dict_id"))  # no internal codes
 

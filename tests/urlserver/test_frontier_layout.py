@@ -100,3 +100,16 @@ def test_a_rebuilt_seen_filter_has_the_bits_of_one_filled_link_by_link(monkeypat
     rebuilt.rebuild(iter(fps), capacity=60_000)  # numpy, a chunk at a time
     assert rebuilt.memory_bytes == one_by_one.memory_bytes and rebuilt._words == one_by_one._words
     assert all(rebuilt.might_contain(fp) for fp in fps)
+
+
+def test_a_page_probed_at_once_sets_the_bits_of_one_probed_link_by_link_and_finds_every_known_link():
+    fps = [d.fingerprint(f"http://h{i % 97}.test/{i}") for i in range(20_000)]
+    one_by_one, paged = SeenSet(), SeenSet()
+    for fp in fps:
+        one_by_one.check_and_add(fp)
+    maybes = [paged.check_and_add_many(fps[n:n + 100]) for n in range(0, len(fps), 100)]  # a page at a time
+    assert paged._words == one_by_one._words and paged.count <= len(fps)
+    assert sum(map(sum, maybes)) < len(fps) // 100  # new links read as new (false positives only)
+    again = paged.check_and_add_many(fps[::7])
+    assert all(again) and paged._words == one_by_one._words  # known ones: maybe, never a false "new"
+    assert paged.check_and_add_many(fps[:5]) == [True] * 5  # a few: one by one, the same answers
