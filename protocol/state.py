@@ -15,7 +15,7 @@ from .codes import ErrorCode, Role
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
     Ack, Assignment, Auth, Bye, Cancel, Done, Error, Get, Hello, Idle,
-    Notice, Ready, Record, Working,
+    Links, LinksAck, Notice, Ready, Record, Working,
 )  # fmt: skip
 
 
@@ -44,6 +44,15 @@ CONTROL_TABLE = _HANDSHAKE | {
     (S, State.OPEN, Idle): State.OPEN,
     (S, State.OPEN, Cancel): State.OPEN,
     (S, State.OPEN, Bye): State.CLOSED,
+}
+
+# A urlserver partition's link to another (docs/protocol.txt 5.10): the
+# control handshake with role "partition", then the dialler's batches and
+# the receiver's acknowledgements. Messages added here (a new first word in
+# protocol/peer.py) leave room for more than links.
+PEER_TABLE = _HANDSHAKE | {
+    (C, State.OPEN, Links): State.OPEN,
+    (S, State.OPEN, LinksAck): State.OPEN,
 }
 
 STORE_TABLE = _HANDSHAKE | {

@@ -28,6 +28,10 @@
 #                                      and delay; the audit list of changes
 #   blocked  host_id(4) fp(8)      -> queue entry of a BLOCKED URL (kept for
 #                                     the unblock)
+#   outbox   partition(1) seq(8)   -> a batch of links for another partition,
+#                                     msgpack (forward.py; until its ACK)
+#   forwarded fp(8)                -> b"": a link forwarded to its partition
+#                                     (forward.py; sent once, not per page)
 #
 # fp, a URL's fingerprint, is host-local (issue 16): the low 16 bits of
 # the CRC-32 of the URL's origin (2 bytes), then the first 6 bytes of
@@ -274,7 +278,7 @@ class Db:
     """The environment and its named databases."""
 
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
-             "revisits", "paces", "control", "blocked")
+             "revisits", "paces", "control", "blocked", "outbox", "forwarded")
 
     @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:
@@ -396,14 +400,17 @@ class Db:
     def set_counter(self, txn, name: str, value: int) -> None:
         txn.put(name.encode(), U64.pack(value), db=self.meta)
 
-    def crawl_id(self, txn) -> str:
-        """The crawl's identity: drawn at random the first time (in `txn`, a
-        write transaction) and kept for the crawl's life, so every restart
-        announces the same one and two crawls never share one (6.1)."""
+    def crawl_id(self, txn, given: str | None = None) -> str:
+        """The crawl's identity: `given` (--crawl-id, the same for every
+        partition: docs/partitions.md) or drawn at random the first time (in
+        `txn`, a write transaction) and kept for the crawl's life, so every
+        restart announces the same one and two crawls never share one (6.1)."""
         raw = txn.get(CRAWL_ID_KEY, db=self.meta)
         if raw is None:
-            raw = secrets.token_hex(CRAWL_ID_BYTES).encode("ascii")
+            raw = (given or secrets.token_hex(CRAWL_ID_BYTES)).encode("ascii")
             txn.put(CRAWL_ID_KEY, raw, db=self.meta)
+        elif given is not None and raw.decode("ascii") != given:
+            raise StateError(f"this crawl's id is {raw.decode('ascii')}, not --crawl-id {given}")
         return raw.decode("ascii")
 
     def robots_doc_id(self, txn, url: str) -> int | None:

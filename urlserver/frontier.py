@@ -66,6 +66,7 @@ class Frontier:
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.clock = time.time  # for the history of moves (history.py); the engine sets its own
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
+        self.forward = None  # forward.Forwarder with --partitions > 1: other partitions' links go there
         self._load()
 
     # -- transactions ---------------------------------------------------------
@@ -89,6 +90,8 @@ class Frontier:
         if txn is not None:
             self.db.commit(txn)
             self._committed()
+            if self.forward is not None:
+                self.forward.durable()  # the batches it wrote may leave now
 
     def commit_soon(self) -> tuple[Future, Future] | None:
         """Start making every change since the last commit durable, on the
@@ -123,6 +126,8 @@ class Frontier:
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
+        if self.forward is not None:  # partitions: the links for the others, in the same commit
+            self.forward.flush(txn)
         return txn
 
     def _committed(self) -> None:
@@ -140,6 +145,8 @@ class Frontier:
             txn, self._txn = self._txn, None
             self.db.abort(txn)
         self._ids.clear()
+        if self.forward is not None:
+            self.forward.abort()
         self.recent.aborted()
 
     # -- start ---------------------------------------------------------------
@@ -296,6 +303,14 @@ class Frontier:
             return "bad"
         origin, name = split_host(url)
         fp = d.fingerprint(url)
+        if self.forward is not None and self.forward.foreign(name):  # another partition's (docs/partitions.md)
+            if seed:
+                self.add_seed_host(name)  # every partition knows every seed's host, for --scope
+            elif self.scope.filter_reason(url, name, depth) is not None or hops > self.max_redirects:
+                return "filtered"  # its owner would filter it too: not sent
+            added = self.forward.add(self.txn, url, fp, name, depth, hops, seed=seed, via_url=via_url or base or "",
+                                     path=path)
+            return "forwarded" if added else "known"
         if self.seen.check_and_add(fp) and self.txn.get(fp, db=self.db.urls) is not None:
             return "known"
         if seed:
@@ -337,6 +352,7 @@ class Frontier:
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
         url_filter = self.url_filter
+        forward = self.forward  # with --partitions > 1 (docs/partitions.md)
         if url_filter is not None:  # only links not recorded lately go to the filters
             links = [raw for raw in links if not (raw in current or raw in previous or raw in pending)]
             url_filter.batch(links)
@@ -358,7 +374,12 @@ class Frontier:
             prefix = prefixes.get(origin)
             if prefix is None:  # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
                 prefix = prefixes[origin] = (_crc32(origin.encode("ascii")) & 0xFFFF).to_bytes(2, "big")
-            page[prefix + _blake2b(data, digest_size=6).digest()] = (url, data, origin, name)  # a URL once a page
+            fp = prefix + _blake2b(data, digest_size=6).digest()
+            if forward is not None and forward.foreign(name):  # another partition's host: to its outbox
+                if scope.filter_reason(url, name, depth) is None:
+                    forward.add(txn, url, fp, name, depth, via_url=via_url or base or "", path=path)
+                continue
+            page[fp] = (url, data, origin, name)  # a URL once a page
         if not page:
             return 0
         # the Bloom filter probed for the whole page at once (seen.py): a maybe costs an LMDB get

@@ -23,6 +23,16 @@ def registered_domain(host: str) -> str:
         return host
     except ValueError:
         pass
+    known = psl_domain(host)
+    if known is not None:
+        return known
+    labels = host.split(".")
+    return ".".join(labels[-2:])  # the PSL's default rule "*"
+
+
+def psl_domain(host: str) -> str | None:
+    """The registrable domain of `host` when the Public Suffix List knows its
+    suffix; None for an IP literal or a name under a suffix it does not know."""
     global _EXTRACT
     if _EXTRACT is None:
         # Imported here: it brings requests and urllib3, and its snapshot takes
@@ -31,10 +41,7 @@ def registered_domain(host: str) -> str:
 
         _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
     parts = _EXTRACT(host)
-    if parts.suffix and parts.domain:
-        return f"{parts.domain}.{parts.suffix}"
-    labels = host.split(".")
-    return ".".join(labels[-2:])  # the PSL's default rule "*"
+    return f"{parts.domain}.{parts.suffix}" if parts.suffix and parts.domain else None
 
 
 def split_host(url: str) -> tuple[str, str]:

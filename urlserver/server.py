@@ -32,10 +32,11 @@ import time
 from concurrent.futures import Future
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Bye, Cancel, ControlConnection, Done, Get, Idle, LocalProtocolError, Role, Working
+from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
+                            LocalProtocolError, Role, Working)
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
-from .crawl import Crawl
+from .crawl import Crawl, NotOwned
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
@@ -74,9 +75,17 @@ class ControlPeer(Peer):
     def welcome_settings(self) -> dict[str, str]:
         return self.server.announce(self)
 
+    def on_authenticated(self) -> None:
+        if self.conn.auth_role == "partition":  # partitions (docs/partitions.md): another urlserver's link
+            why = self.server.partition_problem(self.conn.name)
+            if why:
+                self.fail(ErrorCode.PARTITION, why)
+
     def on_event(self, event: object) -> None:
         server, kind = self.server, type(event)
-        if kind is Done:
+        if kind is Links:  # partitions: a batch from another partition (docs/protocol.txt 5.10)
+            server.when_writable(self._links, event, time.time())
+        elif kind is Done:
             self.dones += 1
             stage = server.filter_stage
             if stage is not None and stage.wants(self, event):
@@ -91,6 +100,18 @@ class ControlPeer(Peer):
     def _working(self, trans_ids, now: float) -> None:
         for trans_id in self.server.crawl.working(self, trans_ids, now):
             self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
+
+    def _links(self, batch: Links, now: float) -> None:
+        """Apply a batch (or recognise a resend); its ACK leaves once the
+        commit holding it is durable (UrlServer._pump)."""
+        if self.closed:
+            return
+        try:
+            self.server.crawl.apply_links(int(self.conn.name), batch, now)
+        except NotOwned as exc:
+            self.fail(ErrorCode.PARTITION, str(exc))
+            return
+        self.server.acks.append((self, batch.seq))
 
     def after_events(self) -> None:
         self.last_seen = time.time()
@@ -159,11 +180,19 @@ class UrlServer:
         # Set when the crawl state could not be written (see state_unwritable).
         self.broken: StateError | None = None
         self.finish_reason: str | None = None  # why the crawl ended ('interrupted' if stopped from outside)
+        # partitions (docs/partitions.md): the links to the others, and ACKs due after the next commit
+        self.peer_links = None
+        self.acks: list[tuple[ControlPeer, int]] = []
+        if settings.partitions > 1:
+            from .peerlink import PeerLinks
+
+            self.peer_links = PeerLinks(self)
 
     @property
     def spiders(self) -> list[ControlPeer]:
-        """Every live connection, in its handshake or past it, in accepting order."""
-        return list(self.listener.connections)
+        """Every live connection, in its handshake or past it, in accepting
+        order, but other partitions' links (docs/partitions.md)."""
+        return [p for p in self.listener.connections if p.conn.auth_role != "partition"]
 
     def announce(self, spider: ControlPeer) -> dict[str, str]:
         s = self.settings
@@ -173,7 +202,23 @@ class UrlServer:
             user_agent=s.user_agent, allow_net=s.allow_net,
             connect_timeout_ms=int(s.connect_timeout * 1000), spider_id=str(spider.number),
             accept_type=s.accept_type, crawl_id=self.crawl.crawl_id,
+            partitions=s.peers, partition=s.partition,
         ).to_wire()  # fmt: skip
+
+    def partition_problem(self, name: str) -> str | None:
+        """Why a client with AUTH role partition and `name` is not one of
+        this crawl's other partitions (docs/protocol.txt 5.10), or None."""
+        s = self.settings
+        if s.partitions == 1:
+            return "this urlserver is not partitioned (--partitions 1)"
+        if not name.isdigit() or int(name) >= s.partitions or int(name) == s.partition:
+            return f"{name!r} is not another partition of {s.partitions} (this is partition {s.partition})"
+        return None
+
+    def links_acked(self, dest: int, seq: int) -> None:
+        """Partition `dest` applied batch `seq` (peerlink.py)."""
+        self.when_writable(self.crawl.links_acked, dest, seq)
+        self.request_pump()
 
     async def start(self) -> tuple[str, int]:
         host, port = split_host_port(self.settings.listen, listen=True)
@@ -185,6 +230,8 @@ class UrlServer:
         if self.url_filter is not None:
             await self.url_filter.start()  # the external command, if any
         address = await self.listener.start(host, port, factory)
+        if self.peer_links is not None:
+            self.peer_links.start()
         self.request_pump()
         return address
 
@@ -197,6 +244,8 @@ class UrlServer:
             self._timer.cancel()
         for task in list(self._tasks):
             task.cancel()
+        if self.peer_links is not None:
+            self.peer_links.stop()
         # Held DONEs are applied (their answers awaited, bounded by the command's
         # timeout) before the connections close and give their claims back.
         await self.listener.shutdown(self.filter_stage.drain if self.filter_stage is not None else None)
@@ -301,6 +350,10 @@ class UrlServer:
         outgoing = self._assign(now)
         for host in crawl.dns_requests():
             self._spawn(self._resolve(host))
+        acks, self.acks = self.acks, []  # partitions: the batches this commit applies, ACKed once it is durable
+        for peer, seq in acks:
+            if not peer.closed:
+                outgoing.setdefault(peer, []).append(peer.conn.send(LinksAck(seq)))
         futures = crawl.commit_soon()  # durable before any assignment leaves
         if futures is None:  # nothing changed, so nothing was assigned either
             self._after_commit(outgoing, now)
@@ -353,6 +406,8 @@ class UrlServer:
         crawl = self.crawl
         for spider, chunks in outgoing.items():
             spider.write(b"".join(chunks))
+        if crawl.forward is not None:
+            crawl.forward.durable()  # partitions: the batches of this commit may leave now
         self._sample(now)
         reason = crawl.finish_reason(now, one_shot=self.settings.exit_when_done)
         if reason is not None:

@@ -18,8 +18,8 @@ import pytest
 
 from wreck.protocol import (
     NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Done,
-    Error, ErrorCode, Get, Hello, Idle, Notice, NoticeCode, Ready, Record, Role,
-    Specific, State, Status, StoreConnection, Working, http_enum,
+    Error, ErrorCode, Get, Hello, Idle, Links, LinksAck, Notice, NoticeCode, PeerConnection, PeerLink,
+    Ready, Record, Role, Specific, State, Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
 from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
@@ -132,6 +132,26 @@ def opened(kind, *, credit=0, **kw):
 
 C, S = ControlConnection, StoreConnection
 
+# A partition link (5.10): partition 1 dials partition 0 of two.
+PARTITIONS = {"partitions": "10.0.0.5:7001,10.0.0.6:7001", "partition": "0"}
+
+
+def peer_after_hello():
+    server = ControlConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = PeerConnection(secret=SECRET, nonce=CLIENT_NONCE, name="1")
+    client.receive_data(server.hello())
+    assert len(drain(client)) == 1
+    return server, client
+
+
+def peer_opened():
+    server, client = peer_after_hello()
+    server.receive_data(client.authenticate())
+    assert [e.role for e in drain(server)] == ["partition"]
+    client.receive_data(server.welcome(PARTITIONS))
+    assert [type(e) for e in drain(client)] == [Ready]
+    return server, client
+
 # id -> (sender, setup, events). The sender is "server" or "client".
 EXAMPLES = {
     "9.1": ("server", lambda: fresh(C), [Hello("urlserver", SERVER_NONCE.hex())]),
@@ -201,6 +221,15 @@ EXAMPLES = {
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
     "9.48": ("server", lambda: after_auth(S), [Ready(STORE_WELCOME, independent_mac("server", "storeserver"))]),
+    # partition links (5.10)
+    "9.30": ("client", peer_after_hello, [
+        Auth("partition", "1", CLIENT_NONCE.hex(), independent_mac("client", "urlserver")),
+    ]),
+    "9.31": ("client", peer_opened, [
+        Links(1, (PeerLink("http://b.example/", 2), PeerLink("http://www.b.example/x?p=1", 3, {"hops": "1"}))),
+    ]),
+    "9.32": ("server", peer_opened, [LinksAck(1)]),
+    "9.33": ("server", peer_opened, [Error(ErrorCode.PARTITION, "partition 0 does not own c.example")]),
 }
 # warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
 EXAMPLES.update({
@@ -434,6 +463,12 @@ def test_state_tables():
     handshake = _transitions("Handshake transitions")
     assert handshake | _transitions("Control protocol transitions") == state.CONTROL_TABLE
     assert handshake | _transitions("Store protocol transitions") == state.STORE_TABLE
+
+
+def test_partition_link_table():
+    found = {(Role.CLIENT if sender == "dialler" else Role.SERVER, State[current], {"LINKS": Links, "ACK": LinksAck}[m]):
+             State[new] for current, sender, m, new in table("Partition link transitions")}
+    assert _transitions("Handshake transitions") | found == state.PEER_TABLE
 
 
 def test_error_is_allowed_in_every_state_but_closed():

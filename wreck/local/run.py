@@ -14,6 +14,9 @@
 # it to the children in their environment (wreck.deploy.SECRET_ENV), never
 # on a command line: the daemons then refuse any peer without it
 # (docs/protocol.txt 3.3), so another local user cannot join the crawl.
+# With --partitions M it starts M urlservers, each told the others, and the
+# spider connects to the first (it learns the others from the handshake); a
+# one-shot partitioned crawl ends when ending.py sees every partition quiet.
 """Start, watch and stop the daemons of one local crawl."""
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ from pathlib import Path
 
 from rich.console import Console
 
-from wreck import inherited
+from wreck import inherited, manifest
 from wreck.deploy import SECRET_ENV
+from wreck.protocol.handshake import CRAWL_ID_BYTES
 
 from wreck.storeserver.reader import StoreError, read_crawl_id
 
 from .children import Child, ChildFailed
+from .ending import EndWatch
 from .layout import Layout
 from .progress import Progress, fetch_status, store_counters, summary
 
@@ -60,14 +65,14 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
         store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
-        log_args: Sequence[str] = (), shards: int = 1) -> int:
+        log_args: Sequence[str] = (), shards: int = 1, partitions: int = 1) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
     dashboard on `http` (HOST:PORT, port 0: any), each child given
     `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
     policy, 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
-    where = Layout(data, shards)
+    where = Layout(data, shards, partitions)
     where.make()
     stopping = {"signal": None}
 
@@ -85,8 +90,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         # bound here first and handed to the daemon that serves them
         # (wreck/inherited.py), so none waits for another to listen.
         store_socks = [(inherited.bind(LOOPBACK), inherited.bind(LOOPBACK)) for _ in where.store_dirs]
-        url_sock = inherited.bind(LOOPBACK)
-        url_addr = inherited.address(url_sock)
+        url_socks = [inherited.bind(LOOPBACK) for _ in where.frontiers]  # partitions: each told the others'
+        url_addr = inherited.address(url_socks[0])
         store_http = inherited.address(store_socks[0][1])  # the dashboard shows the first shard's figures
         stores, store_flags = [], []
         for shard, (store_dir, (listen, status)) in enumerate(zip(where.store_dirs, store_socks)):
@@ -99,21 +104,24 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                           where.log(name), env, socks=(listen, status))  # fmt: skip
             children.append(store)
             stores.append(store)
-        url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(where.frontier), *store_flags, "--store-http", store_http,
-            "--listen", url_addr, "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
-        ], where.log("urlserver"), env, socks=(url_sock,))  # fmt: skip
-        children.append(url)
+        urlservers = _start_urlservers(where, urls, urlserver_args, store_flags, store_http, http, continuous,
+                                       log_args, env, url_socks)
+        children.extend(urlservers)
+        url = urlservers[0]
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
         for store in stores:  # each started: its lines read, the rest of its stdout to its log
             store.read_line(STORE_LISTENING)
             store.drain()
-        url.read_line(URLSERVER_LISTENING)
-        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
-        status_url = dashboard + "status"
-        url.drain(keep=URLSERVER_FINISHED)
+        status_urls = []
+        for child in urlservers:
+            child.read_line(URLSERVER_LISTENING)
+            status_urls.append(child.read_line(URLSERVER_STATUS).rstrip("/") + "/status")
+            child.drain(keep=URLSERVER_FINISHED)
+        status_url = status_urls[0]
+        dashboard = status_url.removesuffix("status")
+        watch = EndWatch() if partitions > 1 and not continuous else None
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
@@ -124,12 +132,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         progress = Progress(status_url, where.store_dirs, console)
         while stopping["signal"] is None:
             progress.update()
+            if watch is not None and watch.ended([fetch_status(u) for u in status_urls]):
+                finished = True  # every partition quiet twice over (ending.py): stop them all
+                break
             if not url.running():
                 finished = url.proc.returncode == 0
                 if not finished:
                     raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
                 break
-            for child in (*stores, spider):
+            for child in (*stores, *urlservers[1:], spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
@@ -153,9 +164,11 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     if progress:
         progress.close()
     _stop_all(children)
-    final = _final_status(url)  # as committed, unlike the last /status
-    if final is not None:
-        last = final
+    finals = [_final_status(u) for u in urlservers]  # as committed, unlike the last /status
+    if finals[0] is not None:
+        last = _merged(finals) if partitions > 1 else finals[0]
+        if partitions > 1 and finished:
+            last["finish_reason"] = EndWatch.reason([f for f in finals if f is not None])
     text = summary(last, store_counters(where.store_dirs), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     refused = _refused_by_address_policy(last) if finished else None
@@ -163,6 +176,50 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         Console(stderr=True).print(f"wreck-crawl: {refused}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_ADDRESS_POLICY
     return 0 if finished else EXIT_INTERRUPTED
+
+
+def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_http, http, continuous, log_args, env,
+                      socks) -> list[Child]:
+    """Start the urlserver, or its partitions (each told the others'
+    addresses, bound already: `socks`, and the crawl's id;
+    docs/partitions.md)."""
+    count = len(where.frontiers)
+    listen = [inherited.address(sock) for sock in socks]
+    crawl_id = _crawl_id(where) if count > 1 else ""
+    started = []
+    for i, frontier in enumerate(where.frontiers):
+        name = "urlserver" if i == 0 else f"urlserver{i}"
+        partition = ["--partitions", str(count), "--partition", str(i), "--peers", ",".join(listen),
+                     "--crawl-id", crawl_id] if count > 1 else []
+        one_shot = [] if continuous or count > 1 else ["--exit-when-done"]  # partitions: ending.py decides
+        started.append(Child(name, "wreck.urlserver.cli", [
+            *urls, *urlserver_args, "--data", str(frontier), *store_flags, "--store-http", store_http,
+            "--listen", listen[i], "--http", http if i == 0 else "127.0.0.1:0", *partition, *one_shot, *log_args,
+        ], where.log(name), env, socks=(socks[i],)))  # fmt: skip
+    return started
+
+
+def _crawl_id(where: Layout) -> str:
+    """The partitions' crawl id: the one partition 0 keeps (its manifest),
+    or a new one for a new crawl."""
+    try:
+        return manifest.read(where.frontier).crawl_id
+    except (manifest.ManifestError, OSError):
+        return secrets.token_hex(CRAWL_ID_BYTES)
+
+
+def _merged(finals: list[dict | None]) -> dict:
+    """The partitions' last words as one: URL, error and counter figures
+    summed, the rest partition 0's."""
+    merged = dict(finals[0])
+    for key in ("urls", "errors_by_kind", "counters"):
+        total: dict = {}
+        for final in finals:
+            for k, v in ((final or {}).get(key) or {}).items():
+                if isinstance(v, (int, float)):
+                    total[k] = total.get(k, 0) + v
+        merged[key] = total
+    return merged
 
 
 class OtherCrawl(Exception):
