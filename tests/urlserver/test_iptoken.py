@@ -1,0 +1,225 @@
+"""IP tokens across partitions (urlserver/iptoken.py), message by message.
+
+Partitions are IpTokens objects joined by a fake link that carries the
+messages each emits through their wire form (protocol/iptokens.py), so every
+exchange is also an encode/parse round trip. Time is passed in.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from wreck.protocol.errors import RemoteProtocolError
+from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, encode_token, parse_token
+from wreck.urlserver.iptoken import GRANT_TURN_S, Holding, IpTokens, TokenError, owner_of
+
+IP_DELAY = 1.0
+LEASE = 10.0
+
+
+def ip_owned_by(owner: int, partitions: int = 3, *, skip: int = 0) -> str:
+    """An address whose token `owner` arbitrates."""
+    found = [f"192.0.2.{i}" for i in range(1, 255) if owner_of(f"192.0.2.{i}", partitions) == owner]
+    return found[skip]
+
+
+class Net:
+    """`count` partitions and the links between them; deliver() moves every message."""
+
+    def __init__(self, count: int = 3, *, now: float = 100.0, resumed: bool = False) -> None:
+        self.parts = [IpTokens(me=i, partitions=count, ip_delay=IP_DELAY, lease=LEASE, now=now, resumed=resumed)
+                      for i in range(count)]
+        for p in self.parts:
+            for q in range(count):
+                p.link_up(q, now)
+        self.wire: list[tuple[int, int, bytes]] = []  # (from, to, line), for the assertions
+
+    def deliver(self, now: float, *, drop_to: int | None = None) -> list[tuple[int, int, bytes]]:
+        sent = []
+        while True:
+            batch = [(p.me, to, encode_token(m)) for p in self.parts for to, m in p.take_messages()]
+            if not batch:
+                return sent
+            for src, dst, line in batch:
+                sent.append((src, dst, line))
+                if dst != drop_to:
+                    self.parts[dst].received(src, parse_token(line.rstrip(b"\n")), now)
+
+
+def test_an_address_used_by_one_partition_costs_one_round_trip_ever():
+    net = Net()
+    a, ip = net.parts[1], ip_owned_by(0)
+    assert a.may_start(ip, 100.0) == float("inf")  # asked for it
+    assert net.deliver(100.0) == [(1, 0, f"IPWANT {ip}\n".encode()), (0, 1, f"IPGRANT {ip} 0\n".encode())]
+    assert a.take_granted() == [ip]
+    for t in range(100, 200):  # a hundred transfers later, not one more message
+        assert a.may_start(ip, float(t)) is None
+        a.started(ip, float(t))
+        a.ended(ip, t + 0.5)
+    assert net.deliver(200.0) == []
+    assert a.grants_received == 1
+
+
+def test_the_owner_grants_its_own_addresses_to_itself_without_a_message():
+    net = Net()
+    ip = ip_owned_by(2)
+    assert net.parts[2].may_start(ip, 100.0) is None
+    assert net.deliver(100.0) == []
+
+
+def test_a_recall_waits_for_transfers_in_flight_and_the_next_holder_starts_after_the_ip_delay():
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    a.started(ip, 100.0)
+    a.started(ip, 100.2)  # two transfers to the address in flight
+    assert b.may_start(ip, 101.0) == float("inf")
+    assert net.deliver(101.0) == [(2, 0, f"IPWANT {ip}\n".encode()), (0, 1, f"IPRECALL {ip}\n".encode())]
+    assert a.holding(ip) is Holding.RECALLED
+    assert a.may_start(ip, 101.5) == float("inf")  # recalled: nothing new goes to the address
+    a.ended(ip, 102.0)
+    assert net.deliver(102.0) == []  # one transfer still runs: the token stays
+    a.ended(ip, 103.0)  # the last one ends: due again at 104.0
+    assert net.deliver(103.0) == [
+        (1, 0, f"IPRETURN {ip} 1000\n".encode()),
+        (1, 0, f"IPWANT {ip}\n".encode()),  # partition 1 asked again while recalled (above)
+        (0, 2, f"IPGRANT {ip} 1000\n".encode()),
+        (0, 2, f"IPRECALL {ip}\n".encode()),  # so 2 gets one turn
+    ]
+    assert b.take_granted() == [ip]
+    assert b.may_start(ip, 103.5) == 104.0  # no earlier than the last end + ip-delay
+    assert b.may_start(ip, 104.0) is None
+
+
+def test_a_grant_recalled_before_it_was_used_is_good_for_one_turn_then_goes_to_the_next():
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    b.may_start(ip, 100.0)
+    net.deliver(100.0)
+    assert a.holding(ip) is Holding.RECALLED  # recalled before partition 1 handed anything out
+    assert a.may_start(ip, 100.1) is None  # its one turn
+    a.started(ip, 100.1)
+    assert a.may_start(ip, 100.2) == float("inf")  # one only; it wants more
+    a.ended(ip, 100.6)
+    net.deliver(100.6)
+    assert b.holding(ip) is Holding.RECALLED and a.holding(ip) is Holding.WANTED
+    assert b.may_start(ip, 101.0) == 101.6  # partition 1's end + ip-delay
+    b.started(ip, 101.6)
+    b.ended(ip, 102.0)
+    net.deliver(102.0)
+    assert a.holding(ip) is Holding.HELD and b.holding(ip) is Holding.ABSENT
+    assert a.may_start(ip, 102.5) == 103.0
+
+
+def test_an_unused_recalled_grant_goes_back_when_its_turn_is_over():
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    b.may_start(ip, 100.0)
+    net.deliver(100.0)
+    assert a.next_deadline() == 100.0 + GRANT_TURN_S
+    a.tick(100.0 + GRANT_TURN_S - 0.1)
+    assert net.deliver(101.9) == []
+    a.tick(100.0 + GRANT_TURN_S)
+    net.deliver(100.0 + GRANT_TURN_S)
+    assert b.holding(ip) is Holding.HELD and a.holding(ip) is Holding.ABSENT
+
+
+def test_two_partitions_wanting_one_address_alternate_and_both_fetch():
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    starts: list[tuple[float, int]] = []
+    now = 100.0
+    while now < 140.0:
+        for p in (a, b):
+            if p.may_start(ip, now) is None and not p.holds[ip].inflight:
+                p.started(ip, now)
+                starts.append((now, p.me))
+            elif p.holds.get(ip) and p.holds[ip].inflight:
+                p.ended(ip, now)
+        for p in (a, b):
+            p.tick(now)
+        net.deliver(now)
+        now += 0.25
+    assert {who for _, who in starts} == {1, 2}
+    gaps = [t2 - t1 for (t1, _), (t2, _) in zip(starts, starts[1:])]
+    assert min(gaps) >= IP_DELAY  # never two requests to the address closer than the ip-delay
+
+
+def test_a_dead_holder_gives_the_token_back_after_the_lease():
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    a.started(ip, 100.0)  # then partition 1 is killed -9 with the transfer in flight
+    b.may_start(ip, 101.0)
+    net.deliver(101.0, drop_to=1)
+    assert b.holding(ip) is Holding.WANTED
+    net.parts[0].link_down(1, 105.0)
+    assert net.deliver(105.0) == [(0, 2, f"IPGRANT {ip} {int(LEASE * 1000)}\n".encode())]
+    assert b.may_start(ip, 110.0) == 105.0 + LEASE
+
+
+def test_a_holder_cut_from_the_owner_stops_at_once_and_asks_again_when_the_link_is_back():
+    net = Net()
+    a, ip = net.parts[1], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    a.link_down(0, 101.0)
+    net.parts[0].link_down(1, 101.0)
+    assert a.may_start(ip, 101.0) == float("inf")  # lost with the link
+    assert net.deliver(101.0) == []  # the owner is unreachable: the want waits for the link
+    a.link_up(0, 102.0)
+    net.parts[0].link_up(1, 102.0)
+    assert net.deliver(102.0) == [(1, 0, f"IPWANT {ip}\n".encode()),
+                                  (0, 1, f"IPGRANT {ip} {int((101.0 + LEASE - 102.0) * 1000)}\n".encode())]
+
+
+def test_a_restarted_owner_grants_nothing_before_its_start_plus_the_lease():
+    net = Net(resumed=True)
+    ip = ip_owned_by(0)
+    net.parts[1].may_start(ip, 100.0)
+    assert net.deliver(100.0)[-1] == (0, 1, f"IPGRANT {ip} {int(LEASE * 1000)}\n".encode())
+
+
+def test_a_grant_not_asked_for_is_given_straight_back():
+    net = Net()
+    a, ip = net.parts[1], ip_owned_by(0)
+    a.received(0, IpGrant(ip, 1500), 100.0)
+    assert a.take_messages() == [(0, IpReturn(ip, 1500))]  # its wait counts for the next holder
+    assert a.holding(ip) is Holding.ABSENT
+
+
+def test_a_want_sent_to_a_partition_that_does_not_own_the_address_is_refused():
+    net = Net()
+    ip = ip_owned_by(0)
+    with pytest.raises(TokenError, match="does not own it"):
+        net.parts[1].received(2, IpWant(ip), 100.0)
+
+
+@pytest.mark.parametrize("line", [b"IPWANT 192.0.2.010", b"IPGRANT 192.0.2.1", b"IPGRANT 192.0.2.1 01",
+                                  b"IPRETURN 192.0.2.1 4294967296", b"IPWANT", b"IPWANTS 192.0.2.1",
+                                  b"IPRECALL 192.0.2.1 5", b"IPWANT " + b"1" * 70])
+def test_malformed_token_lines_are_protocol_errors(line):
+    with pytest.raises(RemoteProtocolError):
+        parse_token(line)
+
+
+def test_token_lines_round_trip():
+    for message in (IpWant("2001:db8::1"), IpGrant("192.0.2.7", 1500), IpRecall("192.0.2.7"),
+                    IpReturn("2001:db8::1", 4294967295)):
+        line = encode_token(message)
+        assert line.endswith(b"\n") and parse_token(line[:-1]) == message
+
+
+def test_the_owner_of_an_address_is_stable_and_spread():
+    owners = [owner_of(f"10.0.{i // 256}.{i % 256}", 4) for i in range(4000)]
+    assert owners == [owner_of(f"10.0.{i // 256}.{i % 256}", 4) for i in range(4000)]
+    assert all(800 < owners.count(k) < 1200 for k in range(4))
+    # adding a partition moves only the addresses that go to the new one
+    moved = [i for i in range(4000) if owner_of(f"10.0.{i // 256}.{i % 256}", 5) != owners[i]]
+    assert all(owner_of(f"10.0.{i // 256}.{i % 256}", 5) == 4 for i in moved)

@@ -1,0 +1,308 @@
+# Politeness per IP address across urlserver partitions (docs/partitions.md,
+# "IP politeness"), without I/O. Hosts that share an address may sit in
+# different partitions, so each IP address has one token, arbitrated by the
+# partition that owns the address (owner_of: the jump hash of the address
+# text); a partition hands out a URL to an address only while it holds that
+# address's token. Two roles, one object per partition:
+#
+#   holder  (every partition)  ABSENT -want-> WANTED -grant-> HELD -recall->
+#                              RECALLED -(transfers ended)-> ABSENT, + IPRETURN
+#   owner   (the address's)    grants the token to one partition at a time,
+#                              queues the others and recalls it from the holder
+#
+# Times on the wire are relative milliseconds (IPGRANT ip wait-ms, IPRETURN ip
+# due-ms): a delay measured by the sender and applied on arrival only ever
+# errs late, by the transit time, so partitions' clocks need not agree.
+# A partition that is its own owner talks to itself through the same code
+# (messages to `me` are delivered at once), so one path is tested.
+# A holder whose link to the owner drops stops handing out on that token at
+# once; the owner gives it to another partition no earlier than the lease
+# (LEASE: --timeout-req, the longest a transfer handed out before may still
+# run at a spider, plus --ip-delay) after the drop. A restarted owner knows
+# no holder, so it grants nothing before its start + the lease.
+"""IpTokens: the IP-address tokens of one partition, as holder and as owner."""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+from ..protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, TokenMessage
+
+# A grant recalled before its holder used it stays with the holder until its
+# first transfer on it ended, or this long after the grant's not-before time:
+# long enough for a partition whose host is due to hand it out (its pump runs
+# every few ms), short enough that a holder whose hosts wait for something
+# else (robots.txt, a host delay) keeps others from the address little. Without
+# it two partitions wanting one address could pass the token back and forth
+# and neither would ever fetch.
+GRANT_TURN_S = 2.0
+# The largest wait or due time a message carries: ms fit a u32 (docs/protocol.txt 1.2).
+MAX_MS = 2**32 - 1
+
+
+def owner_of(ip: str, partitions: int) -> int:
+    """The partition that arbitrates `ip`'s token: the jump consistent hash
+    (Lamping-Veach) of the BLAKE2b-64 of the address text, as hosts are placed."""
+    key = int.from_bytes(hashlib.blake2b(ip.encode("ascii"), digest_size=8).digest(), "big")
+    b, j = -1, 0
+    while j < partitions:
+        b = j
+        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
+        j = int((b + 1) * (float(1 << 31) / float((key >> 33) + 1)))
+    return b
+
+
+class Holding(enum.Enum):
+    """A partition's hold on one address's token."""
+
+    ABSENT = "absent"  # not held, not asked for
+    WANTED = "wanted"  # IPWANT sent, waiting for IPGRANT
+    HELD = "held"  # may hand out (from its not-before time)
+    RECALLED = "recalled"  # the owner wants it back: no new hand-out; returned once transfers ended
+
+
+class TokenError(Exception):
+    """A peer sent a token message that does not fit the state (a bug on its side)."""
+
+
+@dataclass(slots=True)
+class _Hold:
+    """The holder side of one address."""
+
+    state: Holding = Holding.ABSENT
+    not_before: float = 0.0  # no hand-out before (from the grant)
+    turn_end: float = 0.0  # a recalled, unused grant is returned from then (GRANT_TURN_S)
+    used: int = 0  # hand-outs since the grant
+    inflight: int = 0  # this partition's transfers to the address
+    next_due: float = 0.0  # the last end (or hand-out) + ip-delay
+    again: bool = False  # wanted again while recalled: IPWANT right after IPRETURN
+
+
+@dataclass(slots=True)
+class _Arbiter:
+    """The owner side of one address."""
+
+    holder: int | None = None
+    due: float = 0.0  # the next holder starts no earlier (last known end + ip-delay, or a lease)
+    queue: deque = field(default_factory=deque)  # partitions waiting, in order of asking
+    recalling: bool = False
+
+
+class IpTokens:
+    """The tokens of partition `me` of `partitions`: what it holds, and what it arbitrates.
+
+    The caller (politeness.py) asks `may_start(ip, now)` before a hand-out,
+    reports `started` and `ended`, feeds peers' messages to `received`, and
+    sends what `take_messages()` returns; `take_granted()` names the
+    addresses that became usable (their parked hosts are woken).
+    """
+
+    def __init__(self, *, me: int, partitions: int, ip_delay: float, lease: float, now: float,
+                 resumed: bool = True) -> None:
+        self.me, self.partitions = me, partitions
+        self.ip_delay, self.lease = ip_delay, lease
+        # a restarted owner does not know who held its tokens: nothing before the lease
+        self.quiet_until = now + lease if resumed else 0.0
+        self.holds: dict[str, _Hold] = {}
+        self.arbiters: dict[str, _Arbiter] = {}
+        self.links_up: set[int] = {me}
+        self._out: list[tuple[int, TokenMessage]] = []  # (partition, message)
+        self._granted: list[str] = []
+        self.grants_received = 0  # round trips paid, for /status and the bench
+
+    # -- the holder: the politeness gate ---------------------------------------------
+
+    def owner(self, ip: str) -> int:
+        return owner_of(ip, self.partitions)
+
+    def may_start(self, ip: str, now: float) -> float | None:
+        """None: a URL may go to `ip` now; else when to look again (inf: when
+        the token comes, take_granted() says so). Asks for the token if need be."""
+        hold = self.holds.get(ip)
+        if hold is None:
+            hold = self.holds[ip] = _Hold()
+        state = hold.state
+        if state is Holding.HELD or (state is Holding.RECALLED and not hold.used and now < hold.turn_end):
+            # a grant recalled before it was used is still good for one turn (GRANT_TURN_S)
+            return None if hold.not_before <= now else hold.not_before
+        if state is Holding.ABSENT:
+            self._want(ip, hold, now)
+            if hold.state is Holding.HELD:  # granted at once by ourselves
+                return None if hold.not_before <= now else hold.not_before
+        elif state is Holding.RECALLED:
+            hold.again = True
+        return float("inf")
+
+    def started(self, ip: str, now: float) -> None:
+        """A URL was handed out to `ip` (under the token)."""
+        hold = self.holds[ip]
+        hold.used += 1
+        hold.inflight += 1
+        hold.next_due = max(hold.next_due, now + self.ip_delay)
+
+    def ended(self, ip: str, now: float) -> None:
+        """A transfer to `ip` ended (DONE, expiry, its spider gone)."""
+        hold = self.holds.get(ip)
+        if hold is None or hold.inflight <= 0:
+            return  # handed out before a restart: nothing of it is known here
+        hold.inflight -= 1
+        hold.next_due = max(hold.next_due, now + self.ip_delay)
+        if hold.state is Holding.RECALLED:
+            self._maybe_return(ip, hold, now)
+
+    def tick(self, now: float) -> None:
+        """Return recalled grants whose turn is over (see next_deadline)."""
+        for ip, hold in list(self.holds.items()):
+            if hold.state is Holding.RECALLED:
+                self._maybe_return(ip, hold, now)
+
+    def next_deadline(self) -> float | None:
+        """When tick() next has something to do."""
+        times = [h.turn_end for h in self.holds.values()
+                 if h.state is Holding.RECALLED and not h.used and not h.inflight]
+        return min(times) if times else None
+
+    def _want(self, ip: str, hold: _Hold, now: float) -> None:
+        hold.state = Holding.WANTED
+        owner = self.owner(ip)
+        if owner in self.links_up:
+            self._send(owner, IpWant(ip), now)
+        # else: sent when the link comes up (link_up)
+
+    def _maybe_return(self, ip: str, hold: _Hold, now: float) -> None:
+        if hold.inflight or (not hold.used and now < hold.turn_end):
+            return
+        hold.state = Holding.ABSENT
+        due = max(hold.next_due, hold.not_before)
+        again, hold.again = hold.again, False
+        owner = self.owner(ip)
+        if owner in self.links_up:
+            self._send(owner, IpReturn(ip, _ms(due - now)), now)
+        if again:
+            self._want(ip, hold, now)
+
+    # -- messages ------------------------------------------------------------------------
+
+    def received(self, peer: int, message: TokenMessage, now: float) -> None:
+        """A token message from partition `peer` (decoded by protocol/iptokens.py)."""
+        ip = message.ip
+        if isinstance(message, (IpWant, IpReturn)):
+            if self.owner(ip) != self.me:
+                raise TokenError(f"partition {peer} sent {type(message).__name__} {ip} to partition "
+                                 f"{self.me}, which does not own it (partition {self.owner(ip)} does)")
+            if isinstance(message, IpWant):
+                self._on_want(peer, ip, now)
+            else:
+                self._on_return(peer, ip, now + message.due_ms / 1000, now)
+        elif isinstance(message, IpGrant):
+            self._on_grant(peer, ip, now + message.wait_ms / 1000, now)
+        else:
+            self._on_recall(peer, ip, now)
+
+    def _on_grant(self, owner: int, ip: str, not_before: float, now: float) -> None:
+        hold = self.holds.get(ip)
+        if hold is None or hold.state is not Holding.WANTED or owner != self.owner(ip):
+            # a grant crossing a link drop: give it straight back, unused
+            self._send(owner, IpReturn(ip, _ms(not_before - now)), now)
+            return
+        hold.state, hold.not_before, hold.used = Holding.HELD, not_before, 0
+        hold.turn_end = not_before + GRANT_TURN_S
+        self.grants_received += 1
+        self._granted.append(ip)
+
+    def _on_recall(self, owner: int, ip: str, now: float) -> None:
+        hold = self.holds.get(ip)
+        if hold is None or hold.state is not Holding.HELD:
+            return  # already on its way back, or lost with a link: nothing to do
+        hold.state = Holding.RECALLED
+        self._maybe_return(ip, hold, now)
+
+    def _on_want(self, peer: int, ip: str, now: float) -> None:
+        arb = self.arbiters.get(ip)
+        if arb is None:
+            arb = self.arbiters[ip] = _Arbiter(due=self.quiet_until)
+        if arb.holder == peer:
+            return  # asked again (after a link came back): the grant is on its way or held
+        if peer not in arb.queue:
+            arb.queue.append(peer)
+        if arb.holder is None:
+            self._grant_next(ip, arb, now)
+        elif not arb.recalling:
+            arb.recalling = True
+            self._send(arb.holder, IpRecall(ip), now)
+
+    def _on_return(self, peer: int, ip: str, due: float, now: float) -> None:
+        arb = self.arbiters.get(ip)
+        if arb is None:
+            arb = self.arbiters[ip] = _Arbiter(due=self.quiet_until)
+        arb.due = max(arb.due, due)
+        if arb.holder != peer:
+            return  # a grant given straight back, or one from before a restart: its due time counts
+        arb.holder, arb.recalling = None, False
+        self._grant_next(ip, arb, now)
+
+    def _grant_next(self, ip: str, arb: _Arbiter, now: float) -> None:
+        if not arb.queue:
+            return
+        arb.holder = arb.queue.popleft()
+        self._send(arb.holder, IpGrant(ip, _ms(max(arb.due, self.quiet_until) - now)), now)
+        if arb.queue:  # others wait already: the new holder takes one turn
+            arb.recalling = True
+            self._send(arb.holder, IpRecall(ip), now)
+
+    def _send(self, to: int, message: TokenMessage, now: float) -> None:
+        if to == self.me:
+            self.received(to, message, now)
+        else:
+            self._out.append((to, message))
+
+    # -- links -------------------------------------------------------------------------
+
+    def link_down(self, peer: int, now: float) -> None:
+        """The peer link with partition `peer` is gone (either way): the
+        tokens it arbitrates are lost here, the tokens it held come back
+        after the lease, and it leaves every queue."""
+        self.links_up.discard(peer)
+        for ip, hold in self.holds.items():
+            if hold.state is not Holding.ABSENT and self.owner(ip) == peer:
+                wanted = hold.state is Holding.WANTED or hold.again
+                hold.state, hold.again = (Holding.WANTED if wanted else Holding.ABSENT), False
+        for ip, arb in self.arbiters.items():
+            if peer in arb.queue:
+                arb.queue.remove(peer)
+            if arb.holder == peer:
+                arb.holder, arb.recalling = None, False
+                arb.due = max(arb.due, now + self.lease)
+                self._grant_next(ip, arb, now)
+
+    def link_up(self, peer: int, now: float) -> None:
+        """The peer link with partition `peer` is (back) up: ask it for what is wanted."""
+        self.links_up.add(peer)
+        for ip, hold in self.holds.items():
+            if hold.state is Holding.WANTED and self.owner(ip) == peer:
+                self._send(peer, IpWant(ip), now)
+
+    # -- for the caller --------------------------------------------------------------------
+
+    def take_messages(self) -> list[tuple[int, TokenMessage]]:
+        """Messages to send: (partition, message)."""
+        out, self._out = self._out, []
+        return out
+
+    def take_granted(self) -> list[str]:
+        """Addresses granted since the last call: wake the hosts parked on them."""
+        out, self._granted = self._granted, []
+        return out
+
+    def holding(self, ip: str) -> Holding:
+        hold = self.holds.get(ip)
+        return Holding.ABSENT if hold is None else hold.state
+
+
+def _ms(seconds: float) -> int:
+    """A relative time for the wire: whole ms, rounded up (never early), 0..MAX_MS."""
+    return min(max(math.ceil(seconds * 1000), 0), MAX_MS)
