@@ -285,6 +285,8 @@ class Crawl:
             return None
         if host.name in self.controls.held or self.politeness.name_slot(host).floor:
             return None  # paused, blocked or given a delay by the operator (control.py): its turns space it
+        if not self.politeness.may_chain(host.ip):
+            return None  # another partition waits for its address's token (iptoken.py)
         res = host.addr_state
         if res is None or res.expires <= now:
             return None  # its address is looked up again at its next turn

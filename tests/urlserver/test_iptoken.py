@@ -12,6 +12,7 @@ import pytest
 from wreck.protocol.errors import RemoteProtocolError
 from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, encode_token, parse_token
 from wreck.urlserver.iptoken import GRANT_TURN_S, Holding, IpTokens, TokenError, owner_of
+from wreck.urlserver.politeness import Origin, Politeness, Waiting
 
 IP_DELAY = 1.0
 LEASE = 10.0
@@ -223,3 +224,73 @@ def test_the_owner_of_an_address_is_stable_and_spread():
     # adding a partition moves only the addresses that go to the new one
     moved = [i for i in range(4000) if owner_of(f"10.0.{i // 256}.{i % 256}", 5) != owners[i]]
     assert all(owner_of(f"10.0.{i // 256}.{i % 256}", 5) == 4 for i in moved)
+
+
+# -- the politeness gate (politeness.py) with tokens --------------------------------------
+
+
+def _origin(name: str, ip: str) -> Origin:
+    origin = Origin(f"http://{name}", name, 1, 0, 1, 0)
+    origin.ip = ip
+    return origin
+
+
+def test_hosts_of_one_address_in_two_partitions_are_never_fetched_closer_than_the_ip_delay():
+    """Partition 0 owns the address; a.test sits in partition 1, b.test in partition 2,
+    each always with work: the pair of gates serves both, one at a time, IP_DELAY apart."""
+    ip = ip_owned_by(0)
+    net = Net()
+    pols = {me: Politeness(delay=0.0, host_concurrency=1, ip_concurrency=4, ip_delay=IP_DELAY,
+                           tokens=net.parts[me]) for me in (1, 2)}
+    hosts = {1: _origin("a.test", ip), 2: _origin("b.test", ip)}
+    running: dict[int, float] = {}  # partition -> when its transfer ends
+    starts: list[tuple[float, int]] = []
+    for me in (1, 2):
+        pols[me].schedule(hosts[me], 100.0)
+    now = 100.0
+    while now < 130.0:
+        for me, pol in pols.items():
+            if running.get(me, float("inf")) <= now:  # a transfer of 0.3 s ends
+                del running[me]
+                for parked in pol.finished(hosts[me], ip, now):
+                    pol.schedule(parked, now)
+                pol.schedule(hosts[me], now)
+            host = pol.pop_due(now)
+            if host is None:
+                continue
+            blocked = pol.blocked_until(host, now)
+            if blocked is None:
+                pol.started(host, now)
+                starts.append((now, me))
+                running[me] = now + 0.3
+            elif blocked != float("inf"):
+                pol.schedule(host, blocked)
+        for p in net.parts:
+            p.tick(now)
+        for src, dst, line in net.deliver(now):
+            if dst in pols:
+                for woken in pols[dst].token_granted():
+                    pols[dst].schedule(woken, now)
+        now = round(now + 0.05, 2)
+    assert {me for _, me in starts} == {1, 2}
+    assert len(starts) >= 20
+    gaps = [round(t2 - t1, 2) for (t1, _), (t2, _) in zip(starts, starts[1:])]
+    assert min(gaps) >= IP_DELAY + 0.3  # each starts after the other's end + the IP delay
+
+
+def test_a_recalled_token_stops_chains_on_its_address():
+    net = Net()
+    ip = ip_owned_by(0)
+    pol = Politeness(delay=0.0, host_concurrency=1, ip_concurrency=4, ip_delay=0.0, tokens=net.parts[1])
+    host = _origin("a.test", ip)
+    assert pol.blocked_until(host, 100.0) == float("inf") and host.waiting is Waiting.IP_TOKEN
+    net.deliver(100.0)
+    assert pol.token_granted() == [host]
+    assert pol.blocked_until(host, 100.0) is None and pol.may_chain(ip)
+    pol.started(host, 100.0)
+    net.parts[2].may_start(ip, 100.1)
+    net.deliver(100.1)
+    assert not pol.may_chain(ip)  # recalled: the chain ends with its transfer, the token goes back
+    pol.finished(host, ip, 100.2)
+    net.deliver(100.2)
+    assert net.parts[2].holding(ip) is Holding.HELD
