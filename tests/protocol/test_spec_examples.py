@@ -23,6 +23,7 @@ from wreck.protocol import (
 )  # fmt: skip
 from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
+from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, encode_token, parse_token
 from wreck.protocol import record
 from wreck.protocol.record import RECORD_HEADER
 from wreck.protocol.settings import CrawlSettings
@@ -125,6 +126,33 @@ def opened(kind, *, credit=0, **kw):
     return server, client
 
 
+class TokenLink:
+    """The IP-token lines of the peer link (protocol/iptokens.py, spec 5.11), read
+    and written like a connection's messages, for the examples 9.40-9.44."""
+
+    state = State.OPEN
+
+    def __init__(self) -> None:
+        self._pending = b""
+
+    def send(self, event) -> bytes:
+        return encode_token(event)
+
+    def receive_data(self, data: bytes) -> None:
+        self._pending += data
+
+    def next_event(self):
+        line, lf, rest = self._pending.partition(b"\n")
+        if not lf:
+            return NEED_DATA
+        self._pending = rest
+        return parse_token(line)
+
+
+def token_link():
+    return TokenLink(), TokenLink()
+
+
 C, S = ControlConnection, StoreConnection
 
 # id -> (sender, setup, events). The sender is "server" or "client".
@@ -183,6 +211,11 @@ EXAMPLES = {
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
+    "9.40": ("client", token_link, [IpWant("192.0.2.10")]),
+    "9.41": ("server", token_link, [IpGrant("192.0.2.10", 0)]),
+    "9.42": ("server", token_link, [IpRecall("192.0.2.10")]),
+    "9.43": ("client", token_link, [IpReturn("192.0.2.10", 750)]),
+    "9.44": ("server", token_link, [IpGrant("192.0.2.10", 748)]),
 }
 
 
