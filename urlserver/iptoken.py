@@ -15,8 +15,9 @@
 # errs late, by the transit time, so partitions' clocks need not agree.
 # A partition that is its own owner talks to itself through the same code
 # (messages to `me` are delivered at once), so one path is tested.
-# A holder whose link to the owner drops stops handing out on that token at
-# once; the owner gives it to another partition no earlier than the lease
+# The holder talks to the owner on the connection it dialled (docs/partitions.md,
+# the peer link). When it closes, the holder stops handing out on those tokens at
+# once; the owner gives them to another partition no earlier than the lease
 # (LEASE: --timeout-req, the longest a transfer handed out before may still
 # run at a spider, plus --ip-delay) after the drop. A restarted owner knows
 # no holder, so it grants nothing before its start + the lease.
@@ -171,7 +172,7 @@ class IpTokens:
         owner = self.owner(ip)
         if owner in self.links_up:
             self._send(owner, IpWant(ip), now)
-        # else: sent when the link comes up (link_up)
+        # else: sent when the connection to the owner is open (found_owner)
 
     def _maybe_return(self, ip: str, hold: _Hold, now: float) -> None:
         if hold.inflight or (not hold.used and now < hold.turn_end):
@@ -262,15 +263,25 @@ class IpTokens:
 
     # -- links -------------------------------------------------------------------------
 
-    def link_down(self, peer: int, now: float) -> None:
-        """The peer link with partition `peer` is gone (either way): the
-        tokens it arbitrates are lost here, the tokens it held come back
-        after the lease, and it leaves every queue."""
+    def lost_owner(self, peer: int, now: float) -> None:
+        """The connection this partition dialled to `peer` closed: the tokens
+        `peer` arbitrates are lost here at once (asked for again by found_owner)."""
         self.links_up.discard(peer)
         for ip, hold in self.holds.items():
             if hold.state is not Holding.ABSENT and self.owner(ip) == peer:
                 wanted = hold.state is Holding.WANTED or hold.again
                 hold.state, hold.again = (Holding.WANTED if wanted else Holding.ABSENT), False
+
+    def found_owner(self, peer: int, now: float) -> None:
+        """The connection this partition dialled to `peer` is (again) open: ask for what is wanted."""
+        self.links_up.add(peer)
+        for ip, hold in self.holds.items():
+            if hold.state is Holding.WANTED and self.owner(ip) == peer:
+                self._send(peer, IpWant(ip), now)
+
+    def lost_holder(self, peer: int, now: float) -> None:
+        """The connection `peer` dialled to this partition closed: the tokens
+        it held come back after the lease, and it leaves every queue."""
         for ip, arb in self.arbiters.items():
             if peer in arb.queue:
                 arb.queue.remove(peer)
@@ -278,13 +289,6 @@ class IpTokens:
                 arb.holder, arb.recalling = None, False
                 arb.due = max(arb.due, now + self.lease)
                 self._grant_next(ip, arb, now)
-
-    def link_up(self, peer: int, now: float) -> None:
-        """The peer link with partition `peer` is (back) up: ask it for what is wanted."""
-        self.links_up.add(peer)
-        for ip, hold in self.holds.items():
-            if hold.state is Holding.WANTED and self.owner(ip) == peer:
-                self._send(peer, IpWant(ip), now)
 
     # -- for the caller --------------------------------------------------------------------
 

@@ -32,7 +32,7 @@ class Net:
                       for i in range(count)]
         for p in self.parts:
             for q in range(count):
-                p.link_up(q, now)
+                p.found_owner(q, now)
         self.wire: list[tuple[int, int, bytes]] = []  # (from, to, line), for the assertions
 
     def deliver(self, now: float, *, drop_to: int | None = None) -> list[tuple[int, int, bytes]]:
@@ -160,7 +160,7 @@ def test_a_dead_holder_gives_the_token_back_after_the_lease():
     b.may_start(ip, 101.0)
     net.deliver(101.0, drop_to=1)
     assert b.holding(ip) is Holding.WANTED
-    net.parts[0].link_down(1, 105.0)
+    net.parts[0].lost_holder(1, 105.0)
     assert net.deliver(105.0) == [(0, 2, f"IPGRANT {ip} {int(LEASE * 1000)}\n".encode())]
     assert b.may_start(ip, 110.0) == 105.0 + LEASE
 
@@ -170,12 +170,11 @@ def test_a_holder_cut_from_the_owner_stops_at_once_and_asks_again_when_the_link_
     a, ip = net.parts[1], ip_owned_by(0)
     a.may_start(ip, 100.0)
     net.deliver(100.0)
-    a.link_down(0, 101.0)
-    net.parts[0].link_down(1, 101.0)
+    a.lost_owner(0, 101.0)
+    net.parts[0].lost_holder(1, 101.0)
     assert a.may_start(ip, 101.0) == float("inf")  # lost with the link
     assert net.deliver(101.0) == []  # the owner is unreachable: the want waits for the link
-    a.link_up(0, 102.0)
-    net.parts[0].link_up(1, 102.0)
+    a.found_owner(0, 102.0)
     assert net.deliver(102.0) == [(1, 0, f"IPWANT {ip}\n".encode()),
                                   (0, 1, f"IPGRANT {ip} {int((101.0 + LEASE - 102.0) * 1000)}\n".encode())]
 
