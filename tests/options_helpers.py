@@ -17,7 +17,8 @@ SAMPLES = {
     "recrawl_max": 5e6, "feed_max_interval": 86400.0, "dns_max_ttl": 7200.0, "map_size": 1 << 30,
     "max_doc_size": 1 << 20, "robots_ttl": 600.0, "max_url_len": 4000, "sitemap_max_urls": 100,
     "retry_only": r"/p-\d+\.html$", "api_token_file": str(Path(__file__).parent / "urlserver" / "data" / "api-token"),
-    "store_data": ("/srv/store0",),
+    "store_data": ("/srv/store0",), "peers": ("127.0.0.1:7001", "127.0.0.1:7011"),
+    "crawl_id": "0123456789abcdef0123456789abcdef",
     "warc_dir": "/tmp/warcs", "warc_prefix": "MYCRAWL", "operator": "ops@example.test", "crawl_name": "test-crawl",
 }
 

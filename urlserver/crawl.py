@@ -126,7 +126,7 @@ class Crawl:
         self.limit: str | None = None  # the global limit reached, once it is
         with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
             self.bytes_fetched = self.db.counter(txn, BYTES_COUNTER, default=0)
-        self.crawl_id = self.db.crawl_id(self.frontier.txn)  # committed below, before any spider hears it
+        self.crawl_id = self.db.crawl_id(self.frontier.txn, s.crawl_id)  # committed below, before any spider hears it
         self._requeue_claims()
         for host in self.frontier.origins.values():
             if host.queued:

@@ -294,14 +294,17 @@ class Db:
     def set_counter(self, txn, name: str, value: int) -> None:
         txn.put(name.encode(), U64.pack(value), db=self.meta)
 
-    def crawl_id(self, txn) -> str:
-        """The crawl's identity: drawn at random the first time (in `txn`, a
-        write transaction) and kept for the crawl's life, so every restart
-        announces the same one and two crawls never share one (6.1)."""
+    def crawl_id(self, txn, given: str | None = None) -> str:
+        """The crawl's identity: `given` (--crawl-id, the same for every
+        partition: docs/partitions.md) or drawn at random the first time (in
+        `txn`, a write transaction) and kept for the crawl's life, so every
+        restart announces the same one and two crawls never share one (6.1)."""
         raw = txn.get(CRAWL_ID_KEY, db=self.meta)
         if raw is None:
-            raw = secrets.token_hex(CRAWL_ID_BYTES).encode("ascii")
+            raw = (given or secrets.token_hex(CRAWL_ID_BYTES)).encode("ascii")
             txn.put(CRAWL_ID_KEY, raw, db=self.meta)
+        elif given is not None and raw.decode("ascii") != given:
+            raise StateError(f"this crawl's id is {raw.decode('ascii')}, not --crawl-id {given}")
         return raw.decode("ascii")
 
     def robots_doc_id(self, txn, url: str) -> int | None:

@@ -17,8 +17,9 @@ from wreck.options import (DAEMONS, FEEDS, INPUT, LIMITS, OUTPUT, POLITENESS, RE
                            SettingsError, number_text, parse_size, setting, size_text, validate)
 from wreck.protocol import limits
 from wreck.protocol.settings import is_media_range
-from wreck.protocol.handshake import setting_problem
+from wreck.protocol.handshake import is_crawl_id, setting_problem
 
+from .partition import MAX_PARTITIONS
 from .recrawl import parse_duration, policy_for
 
 DEFAULT_LISTEN = "127.0.0.1:7001"
@@ -88,6 +89,26 @@ def _media_ranges(values: tuple[str, ...]) -> str | None:
     return None
 
 
+def _addresses(text: str) -> tuple[str, ...]:
+    """One --peers value: comma-separated HOST:PORT addresses."""
+    return tuple(a.strip() for a in text.split(",") if a.strip())
+
+
+def _peer_addresses(values: tuple[str, ...]) -> str | None:
+    for address in values:
+        host, colon, port = address.rpartition(":")
+        if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+            return f"{address!r} is not HOST:PORT"
+    # every partition announces them in one SET line (docs/protocol.txt 5.1)
+    return setting_problem(",".join(values)) if values else None
+
+
+def _crawl_id(text: str | None) -> str | None:
+    if text is None or is_crawl_id(text):
+        return None
+    return "must be 32 lowercase hex digits (e.g. from: openssl rand -hex 16)"
+
+
 def _regex(text: str | None) -> str | None:
     if text is None:
         return None
@@ -155,6 +176,20 @@ class Settings:
     map_size: int = setting(DEFAULT_MAP_SIZE, help="LMDB map size (address space, not disk)", parse=parse_size,
                             show=size_text, above=0, metavar="SIZE", panel=SERVER)
     sync: bool = setting(True, help="fsync every commit (--no-sync: benchmarks only)", panel=SERVER)
+    # partitions (docs/partitions.md): fixed for a crawl's life, so a host
+    # never changes owner; the peers' addresses may change between starts
+    partitions: int = setting(1, help="Urlservers sharing this crawl, each owning the hosts whose registrable "
+                              "domain hashes to it (docs/partitions.md)", min=1, max=MAX_PARTITIONS,
+                              why="the peers' addresses fit one SET line", fixed=True, panel=SERVER)
+    partition: int = setting(0, help="This urlserver's partition, 0 to --partitions minus 1", min=0, fixed=True,
+                             panel=SERVER)
+    peers: tuple[str, ...] = setting((), help="The --partitions urlservers' spider addresses, in partition order, "
+                                     "this one's included (comma-separated or repeated)", parse=_addresses,
+                                     check=_peer_addresses, repeatable=True, metavar="HOST:PORT", per_run=True,
+                                     panel=SERVER)
+    crawl_id: str | None = setting(None, help="The crawl's id, 32 hex digits, the same for every partition",
+                                   check=_crawl_id, default_help="drawn at the first start", fixed=True,
+                                   metavar="HEX", panel=SERVER)
     # politeness
     delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", **DURATION,
                            min=0, panel=POLITENESS)
@@ -291,5 +326,15 @@ class Settings:
             raise SettingsError("--feed-max-interval", "--feed-max-interval must be at least --feed-min-interval")
         if self.dns_max_ttl < self.dns_min_ttl:
             raise SettingsError("--dns-max-ttl", "--dns-max-ttl must be at least --dns-min-ttl")
+        if self.partition >= self.partitions:
+            raise SettingsError("--partition", f"--partition must be below --partitions ({self.partitions})")
+        if self.partitions > 1 and len(self.peers) != self.partitions:
+            raise SettingsError("--peers", f"--peers must name the {self.partitions} partitions' addresses "
+                                           f"in partition order (got {len(self.peers)})")
+        if self.partitions > 1 and self.crawl_id is None:
+            raise SettingsError("--crawl-id", "--crawl-id must be given to every partition, the same for all: "
+                                              "their stores hold one crawl (docs/partitions.md)")
+        if self.partitions == 1 and self.peers:
+            raise SettingsError("--peers", "--peers names the other partitions: give --partitions too")
         if self.retry_only is not None and not self.retry_errors:
             raise SettingsError("--only", "--only chooses among the URLs of --retry-errors: give both")

@@ -10,6 +10,8 @@
 #     (`Changed`, naming every such key) unless the operator said
 #     --reconfigure, so a resume runs exactly as the crawl began (a resume
 #     without --dns once resolved a whole frontier into NXDOMAIN errors);
+#     a field declared fixed=True (a urlserver's partition) is refused
+#     (`Fixed`) even then;
 #   - `Settled.save` writes the kept file when it is new or changed (atomic:
 #     a temporary file renamed over it; only this command's tables change).
 # tomlkit writes (it keeps comments), tomllib reads. A setting whose value is
@@ -48,6 +50,17 @@ class Changed(ValueError):
     def __init__(self, path: Path, keys: list[str], details: list[str] | None = None) -> None:
         super().__init__(f"settings differ from those kept in {path}: {', '.join(details or keys)} "
                          f"(run without them to resume as before, or add --reconfigure to change them)")
+        self.keys = keys
+
+
+class Fixed(Changed):
+    """Flags or a --config file change a setting that is the crawl's for
+    life (declared fixed=True): refused even with --reconfigure."""
+
+    def __init__(self, path: Path, keys: list[str], details: list[str]) -> None:
+        ValueError.__init__(self, f"{', '.join(details)} cannot change in the crawl kept in {path}: it is fixed "
+                                  f"when the crawl begins (run without it to resume, or start a new crawl in "
+                                  f"another --data)")
         self.keys = keys
 
 
@@ -271,6 +284,7 @@ def settle(kept_path: Path, parts: Iterable[Part], flags: Mapping[str, Mapping[s
     values: dict[str, dict[str, Any]] = {}
     differing: list[str] = []
     details: list[str] = []
+    fixed: list[str] = []
     for p in parts:
         before = kept.get(p.table, {})
         now = {**before, **given.get(p.table, {})}
@@ -280,7 +294,11 @@ def settle(kept_path: Path, parts: Iterable[Part], flags: Mapping[str, Mapping[s
             if exists and new != old:  # a first start keeps what it is given
                 differing.append(d.flag)
                 details.append(f"{d.flag} (kept {_shown(d, old)}, given {_shown(d, new)})")
+                if d.option.fixed:
+                    fixed.append(d.flag)
         values[p.table] = now
+    if fixed:
+        raise Fixed(kept_path, fixed, [x for f, x in zip(differing, details) if f in fixed])
     if differing and not reconfigure:
         raise Changed(kept_path, differing, details)
     return Settled(kept_path, parts, values, changed=bool(differing) or not exists)

@@ -19,7 +19,9 @@
 #     (wreck-crawl) that starts the daemon as a child process.
 # The metadata is plain data, so a config file and the settings kept with a
 # crawl are read and written from the same declarations (wreck/crawlfile.py;
-# a field declared per_run=True is chosen anew by each start, not kept).
+# a field declared per_run=True is chosen anew by each start, not kept; one
+# declared fixed=True never changes after the first start, not even with
+# --reconfigure: docs/partitions.md).
 """Settings declared once: field metadata, validation, command lines."""
 
 from __future__ import annotations
@@ -77,6 +79,7 @@ class Option:
     metavar: str | None = None
     default_help: str | None = None  # what the default means, when its value alone does not say
     per_run: bool = False  # each start chooses it anew: not kept with the crawl (wreck/crawlfile.py)
+    fixed: bool = False  # the crawl's for life: a resume that changes it is refused even with --reconfigure
 
 
 def setting(default: Any = REQUIRED, **option: Any) -> Any:

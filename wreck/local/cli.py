@@ -55,6 +55,10 @@ URLSERVER_OWN = {
     "store_http": "wreck-crawl starts the store with --http on a free loopback port and passes it",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
+    "partitions": "one local urlserver (docs/partitions.md: partitions run on several boxes)",
+    "partition": "one local urlserver, partition 0",
+    "peers": "one local urlserver: no peers",
+    "crawl_id": "one local urlserver draws the crawl's id",
 }
 
 
