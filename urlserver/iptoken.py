@@ -26,12 +26,12 @@
 from __future__ import annotations
 
 import enum
-import hashlib
 import math
 from collections import deque
 from dataclasses import dataclass, field
 
-from ..protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, TokenMessage
+from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, TokenMessage
+from .partition import hash_of, jump
 
 # A grant recalled before its holder used it stays with the holder until its
 # first transfer on it ended, or this long after the grant's not-before time:
@@ -46,15 +46,9 @@ MAX_MS = 2**32 - 1
 
 
 def owner_of(ip: str, partitions: int) -> int:
-    """The partition that arbitrates `ip`'s token: the jump consistent hash
-    (Lamping-Veach) of the BLAKE2b-64 of the address text, as hosts are placed."""
-    key = int.from_bytes(hashlib.blake2b(ip.encode("ascii"), digest_size=8).digest(), "big")
-    b, j = -1, 0
-    while j < partitions:
-        b = j
-        key = (key * 2862933555777941757 + 1) & 0xFFFFFFFFFFFFFFFF
-        j = int((b + 1) * (float(1 << 31) / float((key >> 33) + 1)))
-    return b
+    """The partition that arbitrates `ip`'s token: the one that would own `ip`
+    as an IP literal host (partition.py: jump hash of the address's BLAKE2b-64)."""
+    return jump(hash_of(ip), partitions) if partitions > 1 else 0
 
 
 class Holding(enum.Enum):

@@ -293,3 +293,71 @@ def test_a_recalled_token_stops_chains_on_its_address():
     pol.finished(host, ip, 100.2)
     net.deliver(100.2)
     assert net.parts[2].holding(ip) is Holding.HELD
+
+
+# -- two engines (crawl.py), one address, hosts in both partitions -----------------------
+
+
+def _partition_engine(tmp_path, me: int, seed: str):
+    from wreck.urlserver.crawl import Crawl
+    from wreck.urlserver.settings import Settings
+
+    settings = Settings(data=str(tmp_path / f"p{me}"), delay=0.0, ip_delay=IP_DELAY, allow_net=("127.0.0.0/8",),
+                        sync=False, partitions=2, partition=me, peers=("127.0.0.1:7001", "127.0.0.1:7011"),
+                        crawl_id="5f0c2e8a91d34b7e8c6a0f1d2b3e4c5a", timeout_req=5.0)
+    crawl = Crawl.open(settings, clock=lambda: 100.0)
+    crawl.add_seed(seed)
+    crawl.token_link(1 - me, dialled=True, up=True, now=100.0)
+    return crawl
+
+
+def test_two_partitions_crawling_hosts_on_one_address_keep_the_ip_delay_between_them(tmp_path):
+    from wreck.protocol import Done, Specific, Status
+    from wreck.urlserver.dns import Resolution
+    from wreck.urlserver.partition import partition_of
+
+    hosts = {0: "site0.test", 1: "site3.test"}  # one in each partition (partition.py)
+    assert [partition_of(hosts[me], 2) for me in (0, 1)] == [0, 1]
+    engines = {me: _partition_engine(tmp_path, me, f"http://{hosts[me]}/0") for me in (0, 1)}
+    transfers: list[tuple[float, int, object]] = []  # (end, partition, assignment)
+    starts: list[tuple[float, int, str]] = []
+    now = 100.0
+    while now < 160.0:
+        for end, me, a in [t for t in transfers if t[0] <= now]:
+            transfers.remove((end, me, a))
+            if a.url.endswith("/robots.txt"):
+                done = Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1)
+            else:
+                n = int(a.url.rsplit("/", 1)[1])
+                links = (f"http://{hosts[me]}/{n + 1}",) if n < 5 else ()
+                done = Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1, outlinks=links)
+            engines[me].done("s", done, now)
+        for me, crawl in engines.items():
+            crawl.expire(now)
+            a = crawl.take("s", now)
+            for h in crawl.dns_requests():
+                crawl.dns_result(h, Resolution("127.0.0.9", "", 1e12), now)
+            a = a or crawl.take("s", now)
+            if a is not None:
+                starts.append((now, me, a.url))
+                transfers.append((round(now + 0.2, 2), me, a))
+            crawl.commit()
+        for me, crawl in engines.items():  # the peer link, instantly
+            for to, message in crawl.token_messages():
+                engines[to].token_received(me, message, now)
+        now = round(now + 0.05, 2)
+    fetched = {url for _, _, url in starts}
+    for me in (0, 1):
+        assert {f"http://{hosts[me]}/{n}" for n in range(6)} <= fetched
+    assert {me for _, me, _ in starts} == {0, 1}
+    gaps = [round(t2 - t1, 2) for (t1, _, _), (t2, _, _) in zip(starts, starts[1:])]
+    assert min(gaps) >= IP_DELAY + 0.2, starts  # the last end + the IP delay, across partitions
+    for crawl in engines.values():
+        crawl.close()
+
+
+def test_an_address_token_is_arbitrated_by_the_partition_that_would_own_it_as_a_host():
+    from wreck.urlserver.partition import partition_of
+
+    for i in range(50):
+        assert owner_of(f"192.0.2.{i}", 4) == partition_of(f"192.0.2.{i}", 4)
