@@ -10,16 +10,17 @@ from .control import ControlConnection
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
     NEED_DATA, Ack, Assignment, Auth, Bye, Cancel, ConnectionClosed, Done, Error,
-    Get, Hello, Idle, Notice, Ready, Record, Working,
+    Get, Hello, Idle, Links, LinksAck, Notice, PeerLink, Ready, Record, Working,
 )  # fmt: skip
 from .handshake import NONCE_BYTES
+from .peer import PeerConnection
 from .state import State
 from .store import StoreConnection
 
 __all__ = [
     "NEED_DATA", "NONCE_BYTES", "Ack", "AckResult", "Assignment", "Auth", "Bye",
     "Cancel", "ConnectionClosed", "ControlConnection", "Done", "Error", "ErrorCode",
-    "Get", "Hello", "Idle", "LocalProtocolError", "Notice", "NoticeCode",
-    "ProtocolError", "Ready", "Record", "RemoteProtocolError", "Role", "Specific",
+    "Get", "Hello", "Idle", "Links", "LinksAck", "LocalProtocolError", "Notice", "NoticeCode",
+    "PeerConnection", "PeerLink", "ProtocolError", "Ready", "Record", "RemoteProtocolError", "Role", "Specific",
     "State", "Status", "StoreConnection", "Working", "http_code", "http_enum",
 ]  # fmt: skip

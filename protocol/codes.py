@@ -54,6 +54,7 @@ class ErrorCode(enum.IntEnum):
     UNAVAILABLE = 7  # the server cannot serve now (e.g. shutting down)
     INTERNAL = 8  # a bug on the sender's side
     CRAWL = 9  # the peer belongs to another crawl: a store of one crawl refuses another's spider (6.1)
+    PARTITION = 10  # a partition link between urlservers that disagree on the partitions (5.10)
 
 
 class AckResult(enum.IntEnum):

@@ -20,6 +20,7 @@ class Connection:
     """One end of a WRECK connection. Subclasses set `_table` and OPEN codecs."""
 
     _table: Table
+    _auth_role = "spider"  # the role a client of this class gives in AUTH (3.1)
 
     def __init__(self, role: Role, *, service: str, secret: bytes, nonce: bytes, name: str = "spider",
                  crawl_id: str = "") -> None:
@@ -34,6 +35,7 @@ class Connection:
         self.name = name  # the client's name (ours, or the peer's once known)
         self.crawl_id = crawl_id  # the client's crawl id, sent in AUTH (ours, or the peer's once known; 6.1)
         self.settings: dict[str, str] = {}
+        self.auth_role = self._auth_role if role is Role.CLIENT else ""  # the role in AUTH (ours, or the peer's once known)
         self._secret = secret
         self._our_nonce = nonce.hex()
         self._server_nonce = self._our_nonce if role is Role.SERVER else ""
@@ -42,9 +44,15 @@ class Connection:
         self._eof = False
         self._welcome_mac: str | None = None  # a WELCOME line seen, READY pending
         self.opened = False  # the handshake completed (OPEN framing applies)
+        self._use_table(self._table)
+
+    def _use_table(self, table: Table) -> None:
+        """Run the state machine of `table` (a server learns from AUTH's
+        role which protocol its client speaks: docs/protocol.txt 5.10)."""
+        self._table = table
         # Message types the peer may send that leave an OPEN connection OPEN.
         self._open_from_peer = frozenset(
-            kind for (sender, state, kind), new in self._table.items()
+            kind for (sender, state, kind), new in table.items()
             if sender is self.their_role and state is State.OPEN and new is State.OPEN
         )
 
@@ -160,6 +168,7 @@ class Connection:
                 )
             self.name = event.name
             self.crawl_id = event.crawl
+            self.auth_role = event.role
         elif isinstance(event, Ready):
             self.opened = True  # the peer is OPEN now, whatever we decide
             if not handshake.proofs_match(self._proof("server"), event.mac):
@@ -184,7 +193,7 @@ class Connection:
 
     def authenticate(self) -> bytes:
         """Client: answer the greeting with our proof of the secret."""
-        return self.send(Auth("spider", self.name, self._our_nonce, self._proof("client"), crawl=self.crawl_id))
+        return self.send(Auth(self._auth_role, self.name, self._our_nonce, self._proof("client"), crawl=self.crawl_id))
 
     def welcome(self, settings: dict[str, str]) -> bytes:
         """Server: prove the secret, announce settings, open the connection."""

@@ -21,9 +21,10 @@ from . import textfields as f
 from .codes import ErrorCode, Role, Specific, Status
 from .connection import Connection
 from .errors import LocalProtocolError, RemoteProtocolError, shown
-from .events import NEED_DATA, Assignment, Bye, Cancel, Done, Error, Get, Idle, Working
+from .events import NEED_DATA, Assignment, Auth, Bye, Cancel, Done, Error, Get, Idle, Working
 from .handshake import decode_text, encode_error, parse_error
-from .state import CONTROL_TABLE
+from .peer import PeerCodec
+from .state import CONTROL_TABLE, PEER_TABLE
 
 _STATUS = {s.value.encode(): s for s in Status}
 _SPECIFIC = {s.name.encode(): s for s in Specific}
@@ -43,10 +44,19 @@ class ControlConnection(Connection):
         self._links_count = 0
         self._links_size = 0
         self._body_size = -1  # -1: no body block follows the links
+        self.peer = None  # a PeerCodec once a client said AUTH partition (docs/protocol.txt 5.10)
+
+    def _received(self, event: object) -> None:
+        super()._received(event)
+        if type(event) is Auth and event.role == "partition":  # another urlserver partition: its link's codec
+            self.peer = PeerCodec(self.our_role)
+            self._use_table(PEER_TABLE)
 
     # -- decoding ------------------------------------------------------------
 
     def _decode_open(self) -> object:
+        if self.peer is not None:
+            return self.peer.decode(self._buf)
         buf = self._buf
         if self._done_header is not None:
             return self._finish_done()
@@ -85,6 +95,8 @@ class ControlConnection(Connection):
         raise RemoteProtocolError(f"unknown message {shown(word, 16)} from a spider")
 
     def _mid_message(self) -> bool:
+        if self.peer is not None:
+            return self.peer.mid_message or super()._mid_message()
         return self._done_header is not None or super()._mid_message()
 
     def _finish_done(self) -> object:
@@ -105,6 +117,8 @@ class ControlConnection(Connection):
     # -- encoding ------------------------------------------------------------
 
     def _encode_open(self, event: object) -> bytes:
+        if self.peer is not None:
+            return self.peer.encode(event)
         kind = type(event)
         if kind is Assignment:
             if self.credit <= 0:

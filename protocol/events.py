@@ -159,3 +159,29 @@ class _NeedData:
 
 NEED_DATA = _NeedData()
 """Returned by next_event() when more bytes are needed."""
+
+
+# -- peer link: urlserver partition <-> urlserver partition (docs/protocol.txt 5.10)
+
+
+class PeerLink(_Event):
+    """One forwarded link: a URL of the receiver's hosts, its depth from the
+    seeds, and extension fields (key=value) an older receiver ignores."""
+
+    url: str
+    depth: int
+    extra: dict[str, str] = {}
+
+
+class Links(_Event):
+    """A batch of links from the dialling partition, numbered SEQ (from 1,
+    one more for each batch to the same receiver)."""
+
+    seq: int
+    links: tuple[PeerLink, ...]
+
+
+class LinksAck(_Event):
+    """The receiver committed batch SEQ (or had before: a resend)."""
+
+    seq: int

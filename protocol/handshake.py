@@ -29,7 +29,7 @@ VERSION = 1
 MAGIC = b"WRECK/"
 NONCE_BYTES = 32  # 256 bits: collisions across a crawl's lifetime are moot
 SERVICES = ("urlserver", "storeserver")
-ROLES = ("spider",)
+ROLES = ("spider", "partition")  # a partition dials the others (docs/protocol.txt 5.10)
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 # A crawl id: 128 random bits as 32 lowercase hex digits (docs/protocol.txt

@@ -49,6 +49,11 @@ MAX_OUTLINKS_BYTES = 4 * 1024 * 1024
 # robots.txt; 512 KiB covers that with room for a header block.
 MAX_DONE_BODY = 512 * 1024
 
+# Links in one LINKS batch between urlserver partitions (docs/protocol.txt
+# 5.10): the outlinks of a DONE fit one batch, and a receiver holds at most
+# one batch's lines before it answers.
+MAX_PEER_LINKS = MAX_OUTLINKS
+
 # Transaction ids in one WORKING line (also bounded by MAX_LINE).
 MAX_WORKING_IDS = 1_000
 

@@ -32,6 +32,10 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
     accept_type: tuple[str, ...] = ()
     # the crawl's identity (32 lowercase hex digits), sent to every store (6.1); empty: none announced
     crawl_id: str = ""
+    # the crawl's urlserver partitions' control addresses in partition order, and
+    # this urlserver's index among them (5.1, 5.10); empty: one urlserver
+    partitions: tuple[str, ...] = ()
+    partition: int = 0
 
     def to_wire(self) -> dict[str, str]:
         wire = {
@@ -48,6 +52,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             wire["crawl_id"] = self.crawl_id
         if self.accept_type:  # sent only when set, so older spiders' view is unchanged
             wire["accept_type"] = ",".join(self.accept_type)
+        if self.partitions:  # sent only by a partitioned crawl's urlservers
+            wire["partitions"] = ",".join(self.partitions)
+            wire["partition"] = str(self.partition)
         return wire
 
     @classmethod
@@ -77,6 +84,16 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
         crawl_id = values.get("crawl_id", "")
         if crawl_id and not is_crawl_id(crawl_id):
             raise RemoteProtocolError(f"crawl_id: {shown(crawl_id)} is not 32 lowercase hex digits")
+        partitions = tuple(p for p in values.get("partitions", "").split(",") if p)
+        for address in partitions:
+            try:
+                split_host_port(address)
+            except ValueError as exc:
+                raise RemoteProtocolError(f"partitions: {exc}") from None
+        partition = values.get("partition", "0")
+        if not (partition.isascii() and partition.isdigit()) or len(partition) > 4 or (
+                partitions and int(partition) >= len(partitions)):
+            raise RemoteProtocolError(f"partition: {shown(partition)} is not an index of partitions")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -88,6 +105,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             spider_id=values.get("spider_id", ""),
             accept_type=accept,
             crawl_id=crawl_id,
+            partitions=partitions,
+            partition=int(partition),
         )
 
 

@@ -15,8 +15,9 @@ from .codes import ErrorCode, Role
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
     Ack, Assignment, Auth, Bye, Cancel, Done, Error, Get, Hello, Idle,
-    Notice, Ready, Record, Working,
+    Links, LinksAck, Notice, Ready, Record, Working,
 )  # fmt: skip
+from .iptokens import IpGrant, IpRecall, IpReturn, IpWant
 
 
 class State(enum.Enum):
@@ -44,6 +45,20 @@ CONTROL_TABLE = _HANDSHAKE | {
     (S, State.OPEN, Idle): State.OPEN,
     (S, State.OPEN, Cancel): State.OPEN,
     (S, State.OPEN, Bye): State.CLOSED,
+}
+
+# A urlserver partition's link to another (docs/protocol.txt 5.10): the
+# control handshake with role "partition", then the dialler's batches and
+# the receiver's acknowledgements. Messages added here (a new first word in
+# protocol/peer.py) leave room for more than links.
+PEER_TABLE = _HANDSHAKE | {
+    (C, State.OPEN, Links): State.OPEN,
+    (S, State.OPEN, LinksAck): State.OPEN,
+    # IP tokens (5.11): the dialler is the holder, the receiver the owner
+    (C, State.OPEN, IpWant): State.OPEN,
+    (C, State.OPEN, IpReturn): State.OPEN,
+    (S, State.OPEN, IpGrant): State.OPEN,
+    (S, State.OPEN, IpRecall): State.OPEN,
 }
 
 STORE_TABLE = _HANDSHAKE | {

@@ -26,7 +26,7 @@ import time
 from urllib.parse import unquote
 
 from wreck.options import size_text
-from wreck.protocol import Assignment, Done
+from wreck.protocol import Assignment, Done, Links
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
@@ -39,10 +39,12 @@ from .bandwidth import Bandwidth
 from .chains import Chain, Chains
 from .control import Controls, block_queue, pause_origin
 from .feeds import Feeds
+from .forward import Forwarder
 from .frontier import Frontier
 from .iptoken import IpTokens
 from .hostview import HELD_SCAN, due as host_due
 from .normal import normal
+from .partition import DocIdsExhausted, doc_id_of
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
 from .retry import after_done, slows_host
@@ -63,6 +65,11 @@ BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, su
 DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
 DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
 DEFERRED_SCAN = 10_000  # delayed entries looked at for them (feeds' polls sit among the retries)
+
+
+class NotOwned(ValueError):
+    """A partition was sent a link of a host it does not own: the partitions
+    disagree on their count (docs/protocol.txt 5.10, ERROR partition)."""
 
 
 class Crawl:
@@ -87,6 +94,10 @@ class Crawl:
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
                       max_path_repeats=s.max_path_repeats)
         self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
+        self.forward: Forwarder | None = None  # partitions: links of other partitions' hosts (forward.py)
+        if s.partitions > 1:
+            self.forward = self.frontier.forward = Forwarder(self.db, partition=s.partition,
+                                                              partitions=s.partitions)
         self.plugins = Plugins(s.plugins, hooks=(URL_FILTER, STATS))
         if self.plugins.has(URL_FILTER) or s.url_filter_cmd:  # the server starts the command (UrlFilter.start)
             self.frontier.url_filter = UrlFilter(self.plugins, command=s.url_filter_cmd, timeout=s.url_filter_timeout)
@@ -269,6 +280,42 @@ class Crawl:
             fr.move(fp, UrlEvent.MARKED_AS_FEED, "marked as a feed", rec=rec)
             fr.push(fr.origin_for(*split_host(url)), d.pack_entry(fp, rec.depth, rec.hops, url))
         return result
+
+    @translate_errors
+    def apply_links(self, sender: int, batch: Links, now: float) -> bool:
+        """Batch `batch.seq` of partition `sender` (docs/protocol.txt 5.10):
+        its links admitted as outlinks are, and the sender's last applied
+        sequence number with them, in the open transaction; False for a
+        resend (applied before: acknowledge it again, apply nothing).
+        NotOwned, before anything changes, for a link of a host this
+        partition does not own."""
+        fw, fr = self.forward, self.frontier
+        if batch.seq <= fw.last_applied(fr.txn, sender):
+            return False
+        for link in batch.links:
+            url = normal(link.url)
+            if url is None or fw.foreign(split_host(url)[1]):
+                raise NotOwned(f"partition {self.settings.partition} of {self.settings.partitions} does not own "
+                               f"{link.url[:200]}: are both started with the same --partitions?")
+        self._now = now
+        plain: dict[int, list[str]] = {}
+        for link in batch.links:
+            hops = link.extra.get("hops", "0")
+            if link.extra.get("seed") == "1":
+                fr.discover(link.url, depth=0, seed=True)
+            elif hops.isdigit() and hops != "0":  # a redirect's target: its hops count against --max-redirects
+                fr.discover(link.url, depth=link.depth, hops=int(hops))
+            else:
+                plain.setdefault(link.depth, []).append(link.url)
+        for depth, urls in plain.items():
+            fr.discover_links(urls, depth=depth)
+        fw.applied_batch(fr.txn, sender, batch.seq, len(batch.links))
+        return True
+
+    @translate_errors
+    def links_acked(self, dest: int, seq: int) -> None:
+        """Partition `dest` applied batch `seq`: out of the outbox with the next commit."""
+        self.forward.acked(self.frontier.txn, dest, seq)
 
     def _on_new_work(self, host: Origin) -> None:
         self._wake(host, self._now)
@@ -471,7 +518,18 @@ class Crawl:
 
     def _next_ids(self, *, doc: bool) -> tuple[int, int]:
         next_id = self.frontier.next_id
-        return next_id("next_trans_id"), next_id("next_doc_id") if doc else 0
+        return next_id("next_trans_id"), self._new_doc_id() if doc else 0
+
+    def _new_doc_id(self) -> int:
+        """A new doc id, in this partition's range (docs/partitions.md, Doc ids)."""
+        counter = self.frontier.next_id("next_doc_id")
+        s = self.settings
+        if s.partitions == 1:
+            return counter
+        try:
+            return doc_id_of(counter, s.partition, s.partitions)
+        except DocIdsExhausted as exc:  # handing out nothing more, as with a full disk
+            raise StateError(str(exc)) from None
 
     def _claim_page(self, host: Origin, entry: bytes, rec: d.UrlRecord, fp: bytes, url: str, spider,
                     now: float, chain: Chain | None = None) -> Assignment:
@@ -509,7 +567,7 @@ class Crawl:
         db, txn = self.db, self.frontier.txn
         doc_id = db.robots_doc_id(txn, url)
         if doc_id is None:
-            doc_id = self.frontier.next_id("next_doc_id")
+            doc_id = self._new_doc_id()
             db.set_robots_doc_id(txn, url, doc_id)
         return doc_id
 

@@ -25,6 +25,10 @@
 #                                      and delay; the audit list of changes
 #   blocked  host_id(4) fp(8)      -> queue entry of a BLOCKED URL (kept for
 #                                     the unblock)
+#   outbox   partition(1) seq(8)   -> a batch of links for another partition,
+#                                     msgpack (forward.py; until its ACK)
+#   forwarded fp(8)                -> b"": a link forwarded to its partition
+#                                     (forward.py; sent once, not per page)
 #
 # fp, a URL's fingerprint, is host-local (issue 16): the low 16 bits of
 # the CRC-32 of the URL's origin (2 bytes), then the first 6 bytes of
@@ -224,7 +228,7 @@ class Db:
     """The environment and its named databases."""
 
     NAMES = ("urls", "queue", "claims", "delayed", "hosts", "robots", "meta", "feeds", "feedguids", "sitemaps",
-             "revisits", "paces", "control", "blocked")
+             "revisits", "paces", "control", "blocked", "outbox", "forwarded")
 
     @translate_errors
     def __init__(self, path: str, *, map_size: int = 64 * 1024**3, sync: bool = True) -> None:

@@ -62,6 +62,7 @@ class Frontier:
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.clock = time.time  # for the history of moves (history.py); the engine sets its own
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
+        self.forward = None  # forward.Forwarder with --partitions > 1: other partitions' links go there
         self._load()
 
     # -- transactions ---------------------------------------------------------
@@ -83,8 +84,11 @@ class Frontier:
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
+        batches = self.forward.flush(txn) if self.forward is not None else None  # partitions: same commit
         self.db.commit(txn)
         self._txn = None
+        if batches and self.forward.on_batches is not None:
+            self.forward.on_batches(batches)
         self.recent.committed()
         if self.seen.full:
             self._rebuild_seen()
@@ -96,6 +100,8 @@ class Frontier:
             txn, self._txn = self._txn, None
             self.db.abort(txn)
         self._ids.clear()
+        if self.forward is not None:
+            self.forward.abort()
         self.recent.aborted()
 
     # -- start ---------------------------------------------------------------
@@ -239,6 +245,12 @@ class Frontier:
             return "bad"
         origin, name = split_host(url)
         fp = d.fingerprint(url)
+        if self.forward is not None and self.forward.foreign(name):  # another partition's (docs/partitions.md)
+            if seed:
+                self.add_seed_host(name)  # every partition knows every seed's host, for --scope
+            elif self.scope.filter_reason(url, name, depth) is not None or hops > self.max_redirects:
+                return "filtered"  # its owner would filter it too: not sent
+            return "forwarded" if self.forward.add(self.txn, url, fp, name, depth, hops, seed=seed) else "known"
         if self.seen.check_and_add(fp) and self.txn.get(fp, db=self.db.urls) is not None:
             return "known"
         if seed:
@@ -275,6 +287,7 @@ class Frontier:
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
         url_filter = self.url_filter
+        forward = self.forward  # with --partitions > 1 (docs/partitions.md)
         if url_filter is not None:  # only links not recorded lately go to the filters
             links = [raw for raw in links if not (raw in current or raw in previous or raw in pending)]
             url_filter.batch(links)
@@ -296,6 +309,10 @@ class Frontier:
             if prefix is None:  # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
                 prefix = prefixes[origin] = (_crc32(origin.encode("ascii")) & 0xFFFF).to_bytes(2, "big")
             fp = prefix + _blake2b(data, digest_size=6).digest()
+            if forward is not None and forward.foreign(name):  # another partition's host: to its outbox
+                if scope.filter_reason(url, name, depth) is None:
+                    forward.add(txn, url, fp, name, depth)
+                continue
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
             reason = scope.filter_reason(url, name, depth)

@@ -53,7 +53,7 @@ class Operations:
             outcome = "refused"
             if why is None:
                 added = crawl.add_seed(raw)
-                if added == "queued":
+                if added in ("queued", "forwarded"):  # forwarded: to the partition owning it
                     outcome = "new"
                 elif added == "known":
                     outcome = "known"

@@ -2,7 +2,8 @@
 # host's registrable domain (urlserver/scope.py, the Public Suffix List of
 # tldextract's bundled snapshot), so one site's hosts, which usually share
 # their IP addresses and a robots.txt owner, sit in one partition with one
-# politeness; an IP literal is its own key. The key's BLAKE2b-64 (digest
+# politeness; an IP literal, or a name under a suffix the list does not
+# know (.test, .internal), is its own key. The key's BLAKE2b-64 (digest
 # read big-endian) goes through jump consistent hash (Lamping and Veach,
 # "A Fast, Minimal Memory, Consistent Hash Algorithm", 2014): every
 # partition gets 1/M of the keys, and going from M to M+1 partitions moves
@@ -16,7 +17,7 @@ from __future__ import annotations
 import hashlib
 from functools import lru_cache
 
-from .scope import registered_domain
+from .scope import psl_domain
 
 # At most this many partitions: their control addresses travel in one SET
 # line (docs/protocol.txt 5.1, MAX_SETTING_VALUE_LEN = 1024 octets: 64
@@ -42,9 +43,12 @@ def jump(key: int, buckets: int) -> int:
 
 
 def key_of(host: str) -> str:
-    """The partition key of `host` (lower-case, as a normalised URL has it):
-    its registrable domain, or the address itself for an IP literal."""
-    return registered_domain(host.lower())
+    """The partition key of `host`: its registrable domain by the Public
+    Suffix List, or the host itself (lower-case) for an IP literal or a
+    name under a suffix the list does not know (.test, .internal, an
+    intranet's), where the list cannot tell where a site begins."""
+    host = host.lower()
+    return psl_domain(host) or host
 
 
 def hash_of(key: str) -> int:

@@ -25,11 +25,18 @@ def registered_domain(host: str) -> str:
         return host
     except ValueError:
         pass
-    parts = _EXTRACT(host)
-    if parts.suffix and parts.domain:
-        return f"{parts.domain}.{parts.suffix}"
+    known = psl_domain(host)
+    if known is not None:
+        return known
     labels = host.split(".")
     return ".".join(labels[-2:])  # the PSL's default rule "*"
+
+
+def psl_domain(host: str) -> str | None:
+    """The registrable domain of `host` when the Public Suffix List knows its
+    suffix; None for an IP literal or a name under a suffix it does not know."""
+    parts = _EXTRACT(host)
+    return f"{parts.domain}.{parts.suffix}" if parts.suffix and parts.domain else None
 
 
 def split_host(url: str) -> tuple[str, str]:

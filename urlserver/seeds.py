@@ -29,7 +29,8 @@ def load(crawl, source: str | None, args: Iterable[str], log, *, feeds: str | No
             log.warning("event=bad_seed source=%s line=%d text=%r", where, number, text[:200])
             counts["bad"] += 1
             continue
-        counts[crawl.add_feed(text) if is_feed else crawl.add_seed(text)] += 1
+        outcome = crawl.add_feed(text) if is_feed else crawl.add_seed(text)
+        counts[outcome] = counts.get(outcome, 0) + 1  # "forwarded": another partition's (docs/partitions.md)
     crawl.commit()
     log.info("event=seeds_loaded queued=%d known=%d bad=%d", counts["queued"], counts["known"], counts["bad"])
     return counts

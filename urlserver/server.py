@@ -26,10 +26,11 @@ import logging
 import time
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Bye, Cancel, ControlConnection, Done, Get, Idle, LocalProtocolError, Role, Working
+from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
+                            LocalProtocolError, Role, Working)
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
-from .crawl import Crawl
+from .crawl import Crawl, NotOwned
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
@@ -68,9 +69,19 @@ class ControlPeer(Peer):
     def welcome_settings(self) -> dict[str, str]:
         return self.server.announce(self)
 
+    def on_authenticated(self) -> None:
+        if self.conn.auth_role == "partition":  # partitions (docs/partitions.md): another urlserver's link
+            why = self.server.partition_problem(self.conn.name)
+            if why:
+                self.fail(ErrorCode.PARTITION, why)
+
     def on_event(self, event: object) -> None:
         server, kind = self.server, type(event)
         try:
+            if kind is Links:  # partitions: a batch from another partition, acknowledged after its commit
+                if server.crawl.apply_links(int(self.conn.name), event, time.time()) is not None:
+                    server.acks.append((self, event.seq))
+                return
             if kind is Done:
                 self.dones += 1
                 stage = server.filter_stage
@@ -85,6 +96,8 @@ class ControlPeer(Peer):
                     self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
         except StateError as exc:
             server.state_unwritable(exc)
+        except NotOwned as exc:
+            self.fail(ErrorCode.PARTITION, str(exc))
 
     def after_events(self) -> None:
         self.last_seen = time.time()
@@ -151,11 +164,19 @@ class UrlServer:
         # Set when the crawl state could not be written (see state_unwritable).
         self.broken: StateError | None = None
         self.finish_reason: str | None = None  # why the crawl ended ('interrupted' if stopped from outside)
+        # partitions (docs/partitions.md): the links to the others, and ACKs due after the next commit
+        self.peer_links = None
+        self.acks: list[tuple[ControlPeer, int]] = []
+        if settings.partitions > 1:
+            from .peerlink import PeerLinks
+
+            self.peer_links = PeerLinks(self)
 
     @property
     def spiders(self) -> list[ControlPeer]:
-        """Every live connection, in its handshake or past it, in accepting order."""
-        return list(self.listener.connections)
+        """Every live connection, in its handshake or past it, in accepting
+        order, but other partitions' links (docs/partitions.md)."""
+        return [p for p in self.listener.connections if p.conn.auth_role != "partition"]
 
     def announce(self, spider: ControlPeer) -> dict[str, str]:
         s = self.settings
@@ -165,7 +186,27 @@ class UrlServer:
             user_agent=s.user_agent, allow_net=s.allow_net,
             connect_timeout_ms=int(s.connect_timeout * 1000), spider_id=str(spider.number),
             accept_type=s.accept_type, crawl_id=self.crawl.crawl_id,
+            partitions=s.peers, partition=s.partition,
         ).to_wire()  # fmt: skip
+
+    def partition_problem(self, name: str) -> str | None:
+        """Why a client with AUTH role partition and `name` is not one of
+        this crawl's other partitions (docs/protocol.txt 5.10), or None."""
+        s = self.settings
+        if s.partitions == 1:
+            return "this urlserver is not partitioned (--partitions 1)"
+        if not name.isdigit() or int(name) >= s.partitions or int(name) == s.partition:
+            return f"{name!r} is not another partition of {s.partitions} (this is partition {s.partition})"
+        return None
+
+    def links_acked(self, dest: int, seq: int) -> None:
+        """Partition `dest` applied batch `seq` (peerlink.py)."""
+        try:
+            self.crawl.links_acked(dest, seq)
+        except StateError as exc:
+            self.state_unwritable(exc)
+            return
+        self.request_pump()
 
     async def start(self) -> tuple[str, int]:
         host, port = split_host_port(self.settings.listen, listen=True)
@@ -177,6 +218,8 @@ class UrlServer:
         if self.url_filter is not None:
             await self.url_filter.start()  # the external command, if any
         address = await self.listener.start(host, port, factory)
+        if self.peer_links is not None:
+            self.peer_links.start()
         self.request_pump()
         return address
 
@@ -189,6 +232,8 @@ class UrlServer:
             self._timer.cancel()
         for task in list(self._tasks):
             task.cancel()
+        if self.peer_links is not None:
+            self.peer_links.stop()
         # Held DONEs are applied (their answers awaited, bounded by the command's
         # timeout) before the connections close and give their claims back.
         await self.listener.shutdown(self.filter_stage.drain if self.filter_stage is not None else None)
@@ -274,6 +319,11 @@ class UrlServer:
         crawl.commit()  # durable before any assignment leaves
         for spider, chunks in outgoing.items():
             spider.write(b"".join(chunks))
+        if self.acks:  # partitions: each batch's ACK only after the commit that applied it (5.10)
+            acks, self.acks = self.acks, []
+            for peer, seq in acks:
+                if not peer.closed:
+                    peer.send(LinksAck(seq))
         self._sample(now)
         reason = crawl.finish_reason(now, one_shot=self.settings.exit_when_done)
         if reason is not None:

@@ -334,6 +334,9 @@ class Settings:
         if self.partitions > 1 and self.crawl_id is None:
             raise SettingsError("--crawl-id", "--crawl-id must be given to every partition, the same for all: "
                                               "their stores hold one crawl (docs/partitions.md)")
+        if self.partitions > 1 and self.exit_when_done:
+            raise SettingsError("--exit-when-done", "--exit-when-done cannot end one partition alone: links may "
+                                "still come from the others (wreck-crawl ends them together; docs/partitions.md)")
         if self.partitions == 1 and self.peers:
             raise SettingsError("--peers", "--peers names the other partitions: give --partitions too")
         if self.retry_only is not None and not self.retry_errors:

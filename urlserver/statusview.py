@@ -120,8 +120,29 @@ def status(server, *, robots_held: RobotsHeld | None = None, exact: bool = False
         "waiting_for": waiting_for(crawl, waiting),
         "waiting_due": waiting_due(crawl, now),
         "store": server.store_view.figures if getattr(server, "store_view", None) else None,
+        "partition": partition_status(server),
         "settings": settings_shown(crawl.settings),
     }
+
+
+def partition_status(server) -> dict | None:
+    """This urlserver's partition (docs/partitions.md), None when it is the
+    only one: its index, its links to the others, the batches of links
+    waiting in its outbox, and the batches applied from each other
+    partition (a watcher ends a crawl when every partition is finished,
+    every outbox empty, and these counts stand still between two looks)."""
+    crawl = server.crawl
+    if getattr(crawl, "forward", None) is None:
+        return None
+    s = crawl.settings
+    links = getattr(server, "peer_links", None)
+    fw = crawl.forward
+    with crawl.db.begin() as txn:
+        applied = {str(j): fw.last_applied(txn, j) for j in range(s.partitions) if j != s.partition}
+    return {"index": s.partition, "of": s.partitions, "peers": list(s.peers),
+            "links_up": {str(j): up for j, up in links.up.items()} if links is not None else {},
+            "outbox_batches": fw.waiting(), "links_forwarded": fw.forwarded, "links_applied": fw.applied,
+            "batches_applied": applied}
 
 
 def waiting_for(crawl, waiting: dict[str, int]) -> list[str]:

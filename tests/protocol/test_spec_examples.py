@@ -18,12 +18,12 @@ import pytest
 
 from wreck.protocol import (
     NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Done,
-    Error, ErrorCode, Get, Hello, Idle, Notice, NoticeCode, Ready, Record, Role,
-    Specific, State, Status, StoreConnection, Working, http_enum,
+    Error, ErrorCode, Get, Hello, Idle, Links, LinksAck, Notice, NoticeCode, PeerConnection, PeerLink,
+    Ready, Record, Role, Specific, State, Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
 from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
-from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant, encode_token, parse_token
+from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant
 from wreck.protocol import record
 from wreck.protocol.record import RECORD_HEADER
 from wreck.protocol.settings import CrawlSettings
@@ -126,34 +126,27 @@ def opened(kind, *, credit=0, **kw):
     return server, client
 
 
-class TokenLink:
-    """The IP-token lines of the peer link (protocol/iptokens.py, spec 5.11), read
-    and written like a connection's messages, for the examples 9.40-9.44."""
-
-    state = State.OPEN
-
-    def __init__(self) -> None:
-        self._pending = b""
-
-    def send(self, event) -> bytes:
-        return encode_token(event)
-
-    def receive_data(self, data: bytes) -> None:
-        self._pending += data
-
-    def next_event(self):
-        line, lf, rest = self._pending.partition(b"\n")
-        if not lf:
-            return NEED_DATA
-        self._pending = rest
-        return parse_token(line)
-
-
-def token_link():
-    return TokenLink(), TokenLink()
-
-
 C, S = ControlConnection, StoreConnection
+
+# A partition link (5.10): partition 1 dials partition 0 of two.
+PARTITIONS = {"partitions": "10.0.0.5:7001,10.0.0.6:7001", "partition": "0"}
+
+
+def peer_after_hello():
+    server = ControlConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = PeerConnection(secret=SECRET, nonce=CLIENT_NONCE, name="1")
+    client.receive_data(server.hello())
+    assert len(drain(client)) == 1
+    return server, client
+
+
+def peer_opened():
+    server, client = peer_after_hello()
+    server.receive_data(client.authenticate())
+    assert [e.role for e in drain(server)] == ["partition"]
+    client.receive_data(server.welcome(PARTITIONS))
+    assert [type(e) for e in drain(client)] == [Ready]
+    return server, client
 
 # id -> (sender, setup, events). The sender is "server" or "client".
 EXAMPLES = {
@@ -211,11 +204,21 @@ EXAMPLES = {
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
-    "9.40": ("client", token_link, [IpWant("192.0.2.10")]),
-    "9.41": ("server", token_link, [IpGrant("192.0.2.10", 0)]),
-    "9.42": ("server", token_link, [IpRecall("192.0.2.10")]),
-    "9.43": ("client", token_link, [IpReturn("192.0.2.10", 750)]),
-    "9.44": ("server", token_link, [IpGrant("192.0.2.10", 748)]),
+    # partition links (5.10)
+    "9.30": ("client", peer_after_hello, [
+        Auth("partition", "1", CLIENT_NONCE.hex(), independent_mac("client", "urlserver")),
+    ]),
+    "9.31": ("client", peer_opened, [
+        Links(1, (PeerLink("http://b.example/", 2), PeerLink("http://www.b.example/x?p=1", 3, {"hops": "1"}))),
+    ]),
+    "9.32": ("server", peer_opened, [LinksAck(1)]),
+    "9.33": ("server", peer_opened, [Error(ErrorCode.PARTITION, "partition 0 does not own c.example")]),
+    # IP tokens on the partition link (5.11)
+    "9.40": ("client", peer_opened, [IpWant("192.0.2.10")]),
+    "9.41": ("server", peer_opened, [IpGrant("192.0.2.10", 0)]),
+    "9.42": ("server", peer_opened, [IpRecall("192.0.2.10")]),
+    "9.43": ("client", peer_opened, [IpReturn("192.0.2.10", 750)]),
+    "9.44": ("server", peer_opened, [IpGrant("192.0.2.10", 748)]),
 }
 
 
@@ -425,6 +428,13 @@ def test_state_tables():
     handshake = _transitions("Handshake transitions")
     assert handshake | _transitions("Control protocol transitions") == state.CONTROL_TABLE
     assert handshake | _transitions("Store protocol transitions") == state.STORE_TABLE
+
+
+def test_partition_link_table():
+    found = {(Role.CLIENT if sender == "dialler" else Role.SERVER, State[current], {"LINKS": Links, "ACK": LinksAck, "IPWANT": IpWant, "IPRETURN": IpReturn,
+                                                                  "IPGRANT": IpGrant, "IPRECALL": IpRecall}[m]):
+             State[new] for current, sender, m, new in table("Partition link transitions")}
+    assert _transitions("Handshake transitions") | found == state.PEER_TABLE
 
 
 def test_error_is_allowed_in_every_state_but_closed():

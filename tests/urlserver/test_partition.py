@@ -106,3 +106,77 @@ def test_a_resume_with_another_partition_count_or_index_is_refused_in_one_line_e
         assert refused.exit_code == 2 and len(refused.output.strip().splitlines()) == 1, refused.output
         assert "cannot change" in refused.output and "fixed" in refused.output
     assert len(built) == 2
+
+
+# -- the engine of a partition (urlserver/forward.py, Crawl.apply_links)
+
+def _partition(tmp_path, i: int):
+    from tests.urlserver_helpers import crawl_engine
+
+    return crawl_engine(tmp_path / f"p{i}", partitions=2, partition=i, peers=("127.0.0.1:1", "127.0.0.1:2"),
+                        crawl_id=CRAWL_ID)
+
+
+def _hosts(owner: int, n: int = 2) -> list[str]:
+    return [h for h in (f"h{i}.wreck.test" for i in range(40)) if partition_of(h, 2) == owner][:n]
+
+
+def test_a_partition_queues_its_own_hosts_and_puts_the_others_links_in_its_outbox_once(tmp_path):
+    from tests.urlserver_helpers import fetched, run_until_idle
+
+    mine, theirs = _hosts(0), _hosts(1)
+    c = _partition(tmp_path, 0)
+    seeds = [f"http://{mine[0]}/", f"http://{theirs[0]}/"]
+    assert [c.add_seed(u) for u in seeds] == ["queued", "forwarded"]
+    c.commit()
+    # --scope host: the other partition's seed host is in scope here too, another host is not
+    page_links = (f"http://{mine[0]}/a", f"http://{theirs[0]}/b", f"http://{theirs[0]}/b", f"http://{theirs[1]}/c")
+    urls = run_until_idle(c, 0.0, lambda a: fetched(a, *page_links) if a.url == seeds[0] else fetched(a))
+    c.commit()
+    assert seeds[1] not in urls and f"http://{theirs[0]}/b" not in urls and f"http://{mine[0]}/a" in urls
+    sent = [link for batch in c.forward.batches(1, limit=10) for link in batch.links]
+    assert [(link.url, link.depth, link.extra) for link in sent] == [
+        (seeds[1], 0, {"seed": "1"}), (f"http://{theirs[0]}/b", 1, {})]
+    assert c.lookup(seeds[1]) is None  # the owner keeps it, not this partition
+    c.close()
+
+
+def test_a_batch_is_applied_once_whatever_is_sent_again(tmp_path):
+    from tests.urlserver_helpers import fetched, run_until_idle
+    from wreck.protocol import Links, PeerLink
+
+    mine = _hosts(1)
+    c = _partition(tmp_path, 1)
+    batch = Links(1, (PeerLink(f"http://{mine[0]}/", 0, {"seed": "1"}), PeerLink(f"http://{mine[0]}/x", 2)))
+    assert c.apply_links(0, batch, 0.0) is True
+    c.commit()
+    assert c.apply_links(0, batch, 0.0) is False  # a resend: acknowledged, not applied
+    c.commit()
+    urls = run_until_idle(c, 0.0, fetched)
+    assert sorted(u for u in urls if "robots" not in u) == sorted(link.url for link in batch.links)
+    assert c.forward.last_applied(c.frontier.txn, 0) == 1 and c.forward.applied == 2
+    c.close()
+
+
+def test_a_link_of_a_host_the_partition_does_not_own_is_refused_before_anything_changes(tmp_path):
+    from wreck.protocol import Links, PeerLink
+    from wreck.urlserver.crawl import NotOwned
+
+    c = _partition(tmp_path, 1)
+    batch = Links(1, (PeerLink(f"http://{_hosts(1)[0]}/", 0), PeerLink(f"http://{_hosts(0)[0]}/", 0)))
+    with pytest.raises(NotOwned, match="same --partitions"):
+        c.apply_links(0, batch, 0.0)
+    assert c.forward.last_applied(c.frontier.txn, 0) == 0 and c.lookup(batch.links[0].url) is None
+    c.close()
+
+
+def test_doc_ids_handed_out_by_a_partition_are_in_its_range(tmp_path):
+    from tests.urlserver_helpers import fetched, take_resolving
+
+    c = _partition(tmp_path, 1)
+    c.add_seed(f"http://{_hosts(1)[0]}/")
+    a = take_resolving(c, 0.0)  # the robots.txt fetch
+    assert a.doc_id == 2**31 + 1
+    c.done("s", fetched(a), 0.0)
+    assert take_resolving(c, 0.0).doc_id == 2**31 + 2
+    c.close()
