@@ -151,9 +151,8 @@ class Crawl:
         s = self.settings
         if s.partitions == 1:
             return None
-        resumed = self.frontier.txn.get(d.CRAWL_ID_KEY, db=self.db.meta) is not None  # not the first start
         return IpTokens(me=s.partition, partitions=s.partitions, ip_delay=s.ip_delay,
-                        lease=s.timeout_req + s.ip_delay, now=now, resumed=resumed)
+                        lease=s.timeout_req + s.ip_delay, now=now, lent=self.db.tokens_lent(self.frontier.txn))
 
     # -- IP tokens across partitions (iptoken.py; the server carries the messages) --------
 
@@ -192,6 +191,9 @@ class Crawl:
     def commit(self) -> None:
         for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
             self.db.put_pace(self.frontier.txn, *pace)
+        if self.politeness.tokens is not None:  # before the grants are sent (server.py sends after commit)
+            for ip, partition in self.politeness.tokens.take_lent():
+                self.db.put_token_lent(self.frontier.txn, ip, partition)
         self.frontier.commit()
 
     @translate_errors

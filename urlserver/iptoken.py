@@ -17,10 +17,14 @@
 # (messages to `me` are delivered at once), so one path is tested.
 # The holder talks to the owner on the connection it dialled (docs/partitions.md,
 # the peer link). When it closes, the holder stops handing out on those tokens at
-# once; the owner gives them to another partition no earlier than the lease
-# (LEASE: --timeout-req, the longest a transfer handed out before may still
-# run at a spider, plus --ip-delay) after the drop. A restarted owner knows
-# no holder, so it grants nothing before its start + the lease.
+# once, and once it has dialled again returns them (when its transfers to them
+# have ended) with their due times. The owner keeps such a token as lost to
+# that holder until it comes back that way, or for the lease (--timeout-req,
+# the longest a transfer handed out before may still run at a spider, plus
+# --ip-delay) if the holder never comes back. The owner keeps which tokens are
+# out at another partition in its LMDB (take_lent, with each commit, before the
+# grant is sent), so a restarted owner knows them as lost the same way, and
+# the tokens nobody else had cost it nothing.
 """IpTokens: the IP-address tokens of one partition, as holder and as owner."""
 
 from __future__ import annotations
@@ -75,6 +79,7 @@ class _Hold:
     inflight: int = 0  # this partition's transfers to the address
     next_due: float = 0.0  # the last end (or hand-out) + ip-delay
     again: bool = False  # wanted again while recalled: IPWANT right after IPRETURN
+    lost: bool = False  # lost with the connection to the owner: returned once that is back
 
 
 @dataclass(slots=True)
@@ -85,6 +90,8 @@ class _Arbiter:
     due: float = 0.0  # the next holder starts no earlier (last known end + ip-delay, or a lease)
     queue: deque = field(default_factory=deque)  # partitions waiting, in order of asking
     recalling: bool = False
+    lost: int | None = None  # a holder whose connection ended: it returns the token, or the lease runs out
+    lost_until: float = 0.0
 
 
 class IpTokens:
@@ -97,13 +104,14 @@ class IpTokens:
     """
 
     def __init__(self, *, me: int, partitions: int, ip_delay: float, lease: float, now: float,
-                 resumed: bool = True) -> None:
+                 lent: dict[str, int] | None = None) -> None:
         self.me, self.partitions = me, partitions
         self.ip_delay, self.lease = ip_delay, lease
-        # a restarted owner does not know who held its tokens: nothing before the lease
-        self.quiet_until = now + lease if resumed else 0.0
         self.holds: dict[str, _Hold] = {}
         self.arbiters: dict[str, _Arbiter] = {}
+        self._lent_changed: set[str] = set()  # arbiters whose partition out there changed (take_lent)
+        for ip, holder in (lent or {}).items():  # out at another partition when this one stopped
+            self.arbiters[ip] = _Arbiter(lost=holder, lost_until=now + lease)
         self.links_up: set[int] = {me}
         self._out: list[tuple[int, TokenMessage]] = []  # (partition, message)
         self._granted: list[str] = []
@@ -148,17 +156,26 @@ class IpTokens:
         hold.next_due = max(hold.next_due, now + self.ip_delay)
         if hold.state is Holding.RECALLED:
             self._maybe_return(ip, hold, now)
+        elif hold.lost:
+            self._return_lost(ip, hold, now)
 
     def tick(self, now: float) -> None:
-        """Return recalled grants whose turn is over (see next_deadline)."""
+        """Return recalled grants whose turn is over; take back lost tokens
+        whose lease ran out (see next_deadline)."""
         for ip, hold in list(self.holds.items()):
             if hold.state is Holding.RECALLED:
                 self._maybe_return(ip, hold, now)
+        for ip, arb in list(self.arbiters.items()):
+            if arb.lost is not None and now >= arb.lost_until:
+                arb.lost, arb.due = None, max(arb.due, arb.lost_until)
+                self._lent_changed.add(ip)
+                self._grant_next(ip, arb, now)
 
     def next_deadline(self) -> float | None:
         """When tick() next has something to do."""
         times = [h.turn_end for h in self.holds.values()
                  if h.state is Holding.RECALLED and not h.used and not h.inflight]
+        times += [a.lost_until for a in self.arbiters.values() if a.lost is not None and a.queue]
         return min(times) if times else None
 
     def _want(self, ip: str, hold: _Hold, now: float) -> None:
@@ -219,9 +236,10 @@ class IpTokens:
     def _on_want(self, peer: int, ip: str, now: float) -> None:
         arb = self.arbiters.get(ip)
         if arb is None:
-            arb = self.arbiters[ip] = _Arbiter(due=self.quiet_until)
-        if arb.holder == peer:
-            return  # asked again (after a link came back): the grant is on its way or held
+            arb = self.arbiters[ip] = _Arbiter()
+        if arb.holder == peer:  # asked again: a grant crossed a connection's end; grant again
+            self._send(peer, IpGrant(ip, _ms(arb.due - now)), now)
+            return
         if peer not in arb.queue:
             arb.queue.append(peer)
         if arb.holder is None:
@@ -233,18 +251,23 @@ class IpTokens:
     def _on_return(self, peer: int, ip: str, due: float, now: float) -> None:
         arb = self.arbiters.get(ip)
         if arb is None:
-            arb = self.arbiters[ip] = _Arbiter(due=self.quiet_until)
+            arb = self.arbiters[ip] = _Arbiter()
         arb.due = max(arb.due, due)
-        if arb.holder != peer:
-            return  # a grant given straight back, or one from before a restart: its due time counts
-        arb.holder, arb.recalling = None, False
+        if arb.holder == peer:
+            arb.holder, arb.recalling = None, False
+        elif arb.lost == peer:  # a holder cut off (or this owner restarted) gives it back: no lease
+            arb.lost = None
+        else:
+            return  # a grant given straight back: its due time counts
+        self._lent_changed.add(ip)
         self._grant_next(ip, arb, now)
 
     def _grant_next(self, ip: str, arb: _Arbiter, now: float) -> None:
-        if not arb.queue:
-            return
+        if not arb.queue or arb.lost is not None:
+            return  # nobody waits, or a cut-off holder may still be fetching: its return or the lease
         arb.holder = arb.queue.popleft()
-        self._send(arb.holder, IpGrant(ip, _ms(max(arb.due, self.quiet_until) - now)), now)
+        self._lent_changed.add(ip)
+        self._send(arb.holder, IpGrant(ip, _ms(arb.due - now)), now)
         if arb.queue:  # others wait already: the new holder takes one turn
             arb.recalling = True
             self._send(arb.holder, IpRecall(ip), now)
@@ -259,30 +282,54 @@ class IpTokens:
 
     def lost_owner(self, peer: int, now: float) -> None:
         """The connection this partition dialled to `peer` closed: the tokens
-        `peer` arbitrates are lost here at once (asked for again by found_owner)."""
+        `peer` arbitrates are lost here at once (returned and asked for again by found_owner)."""
         self.links_up.discard(peer)
         for ip, hold in self.holds.items():
             if hold.state is not Holding.ABSENT and self.owner(ip) == peer:
+                if hold.state is not Holding.WANTED:
+                    hold.lost = True
                 wanted = hold.state is Holding.WANTED or hold.again
                 hold.state, hold.again = (Holding.WANTED if wanted else Holding.ABSENT), False
 
     def found_owner(self, peer: int, now: float) -> None:
-        """The connection this partition dialled to `peer` is (again) open: ask for what is wanted."""
+        """The connection this partition dialled to `peer` is (again) open: give back
+        what was lost with the last one (once its transfers ended), ask for what is wanted."""
         self.links_up.add(peer)
         for ip, hold in self.holds.items():
-            if hold.state is Holding.WANTED and self.owner(ip) == peer:
-                self._send(peer, IpWant(ip), now)
+            if self.owner(ip) == peer:
+                if hold.lost:
+                    self._return_lost(ip, hold, now)
+                if hold.state is Holding.WANTED:
+                    self._send(peer, IpWant(ip), now)
+
+    def _return_lost(self, ip: str, hold: _Hold, now: float) -> None:
+        owner = self.owner(ip)
+        if hold.inflight or owner not in self.links_up:
+            return  # when its last transfer ends, or once the connection is back
+        hold.lost = False
+        self._send(owner, IpReturn(ip, _ms(max(hold.next_due, hold.not_before) - now)), now)
 
     def lost_holder(self, peer: int, now: float) -> None:
-        """The connection `peer` dialled to this partition closed: the tokens
-        it held come back after the lease, and it leaves every queue."""
+        """The connection `peer` dialled to this partition closed: it leaves every
+        queue, and the tokens it held are lost to it until it returns them or the lease ends."""
         for ip, arb in self.arbiters.items():
             if peer in arb.queue:
                 arb.queue.remove(peer)
             if arb.holder == peer:
                 arb.holder, arb.recalling = None, False
-                arb.due = max(arb.due, now + self.lease)
-                self._grant_next(ip, arb, now)
+                arb.lost, arb.lost_until = peer, now + self.lease
+
+    def take_lent(self) -> list[tuple[str, int | None]]:
+        """The addresses whose token went out to another partition, or came
+        back, since the last call: (ip, that partition or None), to keep
+        with the commit (a restarted owner reads them: `lent`)."""
+        out = []
+        for ip in self._lent_changed:
+            arb = self.arbiters[ip]
+            out_at = arb.holder if arb.holder not in (None, self.me) else arb.lost
+            out.append((ip, out_at))
+        self._lent_changed.clear()
+        return out
 
     # -- for the caller --------------------------------------------------------------------
 

@@ -28,9 +28,11 @@ import time
 from wreck.listener import Listener, Peer
 from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
                             LocalProtocolError, Role, Working)
+from wreck.protocol.iptokens import IpReturn, IpWant
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl, NotOwned
+from .iptoken import TokenError
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
@@ -74,6 +76,8 @@ class ControlPeer(Peer):
             why = self.server.partition_problem(self.conn.name)
             if why:
                 self.fail(ErrorCode.PARTITION, why)
+            else:  # IP tokens: this connection now carries partition NAME's holdings (iptoken.py)
+                self.server.holder_connected(int(self.conn.name), self)
 
     def on_event(self, event: object) -> None:
         server, kind = self.server, type(event)
@@ -81,6 +85,9 @@ class ControlPeer(Peer):
             if kind is Links:  # partitions: a batch from another partition, acknowledged after its commit
                 if server.crawl.apply_links(int(self.conn.name), event, time.time()) is not None:
                     server.acks.append((self, event.seq))
+                return
+            if kind is IpWant or kind is IpReturn:  # partitions: a request for an address this one arbitrates
+                server.crawl.token_received(int(self.conn.name), event, time.time())
                 return
             if kind is Done:
                 self.dones += 1
@@ -98,6 +105,8 @@ class ControlPeer(Peer):
             server.state_unwritable(exc)
         except NotOwned as exc:
             self.fail(ErrorCode.PARTITION, str(exc))
+        except TokenError as exc:
+            self.fail(ErrorCode.STATE, str(exc))
 
     def after_events(self) -> None:
         self.last_seen = time.time()
@@ -114,6 +123,8 @@ class ControlPeer(Peer):
         server = self.server
         if not self.conn.opened or server.broken is not None:
             return  # never got in, so it holds no claims; or nothing more is written
+        if self.conn.auth_role == "partition":  # its IP tokens come back after the lease (iptoken.py)
+            server.holder_gone(int(self.conn.name), self)
         if server.filter_stage is not None and server.filter_stage.holds(self):
             server.filter_stage.hold(self, None)  # its claims go back after its held DONEs
             return
@@ -167,6 +178,7 @@ class UrlServer:
         # partitions (docs/partitions.md): the links to the others, and ACKs due after the next commit
         self.peer_links = None
         self.acks: list[tuple[ControlPeer, int]] = []
+        self.holders: dict[int, ControlPeer] = {}  # partition -> the connection it dialled here (IP tokens)
         if settings.partitions > 1:
             from .peerlink import PeerLinks
 
@@ -198,6 +210,46 @@ class UrlServer:
         if not name.isdigit() or int(name) >= s.partitions or int(name) == s.partition:
             return f"{name!r} is not another partition of {s.partitions} (this is partition {s.partition})"
         return None
+
+    # -- IP tokens (iptoken.py): their messages ride the partition links ---------------
+
+    def holder_connected(self, partition: int, peer: ControlPeer) -> None:
+        """`partition` dialled here: a connection it had before is dead to it."""
+        if self.holders.get(partition) not in (None, peer):
+            self.token_link(partition, dialled=False, up=False)
+        self.holders[partition] = peer
+
+    def holder_gone(self, partition: int, peer: ControlPeer) -> None:
+        if self.holders.get(partition) is peer:
+            del self.holders[partition]
+            self.token_link(partition, dialled=False, up=False)
+
+    def token_link(self, partition: int, *, dialled: bool, up: bool) -> None:
+        """A connection to (`dialled`) or from `partition` opened or ended."""
+        try:
+            self.crawl.token_link(partition, dialled=dialled, up=up, now=time.time())
+        except StateError as exc:
+            self.state_unwritable(exc)
+            return
+        self.request_pump()
+
+    def token_received(self, partition: int, message) -> None:
+        """IPGRANT or IPRECALL from `partition`, on the link this one dialled (peerlink.py)."""
+        try:
+            self.crawl.token_received(partition, message, time.time())
+        except StateError as exc:
+            self.state_unwritable(exc)
+            return
+        self.request_pump()
+
+    def _send_tokens(self) -> None:
+        for partition, message in self.crawl.token_messages():
+            if type(message) is IpWant or type(message) is IpReturn:  # to the owner, on the link dialled there
+                self.peer_links.send_token(partition, message)
+            else:  # to the holder, on the link it dialled here
+                peer = self.holders.get(partition)
+                if peer is not None and not peer.closed:
+                    peer.send(message)
 
     def links_acked(self, dest: int, seq: int) -> None:
         """Partition `dest` applied batch `seq` (peerlink.py)."""
@@ -324,6 +376,8 @@ class UrlServer:
             for peer, seq in acks:
                 if not peer.closed:
                     peer.send(LinksAck(seq))
+        if self.peer_links is not None:
+            self._send_tokens()
         self._sample(now)
         reason = crawl.finish_reason(now, one_shot=self.settings.exit_when_done)
         if reason is not None:

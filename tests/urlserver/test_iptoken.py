@@ -27,8 +27,8 @@ def ip_owned_by(owner: int, partitions: int = 3, *, skip: int = 0) -> str:
 class Net:
     """`count` partitions and the links between them; deliver() moves every message."""
 
-    def __init__(self, count: int = 3, *, now: float = 100.0, resumed: bool = False) -> None:
-        self.parts = [IpTokens(me=i, partitions=count, ip_delay=IP_DELAY, lease=LEASE, now=now, resumed=resumed)
+    def __init__(self, count: int = 3, *, now: float = 100.0) -> None:
+        self.parts = [IpTokens(me=i, partitions=count, ip_delay=IP_DELAY, lease=LEASE, now=now)
                       for i in range(count)]
         for p in self.parts:
             for q in range(count):
@@ -160,30 +160,60 @@ def test_a_dead_holder_gives_the_token_back_after_the_lease():
     b.may_start(ip, 101.0)
     net.deliver(101.0, drop_to=1)
     assert b.holding(ip) is Holding.WANTED
-    net.parts[0].lost_holder(1, 105.0)
-    assert net.deliver(105.0) == [(0, 2, f"IPGRANT {ip} {int(LEASE * 1000)}\n".encode())]
-    assert b.may_start(ip, 110.0) == 105.0 + LEASE
+    owner = net.parts[0]
+    owner.lost_holder(1, 105.0)
+    assert net.deliver(105.0) == []  # partition 1 may still be fetching: nothing before the lease
+    assert owner.next_deadline() == 105.0 + LEASE
+    owner.tick(105.0 + LEASE - 0.01)
+    assert net.deliver(114.99) == []
+    owner.tick(105.0 + LEASE)
+    assert net.deliver(105.0 + LEASE) == [(0, 2, f"IPGRANT {ip} 0\n".encode())]
+    assert b.may_start(ip, 105.0 + LEASE) is None
 
 
-def test_a_holder_cut_from_the_owner_stops_at_once_and_asks_again_when_the_link_is_back():
+def test_a_holder_cut_from_the_owner_stops_at_once_and_returns_the_token_when_its_transfers_ended():
     net = Net()
-    a, ip = net.parts[1], ip_owned_by(0)
+    a, b, owner, ip = net.parts[1], net.parts[2], net.parts[0], ip_owned_by(0)
     a.may_start(ip, 100.0)
     net.deliver(100.0)
-    a.lost_owner(0, 101.0)
-    net.parts[0].lost_holder(1, 101.0)
-    assert a.may_start(ip, 101.0) == float("inf")  # lost with the link
-    assert net.deliver(101.0) == []  # the owner is unreachable: the want waits for the link
-    a.found_owner(0, 102.0)
-    assert net.deliver(102.0) == [(1, 0, f"IPWANT {ip}\n".encode()),
-                                  (0, 1, f"IPGRANT {ip} {int((101.0 + LEASE - 102.0) * 1000)}\n".encode())]
+    a.started(ip, 100.0)
+    a.lost_owner(0, 101.0)  # the connection partition 1 dialled to 0 breaks (both ends see it)
+    owner.lost_holder(1, 101.0)
+    assert a.may_start(ip, 101.0) == float("inf")  # lost with the connection: nothing more to it
+    b.may_start(ip, 101.0)
+    assert net.deliver(101.0) == [(2, 0, f"IPWANT {ip}\n".encode())]  # queued behind the lost holder
+    a.found_owner(0, 102.0)  # dialled again; its transfer still runs
+    assert net.deliver(102.0) == [(1, 0, f"IPWANT {ip}\n".encode())]
+    a.ended(ip, 103.0)  # now it gives the token back, due at 104.0: no lease
+    assert net.deliver(103.0) == [(1, 0, f"IPRETURN {ip} 1000\n".encode()),
+                                  (0, 2, f"IPGRANT {ip} 1000\n".encode()),
+                                  (0, 2, f"IPRECALL {ip}\n".encode())]
+    assert b.may_start(ip, 103.5) == 104.0
 
 
-def test_a_restarted_owner_grants_nothing_before_its_start_plus_the_lease():
-    net = Net(resumed=True)
-    ip = ip_owned_by(0)
-    net.parts[1].may_start(ip, 100.0)
-    assert net.deliver(100.0)[-1] == (0, 1, f"IPGRANT {ip} {int(LEASE * 1000)}\n".encode())
+def test_a_restarted_owner_knows_which_tokens_were_out_and_no_other_waits():
+    net = Net()
+    owner, a, b = net.parts
+    lent, free = ip_owned_by(0), ip_owned_by(0, skip=1)
+    a.may_start(lent, 100.0)
+    net.deliver(100.0)
+    a.started(lent, 100.0)
+    assert owner.take_lent() == [(lent, 1)]  # kept with the commit, before the grant is sent
+    # the owner is killed -9 and restarts with what it kept
+    restarted = IpTokens(me=0, partitions=3, ip_delay=IP_DELAY, lease=LEASE, now=102.0, lent={lent: 1})
+    net.parts[0] = restarted
+    for p in (a, b):
+        p.lost_owner(0, 102.0)
+        p.found_owner(0, 102.5)
+    assert b.may_start(free, 103.0) == float("inf")
+    assert net.deliver(103.0) == [(2, 0, f"IPWANT {free}\n".encode()),
+                                  (0, 2, f"IPGRANT {free} 0\n".encode())]  # nobody else had it: no wait
+    b.may_start(lent, 103.0)
+    assert net.deliver(103.0) == [(2, 0, f"IPWANT {lent}\n".encode())]  # partition 1 still fetches from it
+    a.ended(lent, 103.2)
+    assert net.deliver(103.2) == [(1, 0, f"IPRETURN {lent} 1000\n".encode()),
+                                  (0, 2, f"IPGRANT {lent} 1000\n".encode())]
+    assert sorted(restarted.take_lent()) == sorted([(free, 2), (lent, 2)])
 
 
 def test_a_grant_not_asked_for_is_given_straight_back():
