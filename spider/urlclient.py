@@ -293,6 +293,14 @@ class UrlSession:
 
     # -- window and WORKING ----------------------------------------------------
 
+    def resize(self, concurrency: int) -> None:
+        """A new window (the worker's share among urlserver partitions,
+        docs/partitions.md); more credit is asked for at once if it grew."""
+        self.window = max(1, concurrency)
+        self.refill = max(1, self.window // REFILL_FRACTION)
+        if self.peer.on_event == self._on_event:  # running: run() asks for the first credit itself
+            self._refill()
+
     def _held(self) -> int:
         """Transactions and records counted against the window: parked ones
         and a down shard's backlog up to its bound are spared."""

@@ -3,9 +3,7 @@
 # fixed ports (a partition killed with -9 restarts on the same address, as
 # its box would come back), each told the others (--peers) and the crawl's
 # id, and spiders. A partitioned crawl has no --exit-when-done of its own:
-# `wait_done` ends it as wreck-crawl does, once every partition is finished,
-# every outbox empty, and the batches each applied stand still between two
-# looks at every /status (nothing in flight between them).
+# `wait_done` sees its end as wreck-crawl does (wreck/local/ending.py).
 """PartitionedCrawl: M urlserver partitions, a store, spiders; readers."""
 
 from __future__ import annotations
@@ -21,6 +19,7 @@ import lmdb
 from tests.e2e_helpers import CRAWL_TIMEOUT, _free_port
 from tests.web import RunningWeb
 from wreck.local.children import Child
+from wreck.local.ending import EndWatch
 from wreck.urlserver.db import U64, Db, UrlRecord
 
 CRAWL_ID = "0123456789abcdef0123456789abcdef"
@@ -83,17 +82,14 @@ class PartitionedCrawl:
             return json.loads(answer.read())
 
     def wait_done(self, timeout: float = CRAWL_TIMEOUT) -> list[dict]:
-        """Every partition's /status once the crawl is over (see the top)."""
+        """Every partition's /status once the crawl is over, as wreck-crawl
+        decides it (wreck/local/ending.py)."""
         deadline = time.monotonic() + timeout
-        before = None
+        watch = EndWatch()
         while time.monotonic() < deadline:
             looks = [self.status(i) for i in range(self.count)]
-            quiet = all(s["finished"] and not s["in_flight"] and not s["partition"]["outbox_batches"]
-                        for s in looks)
-            now = [(s["partition"]["batches_applied"], s["urls"]) for s in looks]
-            if quiet and now == before:
+            if watch.ended(looks):
                 return looks
-            before = now if quiet else None
             time.sleep(LOOK_S)
         raise AssertionError(f"the partitions did not finish\n{self.logs()}")
 

@@ -161,7 +161,9 @@ function render(st) {
   const s = $("summary"); s.replaceChildren();
   for (const [label, value] of [["pages fetched", num(urls.FETCHED || 0)], ["bytes", bytes(st.bytes_fetched)],
                                 ["answers/s", num(rate || 0)], ["in flight", num(st.in_flight)],
-                                ["hosts", num(st.hosts.known)], ["spiders", num(st.spiders.length)]]) {
+                                ["hosts", num(st.hosts.known)], ["spiders", num(st.spiders.length)],
+                                ...(st.partition ? [["partition", st.partition.index + " of " + st.partition.of],
+                                                    ["outbox", num(st.partition.outbox_batches)]] : [])]) {
     const span = document.createElement("span"), b = document.createElement("b");
     b.textContent = value; span.append(label + " ", b); s.appendChild(span);
   }

@@ -129,8 +129,8 @@ def partition_status(server) -> dict | None:
     """This urlserver's partition (docs/partitions.md), None when it is the
     only one: its index, its links to the others, the batches of links
     waiting in its outbox, and the batches applied from each other
-    partition (a watcher ends a crawl when every partition is finished,
-    every outbox empty, and these counts stand still between two looks)."""
+    partition (a watcher ends a crawl when every partition would end,
+    every outbox is empty, and these counts stand still between two looks)."""
     crawl = server.crawl
     if getattr(crawl, "forward", None) is None:
         return None
@@ -142,7 +142,9 @@ def partition_status(server) -> dict | None:
     return {"index": s.partition, "of": s.partitions, "peers": list(s.peers),
             "links_up": {str(j): up for j, up in links.up.items()} if links is not None else {},
             "outbox_batches": fw.waiting(), "links_forwarded": fw.forwarded, "links_applied": fw.applied,
-            "batches_applied": applied}
+            "batches_applied": applied,
+            # why this partition would end a one-shot crawl now (Crawl.finish_reason), or None
+            "would_end": crawl.finish_reason(time.time(), one_shot=True)}
 
 
 def waiting_for(crawl, waiting: dict[str, int]) -> list[str]:

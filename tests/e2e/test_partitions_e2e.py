@@ -9,10 +9,13 @@ twice."""
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 import time
 
-from tests.e2e_helpers import FAST_RETRIES, stored_urls
+from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES, stored_urls
 from tests.partition_helpers import PartitionedCrawl, peer_counters, url_table
+from tests.shard_helpers import is_page, shard_docs
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from wreck.urlserver.partition import partition_of
 from wreck.urlserver.scope import split_host
@@ -44,12 +47,14 @@ def _check(crawl: PartitionedCrawl, truth) -> None:
 
 
 def test_two_partitions_store_what_one_urlserver_stores_each_url_in_its_owner(tmp_path):
+    """One spider, given partition 0's address only, learns partition 1's
+    from the handshake (SET partitions) and takes work from both."""
     spec = SiteSpec(hosts=6, pages_per_host=10)
     with RunningWeb(spec) as web:
         seeds = [web.url("h0.wreck.test")]
         owners = {partition_of(f"h{i}.wreck.test", 2) for i in range(spec.hosts)}
         assert owners == {0, 1}, "the test web's hosts fall in both partitions"
-        crawl = PartitionedCrawl(tmp_path, web, seeds, [*BASE, "--delay", "0.02"])
+        crawl = PartitionedCrawl(tmp_path, web, seeds, [*BASE, "--delay", "0.02"], spiders=(0,))
         try:
             looks = crawl.wait_done()
         finally:
@@ -58,6 +63,8 @@ def test_two_partitions_store_what_one_urlserver_stores_each_url_in_its_owner(tm
     _check(crawl, truth)
     assert [s["partition"]["index"] for s in looks] == [0, 1]
     assert all(s["partition"]["links_applied"] for s in looks)  # links went both ways
+    assert all(s["counters"]["handouts"] for s in looks)  # the one spider fetched for both
+    assert all(s["partition"]["links_up"] == {str(1 - i): True} for i, s in enumerate(looks))
 
 
 def test_kill_9_of_either_partition_while_forwarding_loses_no_link_and_applies_none_twice(tmp_path):
@@ -77,3 +84,28 @@ def test_kill_9_of_either_partition_while_forwarding_loses_no_link_and_applies_n
             crawl.stop()
         truth = compute_truth(web.site, seeds, scope="any")
     _check(crawl, truth)
+
+
+def test_wreck_crawl_runs_two_partitions_and_a_resume_keeps_their_count(tmp_path):
+    """wreck-crawl --partitions 2: two local urlservers, one spider told the
+    first, the crawl ends by itself with every page stored once; a resume
+    with another count is refused in one line."""
+    data = tmp_path / "crawl"
+    spec = SiteSpec(hosts=6, pages_per_host=10)
+    with RunningWeb(spec) as web:
+        dns_ip, dns_port = web.dns_address
+        seeds = [web.url("h0.wreck.test")]
+        command = [sys.executable, "-m", "wreck.local.cli", *seeds, "--data", str(data), "--dns",
+                   f"{dns_ip}:{dns_port}", *BASE, "--delay", "0.02", "--procs", "1"]
+        run = subprocess.run([*command, "--partitions", "2"], capture_output=True, text=True,
+                             timeout=CRAWL_TIMEOUT * 2)
+        truth = compute_truth(web.site, seeds, scope="any")
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "Crawl finished" in run.stdout
+    stored = [u for u in shard_docs(data).values() if is_page(u)]
+    assert len(stored) == len(set(stored)) and set(stored) == set(truth.fetched)
+    tables = [url_table(data / name) for name in ("frontier", "frontier1")]
+    assert all(any(STATE_NAME[r.state] == "FETCHED" for r in t.values()) for t in tables)
+    again = subprocess.run([*command, "--partitions", "3"], capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1
+    assert "--partitions 3" in again.stderr and "2 urlserver partition" in again.stderr

@@ -24,9 +24,9 @@ def started(monkeypatch):
     seen = {}
 
     def fake_run(data, urls, urlserver_args, procs, concurrency, store_args=(), *, continuous=False, http=None,
-                 log_args=(), shards=1):
+                 log_args=(), shards=1, partitions=1):
         seen.update(urls=urls, urlserver_args=urlserver_args, store_args=store_args, continuous=continuous,
-                    http=http, log_args=log_args, shards=shards)
+                    http=http, log_args=log_args, shards=shards, partitions=partitions)
         return 0
 
     monkeypatch.setattr(cli, "run", fake_run)
@@ -37,7 +37,7 @@ def test_every_urlserver_setting_is_a_wreck_crawl_option_or_set_by_wreck_crawl_f
     params = {p.name for p in cli.app.registered_commands[0].callback.__signature__.parameters.values()}
     for field in dataclasses.fields(Settings):
         assert field.name in params or cli.URLSERVER_OWN.get(field.name), field.name
-    assert not set(cli.URLSERVER_OWN) & {p for p in params if p not in ("data", "exit_when_done", "http")}
+    assert not set(cli.URLSERVER_OWN) & {p for p in params if p not in ("data", "exit_when_done", "http", "partitions")}
 
 
 def test_help_shows_urlserver_settings_with_defaults_and_units():

@@ -55,10 +55,10 @@ URLSERVER_OWN = {
     "store_http": "wreck-crawl starts the store with --http on a free loopback port and passes it",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
-    "partitions": "one local urlserver (docs/partitions.md: partitions run on several boxes)",
-    "partition": "one local urlserver, partition 0",
-    "peers": "one local urlserver: no peers",
-    "crawl_id": "one local urlserver draws the crawl's id",
+    "partitions": "wreck-crawl's own --partitions: it starts that many urlservers",
+    "partition": "wreck-crawl numbers its urlserver partitions",
+    "peers": "wreck-crawl passes its partitions' loopback addresses",
+    "crawl_id": "one urlserver draws the crawl's id; wreck-crawl gives its partitions one",
 }
 
 
@@ -75,6 +75,7 @@ SPIDER_CHOSEN = ("procs", "concurrency")
 # Every store setting is kept (those without a wreck-crawl flag are edited
 # in the file, or given with --config).
 PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("storeserver", StoreSettings))
+MAX_PARTITIONS = 8  # local urlservers: each is a process; more would only contend for the same cores
 MAX_STORES = 16  # local shards: each is a process and a directory; more would only contend for the same disk
 DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
@@ -82,12 +83,16 @@ DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (pr
 LEFTOVER_WAIT_S = 30.0
 
 
-def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None, chosen: dict[str, Any]) -> list[str]:
+def _urlserver_args(kept: Path, seeds: str | None, feeds: str | None, chosen: dict[str, Any], *,
+                    partitioned: bool = False) -> list[str]:
     """The urlserver child's flags: its settings from the crawl's file, the
     settings of this run alone (per_run: the global limits) as given, then
-    the seed and feed files."""
+    the seed and feed files. Partitions each keep their own settings file
+    (their index differs), read from the crawl's as a --config whose changes
+    wreck-crawl has already checked (--reconfigure)."""
     per_run = {d.name for d in options.declared(Settings) if d.option.per_run}
-    args = ["--settings-file", str(kept),
+    source = ["--config", str(kept), "--reconfigure"] if partitioned else ["--settings-file", str(kept)]
+    args = [*source,
             *options.to_argv(Settings, {k: v for k, v in chosen.items() if k in per_run})]
     for flag, value in (("--seeds", seeds), ("--feeds", feeds)):
         if value is not None:
@@ -131,6 +136,11 @@ def crawl(
                                                                "settings kept with the crawl, and keep them", "off")),
     print_config: bool = typer.Option(False, "--print-config", metavar="", rich_help_panel=IN,
                                       help="Print the crawl's effective settings (TOML) and exit"),
+    partitions: int = typer.Option(None, "--partitions", metavar="M", min=1, max=MAX_PARTITIONS,
+                                   rich_help_panel=DAEMONS,
+                                   help=cmdline.with_default("urlserver partitions to run, each owning the hosts "
+                                                             "whose registrable domain hashes to it (fixed for the "
+                                                             "crawl; docs/partitions.md)", "1")),
     stores: int = typer.Option(None, "--stores", metavar="N", min=1, max=MAX_STORES, rich_help_panel=DAEMONS,
                                help=cmdline.with_default("Store shards to run (doc id D in shard D mod N; fixed for "
                                                          "the crawl: a resume keeps its count)", "1")),
@@ -144,7 +154,7 @@ def crawl(
     log_level: int,
 ) -> None:
     """Crawl, show progress, print a summary; Ctrl-C stops, the same command resumes."""
-    layout = Layout(data, _shards(Layout(data), stores))
+    layout = Layout(data, _shards(Layout(data), stores), _partitions(Layout(data), partitions))
     try:
         spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
     except options.SettingsError as exc:
@@ -193,14 +203,27 @@ def crawl(
         with private_open(copy, "w") as fh:
             fh.write(stdin)
         seeds = str(copy)
-    passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen)
+    passthrough = _urlserver_args(layout.settings, seeds, feeds, chosen, partitioned=layout.partitions > 1)
     store_args = ["--settings-file", str(layout.settings)]
     continuous = not exit_when_done and (feeds is not None or has_feeds(seeds, urls or [], stdin) or bool(settled.of("urlserver").get("recrawl")))
     # the children log as much as asked of wreck-crawl (their logs: DATA/logs)
     log_args = cmdline.level_args(log_level, logging.INFO)
     procs = spider.procs or os.cpu_count() or 1
     raise typer.Exit(run(data, list(urls or []), passthrough, procs, spider.concurrency, store_args,
-                         continuous=continuous, http=http, log_args=log_args, shards=layout.shards))
+                         continuous=continuous, http=http, log_args=log_args, shards=layout.shards,
+                         partitions=layout.partitions))
+
+
+def _partitions(layout: Layout, given: int | None) -> int:
+    """How many urlserver partitions the crawl runs: a started crawl keeps
+    its count (a host's partition cannot change, docs/partitions.md)."""
+    if not layout.started():
+        return given or 1
+    kept = layout.kept_partitions()
+    if given is not None and given != kept:
+        _refuse(f"--partitions {given}: this crawl's hosts are split among {kept} urlserver partition(s), and the "
+                "count cannot change during a crawl (docs/partitions.md); start a new crawl in another --data")
+    return kept
 
 
 def _shards(layout: Layout, given: int | None) -> int:

@@ -12,6 +12,9 @@
 #                        --manifest DIR/frontier/crawl.json`
 #   DIR/frontier/        the urlserver's --data (frontier, seen-set, settings,
 #                        and crawl.json, the stores in shard order)
+#   DIR/frontierN/       with --partitions m > 1: the --data of urlserver
+#                        partition N (1..m-1; partition 0's is DIR/frontier),
+#                        each keeping its own urlserver.toml (docs/partitions.md)
 #   DIR/frontier/api-token  the operator API's token the urlserver leaves
 #                        there (docs/api.md), printed for the operator
 #   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600), rotated
@@ -46,6 +49,7 @@ class Layout:
 
     root: Path
     shards: int = 1  # store shards (wreck-crawl --stores)
+    partitions: int = 1  # urlserver partitions (wreck-crawl --partitions)
 
     @property
     def store_data(self) -> Path:
@@ -66,6 +70,18 @@ class Layout:
     def frontier(self) -> Path:
         """The urlserver's --data."""
         return self.root / FRONTIER
+
+    @property
+    def frontiers(self) -> list[Path]:
+        """Each urlserver partition's --data, in partition order."""
+        return [self.frontier, *(self.root / f"{FRONTIER}{i}" for i in range(1, self.partitions))]
+
+    def kept_partitions(self) -> int:
+        """The partitions a started crawl runs: its partition directories."""
+        count = 1
+        while (self.root / f"{FRONTIER}{count}").exists():
+            count += 1
+        return count
 
     @property
     def api_token(self) -> Path:
@@ -92,7 +108,7 @@ class Layout:
 
     def daemon_locks(self) -> tuple[tuple[Path, str], ...]:
         """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
-        return (*((d, "storeserver") for d in self.store_dirs), (self.frontier, "urlserver"))
+        return (*((d, "storeserver") for d in self.store_dirs), *((d, "urlserver") for d in self.frontiers))
 
     def started(self) -> bool:
         """Whether a crawl was already started here (so a bare run resumes it)."""

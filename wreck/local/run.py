@@ -11,6 +11,9 @@
 # it to the children in their environment (wreck.deploy.SECRET_ENV), never
 # on a command line: the daemons then refuse any peer without it
 # (docs/protocol.txt 3.3), so another local user cannot join the crawl.
+# With --partitions M it starts M urlservers, each told the others, and the
+# spider connects to the first (it learns the others from the handshake); a
+# one-shot partitioned crawl ends when ending.py sees every partition quiet.
 """Start, watch and stop the daemons of one local crawl."""
 
 from __future__ import annotations
@@ -20,17 +23,21 @@ import os
 import secrets
 import select
 import signal
+import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
+from wreck import manifest
 from wreck.deploy import SECRET_ENV
+from wreck.protocol.handshake import CRAWL_ID_BYTES
 
 from wreck.storeserver.reader import StoreError, read_crawl_id
 
 from .children import Child, ChildFailed
+from .ending import EndWatch
 from .layout import Layout
 from .progress import Progress, fetch_status, store_counters, summary
 
@@ -56,14 +63,14 @@ SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRE
 
 def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, concurrency: int,
         store_args: list[str] = (), *, continuous: bool = False, http: str = "127.0.0.1:0",
-        log_args: Sequence[str] = (), shards: int = 1) -> int:
+        log_args: Sequence[str] = (), shards: int = 1, partitions: int = 1) -> int:
     """Run a local crawl into `data` until it is done or interrupted, its
     dashboard on `http` (HOST:PORT, port 0: any), each child given
     `log_args` (its --log-level); the process exit code
     (0 done, 1 a daemon failed, 3 nothing fetched because of the address
     policy, 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
-    where = Layout(data, shards)
+    where = Layout(data, shards, partitions)
     where.make()
     stopping = {"signal": None}
 
@@ -89,15 +96,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             store_http = store_http or status  # the dashboard shows the first shard's figures
             store_flags += ["--store", store.read_line(STORE_LISTENING), "--store-data", str(store_dir)]
             store.drain()
-        url = Child("urlserver", "wreck.urlserver.cli", [
-            *urls, *urlserver_args, "--data", str(where.frontier), *store_flags, "--store-http", store_http,
-            "--listen", "127.0.0.1:0", "--http", http, *([] if continuous else ["--exit-when-done"]), *log_args,
-        ], where.log("urlserver"), env)  # fmt: skip
-        children.append(url)
-        url_addr = url.read_line(URLSERVER_LISTENING)
-        dashboard = url.read_line(URLSERVER_STATUS).rstrip("/") + "/"
-        status_url = dashboard + "status"
-        url.drain(keep=URLSERVER_FINISHED)
+        urlservers, status_urls = _start_urlservers(where, urls, urlserver_args, store_flags, store_http, http,
+                                                    continuous, log_args, env, children)
+        url = urlservers[0]
+        url_addr = url.address
+        dashboard = status_urls[0].removesuffix("status")
+        status_url = status_urls[0]
+        watch = EndWatch() if partitions > 1 and not continuous else None
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
@@ -111,12 +116,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         progress = Progress(status_url, where.store_dirs, console)
         while stopping["signal"] is None:
             progress.update()
+            if watch is not None and watch.ended([fetch_status(u) for u in status_urls]):
+                finished = True  # every partition quiet twice over (ending.py): stop them all
+                break
             if not url.running():
                 finished = url.proc.returncode == 0
                 if not finished:
                     raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
                 break
-            for child in (*stores, spider):
+            for child in (*stores, *urlservers[1:], spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
@@ -140,9 +148,11 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     if progress:
         progress.close()
     _stop_all(children)
-    final = _final_status(url)  # as committed, unlike the last /status
-    if final is not None:
-        last = final
+    finals = [_final_status(u) for u in urlservers]  # as committed, unlike the last /status
+    if finals[0] is not None:
+        last = _merged(finals) if partitions > 1 else finals[0]
+        if partitions > 1 and finished:
+            last["finish_reason"] = EndWatch.reason([f for f in finals if f is not None])
     text = summary(last, store_counters(where.store_dirs), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
     refused = _refused_by_address_policy(last) if finished else None
@@ -150,6 +160,68 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         Console(stderr=True).print(f"wreck-crawl: {refused}", markup=False, highlight=False, soft_wrap=True)
         return EXIT_ADDRESS_POLICY
     return 0 if finished else EXIT_INTERRUPTED
+
+
+def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_http, http, continuous, log_args, env,
+                      children) -> tuple[list[Child], list[str]]:
+    """Start the urlserver, or its partitions on loopback ports chosen
+    first (each is told the others': docs/partitions.md) with the crawl's
+    id; each child's `address` set, and each one's /status URL."""
+    count = len(where.frontiers)
+    extra: list[list[str]] = [[] for _ in range(count)]
+    if count > 1:
+        listen = [f"127.0.0.1:{_free_port()}" for _ in range(count)]
+        crawl_id = _crawl_id(where)
+        for i in range(count):
+            extra[i] = ["--listen", listen[i], "--partitions", str(count), "--partition", str(i),
+                        "--peers", ",".join(listen), "--crawl-id", crawl_id]
+    started, status_urls = [], []
+    for i, frontier in enumerate(where.frontiers):
+        name = "urlserver" if i == 0 else f"urlserver{i}"
+        one_shot = [] if continuous or count > 1 else ["--exit-when-done"]  # partitions: ending.py decides
+        child = Child(name, "wreck.urlserver.cli", [
+            *urls, *urlserver_args, "--data", str(frontier), *store_flags, "--store-http", store_http,
+            *(extra[i] or ["--listen", "127.0.0.1:0"]), "--http", http if i == 0 else "127.0.0.1:0", *one_shot,
+            *log_args,
+        ], where.log(name), env)  # fmt: skip
+        children.append(child)
+        child.address = child.read_line(URLSERVER_LISTENING)
+        status_urls.append(child.read_line(URLSERVER_STATUS).rstrip("/") + "/status")
+        child.drain(keep=URLSERVER_FINISHED)
+        started.append(child)
+    return started, status_urls
+
+
+def _free_port() -> int:
+    """A loopback port free now, for a partition every other one is told of
+    before it starts (the OS picks; a race with another program is possible
+    and ends that partition's start with a clear error)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _crawl_id(where: Layout) -> str:
+    """The partitions' crawl id: the one partition 0 keeps (its manifest),
+    or a new one for a new crawl."""
+    try:
+        return manifest.read(where.frontier).crawl_id
+    except (manifest.ManifestError, OSError):
+        return secrets.token_hex(CRAWL_ID_BYTES)
+
+
+def _merged(finals: list[dict | None]) -> dict:
+    """The partitions' last words as one: URL, error and counter figures
+    summed, the rest partition 0's."""
+    merged = dict(finals[0])
+    for key in ("urls", "errors_by_kind", "counters"):
+        total: dict = {}
+        for final in finals:
+            for k, v in ((final or {}).get(key) or {}).items():
+                if isinstance(v, (int, float)):
+                    total[k] = total.get(k, 0) + v
+        merged[key] = total
+    return merged
 
 
 class OtherCrawl(Exception):
