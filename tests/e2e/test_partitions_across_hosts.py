@@ -28,17 +28,14 @@ from __future__ import annotations
 import json
 import random
 import secrets
-import signal
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.netns_helpers import START_TIMEOUT, Net, Proc, built_net, get_in_ns
-from tests.web import SiteSpec, build_site, compute_truth, gaps_by_host, gaps_by_ip, read_jsonl
-from tests.web.truth import normalize
+from tests.netns_helpers import Net, built_net, get_in_ns
+from tests.netns_crawl import URL_PORT, NetCrawl, Outcome, check, pages, read_shards, stop_all, web_ips
+from tests.web import SiteSpec, build_site, compute_truth, read_jsonl
 from wreck.local.ending import EndWatch
-from wreck.storeserver.reader import open_store
 from wreck.urlserver.partition import partition_of
 
 SUBNET = "10.232.0.0/24"
@@ -46,13 +43,12 @@ URLSERVERS = {"url0": "10.232.0.2", "url1": "10.232.0.3"}
 STORES = {f"st{i}": f"10.232.0.{21 + i}" for i in range(3)}
 SPIDERS = {f"sp{i}": f"10.232.0.{10 + i}" for i in (1, 2, 3)}
 WEB_IP = "10.232.0.100"
-URL_PORT, STORE_PORT, HTTP_PORT = 7001, 7002, 7080
+HTTP_PORT = 7080  # each partition's /status, read from inside its namespace
 SPEC = SiteSpec(hosts=6, pages_per_host=10, hosts_per_ip=2, hostile=False, first_ip=WEB_IP)
 CHAOS_SPEC = SiteSpec(hosts=6, pages_per_host=40, hosts_per_ip=2, hostile=False, first_ip=WEB_IP)
 DELAY = 0.3  # --delay, above every Crawl-delay the test web serves (0.2)
 IP_DELAY = 0.15  # --ip-delay: two hosts share each address
 TIMEOUT_REQ = 10.0  # --timeout-req: the IP tokens' lease after a partition dies is this + IP_DELAY
-CLOCK_RESOLUTION = 1e-6  # two wall-clock readings' float rounding: the only slack allowed
 SECRET = "parts-across-" + secrets.token_hex(8)
 CRAWL_ID = secrets.token_hex(16)
 CRAWL_TIMEOUT = 240.0
@@ -61,65 +57,24 @@ KILL_EVERY = 3.0  # seconds between two kills in the chaos variant
 MAX_KILLS = 8  # then the crawl is left to finish
 
 
-@dataclass
-class Outcome:
-    ended: bool
-    shards: list[dict[int, str]]  # per shard: doc id -> normalised URL
-    truth: object
-    records: list
-    killed: dict[str, int] = field(default_factory=dict)
-    logs: str = ""
-
-
-class Crawl:
+class Crawl(NetCrawl):
     """The daemons in their namespaces; each can be killed and restarted."""
 
     def __init__(self, net: Net, tmp: Path, seeds: list[str], dns: str) -> None:
-        self.net, self.tmp, self.seeds, self.dns = net, tmp, seeds, dns
-        (tmp / "secret").write_text(SECRET + "\n")
-        self.procs: dict[str, Proc] = {}
-        self.starts: dict[str, int] = {}
-        for role in STORES:
-            self.start(role)
-        for role in STORES:
-            self.procs[role].wait_for_line(role, r"listening on")
-        for role in URLSERVERS:
-            self.start(role)
-        for role in URLSERVERS:
-            self.procs[role].wait_for_line(role, r"listening on")
-        for role in SPIDERS:
-            self.start(role)
+        super().__init__(net, tmp, stores=STORES, urlservers=URLSERVERS, spiders=SPIDERS, secret=SECRET,
+                         seeds=seeds, dns=dns)
 
-    def _args(self, role: str) -> list[str]:
-        secret = ["--secret-file", str(self.tmp / "secret")]
-        if role in STORES:
-            return ["-m", "wreck.storeserver.cli", "--data", str(self.tmp / role),
-                    "--listen", f"{STORES[role]}:{STORE_PORT}", *secret]
-        if role in URLSERVERS:
-            stores = [a for address in STORES.values() for a in ("--store", f"{address}:{STORE_PORT}")]
-            peers = ",".join(f"{a}:{URL_PORT}" for a in URLSERVERS.values())
-            return ["-m", "wreck.urlserver.cli", *self.seeds, "--data", str(self.tmp / role), *stores,
-                    "--listen", f"{URLSERVERS[role]}:{URL_PORT}", "--http", f"{URLSERVERS[role]}:{HTTP_PORT}",
-                    *secret, "--partitions", "2", "--partition", role[-1], "--peers", peers, "--crawl-id", CRAWL_ID,
-                    "--hosts", str(self.tmp / "hosts"), "--dns", self.dns, "--allow-net", SUBNET,
-                    "--delay", str(DELAY), "--ip-delay", str(IP_DELAY), "--ip-concurrency", "1",
-                    "--timeout-req", str(TIMEOUT_REQ), "--scope", "any", "--robots-retry", "0.2",
-                    "--retry-delay", "0.2", "--max-retries", "2", "-v"]  # fmt: skip
+    def urlserver_args(self, role: str) -> list[str]:
+        peers = ",".join(f"{a}:{URL_PORT}" for a in URLSERVERS.values())
+        return ["--http", f"{URLSERVERS[role]}:{HTTP_PORT}", "--partitions", "2", "--partition", role[-1],
+                "--peers", peers, "--crawl-id", CRAWL_ID, "--allow-net", SUBNET, "--delay", str(DELAY),
+                "--ip-delay", str(IP_DELAY), "--ip-concurrency", "1", "--timeout-req", str(TIMEOUT_REQ),
+                "--scope", "any", "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2",
+                "-v"]  # fmt: skip
+
+    def connects_to(self, role: str) -> str:
         # each box is given one partition; it learns the other from the handshake (SET partitions)
-        url = list(URLSERVERS.values())[int(role[-1]) % len(URLSERVERS)]
-        return ["-m", "wreck.spider.cli", "--connect", f"{url}:{URL_PORT}", "--procs", "1", "--concurrency", "20",
-                "--name", role, *secret]
-
-    def start(self, role: str) -> Proc:
-        n = self.starts.get(role, 0)
-        self.starts[role] = n + 1
-        self.procs[role] = self.net.start(role, self._args(role), self.tmp / f"{role}-{n}.log")
-        return self.procs[role]
-
-    def kill(self, role: str) -> None:
-        proc = self.procs[role]
-        proc.signal(signal.SIGKILL)
-        proc.wait(START_TIMEOUT)
+        return list(URLSERVERS.values())[int(role[-1]) % len(URLSERVERS)]
 
     def looks(self) -> list[dict | None]:
         """Every partition's /status (None: it did not answer, being restarted)."""
@@ -131,16 +86,9 @@ class Crawl:
                 out.append(None)
         return out
 
-    def logs(self) -> str:
-        return "\n".join(f"--- {role}\n{p.out()[-2000:]}{p.err()[-3000:]}" for role, p in self.procs.items())
-
-
-def _web_ips(spec: SiteSpec) -> list[str]:
-    return sorted({spec.host_ip(i) for i in range(spec.hosts)}, key=lambda a: tuple(map(int, a.split("."))))
-
 
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
-    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": _web_ips(spec)}
+    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
     with built_net(nodes) as net:
         web = net.start("web", [
             "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
@@ -169,50 +117,13 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
                 next_kill = time.monotonic() + KILL_EVERY
             time.sleep(LOOK_S)
         logs = crawl.logs()
-        for role in [*SPIDERS, *URLSERVERS]:
-            crawl.procs[role].stop()
-        web.stop()
-        for role in STORES:  # the stores commit what they hold, then exit
-            crawl.procs[role].stop()
-        shards = []
-        for role in STORES:
-            reader = open_store(tmp / role)
-            try:
-                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False)})
-            finally:
-                reader.close()
-        return Outcome(ended, shards, compute_truth(site, seeds, scope="any"), read_jsonl(tmp / "web.jsonl"),
-                       killed, logs)
-
-
-def _pages(shards: list[dict[int, str]]) -> list[str]:
-    return [url for docs in shards for url in docs.values() if not urlsplit(url).path.startswith("/robots")]
-
-
-def _figures(o: Outcome) -> dict[str, int]:
-    """What issue 19 asks the chaos run to report."""
-    pages = _pages(o.shards)
-    host_gaps = [g for gaps in gaps_by_host(o.records, clock="wall_time").values() for g in gaps]
-    ip_gaps = [g for gaps in gaps_by_ip(o.records, clock="wall_time").values() for g in gaps]
-    return {
-        "components_killed": sum(o.killed.values()),
-        "documents_lost": len(set(o.truth.fetched) - set(pages)),
-        "stored_twice": len(pages) - len(set(pages)),
-        "wrong_shard": sum(1 for i, docs in enumerate(o.shards) for d in docs if d % len(o.shards) != i),
-        "politeness_violations": sum(g < DELAY - CLOCK_RESOLUTION for g in host_gaps)
-        + sum(g < IP_DELAY - CLOCK_RESOLUTION for g in ip_gaps),
-    }
+        stop_all(crawl.procs, web, first=[*SPIDERS, *URLSERVERS], stores=list(STORES))
+        return Outcome(ended, read_shards(tmp, list(STORES)), compute_truth(site, seeds, scope="any"),
+                       read_jsonl(tmp / "web.jsonl"), killed, logs)
 
 
 def _check(o: Outcome) -> dict[str, int]:
-    assert o.ended, o.logs
-    figures = _figures(o)
-    assert set(_pages(o.shards)) == set(o.truth.fetched)  # nothing more than the reachable allowed set
-    assert all(o.shards), "every shard holds documents"
-    assert {r.client_ip for r in o.records} <= set(SPIDERS.values())
-    assert {k: v for k, v in figures.items() if k != "components_killed"} == {
-        "documents_lost": 0, "stored_twice": 0, "wrong_shard": 0, "politeness_violations": 0}
-    return figures
+    return check(o, spiders=set(SPIDERS.values()), delay=DELAY, ip_delay=IP_DELAY)
 
 
 def _shared_across_partitions(spec: SiteSpec) -> int:
@@ -226,7 +137,7 @@ def test_two_partitions_three_shards_and_three_spider_boxes_across_namespaces(tm
     o = _run(tmp_path, SPEC, chaos=False)
     _check(o)
     assert {r.client_ip for r in o.records} == set(SPIDERS.values())  # every box worked, from its own address
-    partitions = {partition_of(urlsplit(u).hostname, 2) for u in _pages(o.shards)}
+    partitions = {partition_of(urlsplit(u).hostname, 2) for u in pages(o.shards)}
     assert partitions == {0, 1}  # both partitions' hosts were crawled
 
 

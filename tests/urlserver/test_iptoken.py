@@ -47,6 +47,17 @@ class Net:
                     self.parts[dst].received(src, parse_token(line.rstrip(b"\n")), now)
 
 
+def granted_to_1_then_wanted_by_2():
+    """Partition 1 holds the token of an address partition 0 owns (unused); partition 2 asks for it."""
+    net = Net()
+    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
+    a.may_start(ip, 100.0)
+    net.deliver(100.0)
+    b.may_start(ip, 100.0)
+    net.deliver(100.0)
+    return net, a, b, ip
+
+
 def test_an_address_used_by_one_partition_costs_one_round_trip_ever():
     net = Net()
     a, ip = net.parts[1], ip_owned_by(0)
@@ -94,12 +105,7 @@ def test_a_recall_waits_for_transfers_in_flight_and_the_next_holder_starts_after
 
 
 def test_a_grant_recalled_before_it_was_used_is_good_for_one_turn_then_goes_to_the_next():
-    net = Net()
-    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
-    a.may_start(ip, 100.0)
-    net.deliver(100.0)
-    b.may_start(ip, 100.0)
-    net.deliver(100.0)
+    net, a, b, ip = granted_to_1_then_wanted_by_2()
     assert a.holding(ip) is Holding.RECALLED  # recalled before partition 1 handed anything out
     assert a.may_start(ip, 100.1) is None  # its one turn
     a.started(ip, 100.1)
@@ -116,12 +122,7 @@ def test_a_grant_recalled_before_it_was_used_is_good_for_one_turn_then_goes_to_t
 
 
 def test_an_unused_recalled_grant_goes_back_when_its_turn_is_over():
-    net = Net()
-    a, b, ip = net.parts[1], net.parts[2], ip_owned_by(0)
-    a.may_start(ip, 100.0)
-    net.deliver(100.0)
-    b.may_start(ip, 100.0)
-    net.deliver(100.0)
+    net, a, b, ip = granted_to_1_then_wanted_by_2()
     assert a.next_deadline() == 100.0 + GRANT_TURN_S
     a.tick(100.0 + GRANT_TURN_S - 0.1)
     assert net.deliver(101.9) == []
