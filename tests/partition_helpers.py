@@ -16,11 +16,12 @@ from pathlib import Path
 
 import lmdb
 
-from tests.e2e_helpers import CRAWL_TIMEOUT, _free_port
+from tests.e2e_helpers import CRAWL_TIMEOUT
 from tests.web import RunningWeb
 from wreck.local.children import Child
 from wreck.local.ending import EndWatch
-from wreck.urlserver.db import U64, Db, UrlRecord
+from wreck.local.run import free_ports
+from wreck.urlserver.db import U64, Db
 
 CRAWL_ID = "0123456789abcdef0123456789abcdef"
 LOOK_S = 0.2  # between two looks at the partitions' /status while waiting for the end
@@ -35,8 +36,9 @@ class PartitionedCrawl:
         self.tmp, self.seeds, self.args, self.count = tmp, seeds, args, partitions
         dns_ip, dns_port = web.dns_address
         self.dns = f"{dns_ip}:{dns_port}"
-        self.addresses = [f"127.0.0.1:{_free_port()}" for _ in range(partitions)]
-        self.http = [f"127.0.0.1:{_free_port()}" for _ in range(partitions)]
+        ports = free_ports(2 * partitions)
+        self.addresses = [f"127.0.0.1:{port}" for port in ports[:partitions]]
+        self.http = [f"127.0.0.1:{port}" for port in ports[partitions:]]
         self.children: list[Child] = []
         self.store = self._child("storeserver", "wreck.storeserver.cli",
                                  ["--data", str(tmp / "store"), "--listen", "127.0.0.1:0"])
@@ -64,6 +66,7 @@ class PartitionedCrawl:
             "--crawl-id", CRAWL_ID,
         ])  # fmt: skip
         child.read_line("urlserver listening on ")
+        child.read_line("urlserver status on ")  # its /status answers from here on
         child.drain()
         return child
 
@@ -100,17 +103,6 @@ class PartitionedCrawl:
 
     def logs(self) -> str:
         return "\n".join(f"--- {c.name}\n{c.tail()}" for c in self.children)
-
-
-def url_table(frontier: Path) -> dict[str, UrlRecord]:
-    """Every URL a partition knows, as last committed."""
-    env = lmdb.open(str(frontier), readonly=True, max_dbs=len(Db.NAMES), lock=True, create=False)
-    try:
-        with env.begin() as txn:
-            urls = env.open_db(b"urls", txn=txn, create=False)
-            return {rec.url: rec for rec in map(UrlRecord.unpack, txn.cursor(db=urls).iternext(keys=False))}
-    finally:
-        env.close()
 
 
 def peer_counters(frontier: Path) -> dict[str, int]:

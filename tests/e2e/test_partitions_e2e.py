@@ -13,8 +13,8 @@ import subprocess
 import sys
 import time
 
-from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES, stored_urls
-from tests.partition_helpers import PartitionedCrawl, peer_counters, url_table
+from tests.e2e_helpers import CRAWL_TIMEOUT, FAST_RETRIES, crawl_to_the_end, stored_urls, url_states
+from tests.partition_helpers import PartitionedCrawl, peer_counters
 from tests.shard_helpers import is_page, shard_docs
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from wreck.urlserver.partition import partition_of
@@ -31,7 +31,7 @@ def _check(crawl: PartitionedCrawl, truth) -> None:
     stored = [u for u in stored_urls(crawl.tmp) if "/robots" not in u]
     assert len(stored) == len(set(stored)), "a page stored twice"
     assert set(stored) == set(truth.fetched)
-    tables = [url_table(crawl.frontier(i)) for i in range(crawl.count)]
+    tables = [url_states(crawl.frontier(i)) for i in range(crawl.count)]
     for i, table in enumerate(tables):
         for url, rec in table.items():
             if STATE_NAME[rec.state] != "FILTERED":
@@ -59,8 +59,12 @@ def test_two_partitions_store_what_one_urlserver_stores_each_url_in_its_owner(tm
             looks = crawl.wait_done()
         finally:
             crawl.stop()
+        (tmp_path / "one").mkdir()
+        crawl_to_the_end(tmp_path / "one", web, seeds, [*BASE, "--delay", "0.02"])  # one urlserver, same web
         truth = compute_truth(web.site, seeds, scope="any")
     _check(crawl, truth)
+    assert set(u for u in stored_urls(tmp_path) if "/robots" not in u) == set(
+        u for u in stored_urls(tmp_path / "one") if "/robots" not in u)
     assert [s["partition"]["index"] for s in looks] == [0, 1]
     assert all(s["partition"]["links_applied"] for s in looks)  # links went both ways
     assert all(s["counters"]["handouts"] for s in looks)  # the one spider fetched for both
@@ -104,7 +108,7 @@ def test_wreck_crawl_runs_two_partitions_and_a_resume_keeps_their_count(tmp_path
     assert "Crawl finished" in run.stdout
     stored = [u for u in shard_docs(data).values() if is_page(u)]
     assert len(stored) == len(set(stored)) and set(stored) == set(truth.fetched)
-    tables = [url_table(data / name) for name in ("frontier", "frontier1")]
+    tables = [url_states(data / name) for name in ("frontier", "frontier1")]
     assert all(any(STATE_NAME[r.state] == "FETCHED" for r in t.values()) for t in tables)
     again = subprocess.run([*command, "--partitions", "3"], capture_output=True, text=True, timeout=60)
     assert again.returncode == 2 and len(again.stderr.strip().splitlines()) == 1

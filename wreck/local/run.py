@@ -170,7 +170,7 @@ def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_ht
     count = len(where.frontiers)
     extra: list[list[str]] = [[] for _ in range(count)]
     if count > 1:
-        listen = [f"127.0.0.1:{_free_port()}" for _ in range(count)]
+        listen = [f"127.0.0.1:{port}" for port in free_ports(count)]
         crawl_id = _crawl_id(where)
         for i in range(count):
             extra[i] = ["--listen", listen[i], "--partitions", str(count), "--partition", str(i),
@@ -192,13 +192,19 @@ def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_ht
     return started, status_urls
 
 
-def _free_port() -> int:
-    """A loopback port free now, for a partition every other one is told of
-    before it starts (the OS picks; a race with another program is possible
-    and ends that partition's start with a clear error)."""
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports free now, for partitions each told
+    the others' before they start: all held open at once while the OS picks,
+    so no two are the same (a race with another program remains possible and
+    ends that partition's start with a clear error)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def _crawl_id(where: Layout) -> str:
