@@ -237,9 +237,9 @@ def status_flood(tmp: Path, dns: str) -> list[Row]:
 
 
 def _worker(spider_pid: int) -> int | None:
-    """The spider's worker process (spawned by its supervisor)."""
+    """The spider's worker process (forked by its supervisor)."""
     for pid in descendants(spider_pid):
-        if pid != spider_pid and "spawn_main" in cmdline(pid):
+        if pid != spider_pid and "resource_tracker" not in cmdline(pid):
             return pid
     return None
 

@@ -229,7 +229,9 @@ class Profiler:
         self.out, self.at, self.duration = out, at, duration
         self.procs: list[tuple[str, subprocess.Popen, Path]] = []
         self.started = False
-        self.pyspy = SCRAPY_VENV / "bin" / "py-spy"
+        # Scrapy's venv installs it; a py-spy beside this Python does as well.
+        self.pyspy = next((p for p in (SCRAPY_VENV / "bin" / "py-spy", BIN / "py-spy") if p.exists()),
+                          SCRAPY_VENV / "bin" / "py-spy")
 
     def tick(self, elapsed: float, sampler: TreeSampler) -> None:
         if self.started or elapsed < self.at or not self.pyspy.exists():
@@ -298,6 +300,9 @@ def main() -> int:
     parser.add_argument("--procs", type=int, default=os.cpu_count() or 1, help="WRECK spider workers")
     parser.add_argument("--concurrency", type=int, default=200, help="transfers per WRECK spider worker")
     parser.add_argument("--host-concurrency", type=int, default=8)
+    parser.add_argument("--tag", default="", help="a suffix for the results' file name")
+    parser.add_argument("--port", type=int, default=18080,
+                        help="nginx's port on every web address (another bench running at once needs another)")
     parser.add_argument("--nginx-workers", default="1", help="1 leaves a core to the crawler (default)")
     parser.add_argument("--work", type=Path, default=Path("/tmp/wreck-bench"), help="web cache and crawl dirs")
     parser.add_argument("--only", default="ceiling,wreck,scrapy", help="phases to run, comma-separated")
@@ -309,13 +314,15 @@ def main() -> int:
     opts = parser.parse_args()
     phases = set(opts.only.split(","))
     total_conc = opts.procs * opts.concurrency
-    port = 18080
+    port = opts.port
     web = webgen.Web(opts.work / f"web-{opts.hosts}x{opts.pages}", hosts=opts.hosts, pages=opts.pages, port=port)
     run = opts.work / f"run-{os.getpid()}"
     shutil.rmtree(run, ignore_errors=True)
     run.mkdir(parents=True)
     nginx = ensure_nginx()
-    py_scrapy = ensure_scrapy_venv()
+    # Scrapy's venv also holds py-spy: made only when one of them is wanted.
+    py_scrapy = (ensure_scrapy_venv() if "scrapy" in phases or not (opts.no_profile or (BIN / "py-spy").exists())
+                 else None)
     t0 = time.time()
     summary = webgen.generate(web)
     log(f"web: {summary} ({time.time() - t0:.1f}s, under {web.root})")
@@ -430,10 +437,12 @@ def main() -> int:
     RESULTS.mkdir(exist_ok=True)
     scale = "" if (opts.hosts, opts.pages) == (1000, 100_000) else f"-{opts.hosts}x{opts.pages}"
     scale += "".join("-" + a.lstrip("-") for a in opts.wreck_args.split())
+    scale += f"-{opts.tag}" if opts.tag else ""
     stem = RESULTS / f"{results['date']}-crawl{scale}"
     stem.with_suffix(".json").write_text(json.dumps(results, indent=1) + "\n")
-    subprocess.run([str(py_scrapy), str(HERE / "plot.py"), str(stem.with_suffix(".json")),
-                    str(stem.with_suffix(".png"))], check=False)  # fmt: skip
+    if py_scrapy is not None:  # its venv has matplotlib
+        subprocess.run([str(py_scrapy), str(HERE / "plot.py"), str(stem.with_suffix(".json")),
+                        str(stem.with_suffix(".png"))], check=False)  # fmt: skip
     for name in ("ceiling", "wreck", "scrapy"):
         if name in results:
             r = results[name]

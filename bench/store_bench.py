@@ -4,7 +4,10 @@
 # data directory; 4 concurrent senders, each a thread with its own TCP
 # connection, stream realistic 20-60 KB HTML responses (tests/web/corpus.py)
 # keeping a window of records in flight, as spiders do. Measured from the
-# first byte sent to the last ack: documents/s and MB/s of document data.
+# first byte sent to the last ack: documents/s and MB/s of document data,
+# and the CPU-ms per document of the store and of the senders. Run twice:
+# over loopback TCP, and over the store's Unix-domain socket (--unix,
+# docs/protocol.txt 6.6), as a spider on the store's machine sends.
 #
 # Compression: on documents the dictionary never saw, per document:
 # zstd with the dictionary trained from the first documents (as the store
@@ -63,8 +66,12 @@ def start_server(data: Path, *extra: str) -> tuple[subprocess.Popen, int]:
 
 
 def sender(port: int, records: list[Record], out: dict) -> None:
-    sock = socket.create_connection(("127.0.0.1", port))
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    if out["unix"]:
+        sock = socket.socket(socket.AF_UNIX)
+        sock.connect(out["unix"])
+    else:
+        sock = socket.create_connection(("127.0.0.1", port))
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     conn = StoreConnection(Role.CLIENT, secret=b"", nonce=os.urandom(32), name="bench")
 
     def next_event():
@@ -90,11 +97,12 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     sock.close()
 
 
-def start_senders(port: int, records: list[Record]) -> tuple[list[threading.Thread], threading.Event]:
+def start_senders(port: int, records: list[Record], unix: str = "") -> tuple[list[threading.Thread], threading.Event]:
     """SENDERS threads, each with its share of `records`, handshaken and
-    encoded; they start sending when the returned event is set."""
+    encoded (over the Unix socket `unix` if given); they start sending when
+    the returned event is set."""
     ready, prepared = threading.Event(), threading.Semaphore(0)
-    shared = {"ready": ready, "prepared": prepared}
+    shared = {"ready": ready, "prepared": prepared, "unix": unix}
     threads = [threading.Thread(target=sender, args=(port, records[k::SENDERS], shared)) for k in range(SENDERS)]
     for t in threads:
         t.start()
@@ -109,12 +117,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def ingest(corpus: list[bytes], urls: list[str]) -> dict:
+def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False) -> dict:
     data = Path(tempfile.mkdtemp(prefix="wreck-store-bench-", dir=os.environ.get("BENCH_DIR")))
-    proc, port = start_server(data)
+    path = str(data / "store.sock") if unix else ""
+    proc, port = start_server(data, *(["--unix", path] if unix else []))
     try:
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
-        threads, ready = start_senders(port, records)
+        threads, ready = start_senders(port, records, path)
         server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
         t0 = time.perf_counter()
         ready.set()
@@ -133,12 +142,14 @@ def ingest(corpus: list[bytes], urls: list[str]) -> dict:
         store.close()
         raw = sum(map(len, corpus))
         return {
-            "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
+            "transport": "unix" if unix else "tcp", "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
             "docs_per_s": round(len(corpus) / elapsed), "mb_per_s": round(raw / elapsed / 1e6, 1),
             "mean_doc_kb": round(raw / len(corpus) / 1024, 1),
             "store_ratio_overall": round(info["raw_bytes"] / info["stored_bytes"], 2),
             "dict_id": info.get("dict_id", 0), "fsync": True,
             "server_cpu_s": round(server_cpu, 2), "senders_cpu_s": round(bench_cpu, 2),
+            "server_cpu_ms_per_doc": round(server_cpu * 1000 / len(corpus), 3),
+            "senders_cpu_ms_per_doc": round(bench_cpu * 1000 / len(corpus), 3),
         }  # fmt: skip
     finally:
         if proc.poll() is None:
@@ -193,6 +204,7 @@ def main() -> None:
     result = {
         "date": datetime.date.today().isoformat(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "ingest": ingest(docs, urls),
+        "ingest_unix": ingest(docs, urls, unix=True),
         "compression_synthetic": {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)},
     }  # fmt: skip
     for directory in args.html_dir:

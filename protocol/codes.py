@@ -40,6 +40,7 @@ class Specific(enum.IntEnum):
     DECODE_ERROR = 17  # corrupt Content-Encoding
     TOO_MANY_REDIRECTS = 18  # a redirect chain longer than allowed
     INTERNAL = 19  # a bug in the spider, caught and reported
+    DNS_FAILED = 20  # the host name did not resolve (a record-only transaction, nofetch=dns)
 
 
 class ErrorCode(enum.IntEnum):

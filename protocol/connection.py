@@ -23,7 +23,7 @@ class Connection:
     _auth_role = "spider"  # the role a client of this class gives in AUTH (3.1)
 
     def __init__(self, role: Role, *, service: str, secret: bytes, nonce: bytes, name: str = "spider",
-                 crawl_id: str = "") -> None:
+                 crawl_id: str = "", caps: tuple[str, ...] = ()) -> None:
         if len(nonce) != handshake.NONCE_BYTES:
             raise LocalProtocolError(f"nonce must be {handshake.NONCE_BYTES} random bytes")
         if crawl_id and not handshake.is_crawl_id(crawl_id):
@@ -34,6 +34,12 @@ class Connection:
         self.state = State.GREETING
         self.name = name  # the client's name (ours, or the peer's once known)
         self.crawl_id = crawl_id  # the client's crawl id, sent in AUTH (ours, or the peer's once known; 6.1)
+        if caps and (problem := handshake.caps_problem(caps)) is not None:
+            raise LocalProtocolError(f"caps {caps!r} cannot be sent: it {problem}")
+        self._our_caps = caps  # sent in AUTH by a client (3.1)
+        # The client's capabilities (ours, or the peer's once its AUTH is
+        # proven): what the urlserver may send this spider (3.1, 5.3).
+        self.caps: frozenset[str] = frozenset(caps)
         self.settings: dict[str, str] = {}
         self.auth_role = self._auth_role if role is Role.CLIENT else ""  # the role in AUTH (ours, or the peer's once known)
         self._secret = secret
@@ -169,6 +175,7 @@ class Connection:
             self.name = event.name
             self.crawl_id = event.crawl
             self.auth_role = event.role
+            self.caps = frozenset(event.caps)
         elif isinstance(event, Ready):
             self.opened = True  # the peer is OPEN now, whatever we decide
             if not handshake.proofs_match(self._proof("server"), event.mac):
@@ -193,7 +200,8 @@ class Connection:
 
     def authenticate(self) -> bytes:
         """Client: answer the greeting with our proof of the secret."""
-        return self.send(Auth(self._auth_role, self.name, self._our_nonce, self._proof("client"), crawl=self.crawl_id))
+        return self.send(Auth(self._auth_role, self.name, self._our_nonce, self._proof("client"), crawl=self.crawl_id,
+                              caps=self._our_caps))
 
     def welcome(self, settings: dict[str, str]) -> bytes:
         """Server: prove the secret, announce settings, open the connection."""

@@ -22,7 +22,7 @@ from .codes import ErrorCode, Role, Specific, Status
 from .connection import Connection
 from .errors import LocalProtocolError, RemoteProtocolError, shown
 from .events import NEED_DATA, Assignment, Auth, Bye, Cancel, Done, Error, Get, Idle, Working
-from .handshake import decode_text, encode_error, parse_error
+from .handshake import CAP_AFTER, CAP_RECORD, decode_text, encode_error, parse_error
 from .peer import PeerCodec
 from .state import CONTROL_TABLE, PEER_TABLE
 
@@ -30,6 +30,13 @@ _STATUS = {s.value.encode(): s for s in Status}
 _SPECIFIC = {s.name.encode(): s for s in Specific}
 _BYE_REASON_MAX = 32
 _DONE_KEYS = frozenset(("new", "retry", "reason", "body"))
+# Assignment keys a spider MUST honour, so sent only to one that announced
+# the capability in its AUTH (docs/protocol.txt 3.1, 5.3): an older spider
+# would ignore them (fetch a chain at once, connect where it must not).
+GATED_KEYS = {"after": CAP_AFTER, "nofetch": CAP_RECORD}
+# HOST_IP of a record-only assignment (nofetch=, 5.3): "this host" of RFC
+# 1122 3.2.1.3, never a destination, which every spider refuses besides.
+NO_ADDRESS = "0.0.0.0"
 
 
 class ControlConnection(Connection):
@@ -37,8 +44,9 @@ class ControlConnection(Connection):
 
     _table = CONTROL_TABLE
 
-    def __init__(self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider") -> None:
-        super().__init__(role, service="urlserver", secret=secret, nonce=nonce, name=name)
+    def __init__(self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider",
+                 caps: tuple[str, ...] = ()) -> None:
+        super().__init__(role, service="urlserver", secret=secret, nonce=nonce, name=name, caps=caps)
         self.credit = 0  # assignments the server may still send
         self._done_header: Done | None = None  # DONE line read, links pending
         self._links_count = 0
@@ -123,6 +131,10 @@ class ControlConnection(Connection):
         if kind is Assignment:
             if self.credit <= 0:
                 raise LocalProtocolError("no credit: the spider has not asked for more URLs")
+            if event.extra:
+                for key in GATED_KEYS.keys() & event.extra.keys():
+                    if GATED_KEYS[key] not in self.caps:
+                        raise LocalProtocolError(f"{key}= needs a spider that announced caps={GATED_KEYS[key]}")
             data = _encode_assignment(event)
             self.credit -= 1
             return data

@@ -26,7 +26,8 @@ class Hello(_Event):
 
 class Auth(_Event):
     """Client's proof of the shared secret over both nonces; to a store, also
-    the crawl id the spider works for ("" when it knows none, 6.1)."""
+    the crawl id the spider works for ("" when it knows none, 6.1); to the
+    urlserver, the capabilities the spider has (caps=, 3.1), in sent order."""
 
     role: str
     name: str
@@ -34,6 +35,7 @@ class Auth(_Event):
     mac: str
     version: int = 1
     crawl: str = ""
+    caps: tuple[str, ...] = ()
 
 
 class Ready(_Event):
@@ -132,6 +134,12 @@ class Record(_Event):
     ip: str = ""  # the address connected to
     truncated: str = ""  # "length" or "time" when the body was cut
     outlinks: tuple[str, ...] = ()  # the links found in the document
+    # A record-only transaction (the assignment's nofetch=, 5.3): why nothing
+    # was fetched, as the urlserver said, and the addresses it refused.
+    nofetch: str = ""
+    refused: tuple[str, ...] = ()
+    via: str = ""  # the URL this one was first found on (the assignment's via=, 5.3)
+    hops: str = ""  # its hop path from the seed, "-" for a seed (the assignment's hops=)
 
 
 class Ack(_Event):

@@ -1,7 +1,7 @@
 # The handshake both protocols open with, as pure functions on lines.
 #
 #   server: WRECK/1 HELLO <service> <server-nonce>
-#   client: WRECK/1 AUTH <role> <name> <client-nonce> <client-mac> [crawl=<id>]
+#   client: WRECK/1 AUTH <role> <name> <client-nonce> <client-mac> [crawl=<id>] [caps=<a,b>]
 #   server: WELCOME <server-mac> / SET <key> <value> ... / READY
 #
 # Each MAC is HMAC-SHA256 over both nonces with the shared secret (the empty
@@ -10,6 +10,9 @@
 # direction word keeps a client's proof from being reflected as a server's.
 # The optional crawl= field tells a store which crawl the spider works for
 # (docs/protocol.txt 6.1): a store holds one crawl and refuses another's.
+# The optional caps= field lists what the spider can do beyond the base
+# protocol (3.1), so the urlserver sends a key such as after= only to a
+# spider that announced it; names it does not know are kept and ignored.
 """Handshake line codecs and the challenge-response proofs."""
 
 from __future__ import annotations
@@ -38,6 +41,11 @@ CRAWL_ID_BYTES = 16
 _CRAWL_ID = re.compile(r"[0-9a-f]{%d}" % (2 * CRAWL_ID_BYTES))
 CRAWL_FIELD = "crawl="
 _NAME = re.compile(r"[A-Za-z0-9._:@-]{1,%d}" % limits.MAX_NAME_LEN)
+CAPS_FIELD = "caps="
+_CAP = re.compile(r"[a-z][a-z0-9_]{0,15}")  # docs/protocol.txt 3.1 cap
+# The capabilities this version defines (docs/protocol.txt 3.1):
+CAP_AFTER = "after"  # honours after= on assignments (5.3)
+CAP_RECORD = "record"  # honours nofetch= on assignments (5.3)
 
 
 def proof(secret: bytes, direction: str, service: str, server_nonce: str, client_nonce: str) -> str:
@@ -140,15 +148,19 @@ def parse_auth(line: bytes) -> Auth | Error:
         return parse_error(text)
     parts = text.split(" ")
     version = _version(parts[0])
-    if len(parts) not in (6, 7) or parts[1] != "AUTH":
-        raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac> [crawl=<id>]'")
+    if not 6 <= len(parts) <= 8 or parts[1] != "AUTH":
+        raise RemoteProtocolError("expected 'WRECK/1 AUTH <role> <name> <nonce> <mac> [crawl=<id>] [caps=<names>]'")
     _, _, role, name, nonce, mac = parts[:6]
-    crawl = ""
-    if len(parts) == 7:
-        field = parts[6]
-        if not (field.startswith(CRAWL_FIELD) and is_crawl_id(crawl := field[len(CRAWL_FIELD):])):
+    crawl, caps, fields = "", (), parts[6:]
+    if fields and fields[0].startswith(CRAWL_FIELD):
+        crawl = fields.pop(0)[len(CRAWL_FIELD):]
+        if not is_crawl_id(crawl):
             raise RemoteProtocolError(f"expected crawl=<32 lowercase hex digits> after the MAC, "
-                                      f"got {shown(field, 40)}")
+                                      f"got {shown(CRAWL_FIELD + crawl, 40)}")
+    if fields and fields[0].startswith(CAPS_FIELD):
+        caps = parse_caps(fields.pop(0)[len(CAPS_FIELD):])
+    if fields:
+        raise RemoteProtocolError(f"expected crawl=<id> then caps=<names> after the MAC, got {shown(fields[0], 40)}")
     if role not in ROLES:
         raise RemoteProtocolError(f"unknown role {shown(role, 20)}")
     if not _NAME.fullmatch(name):
@@ -156,7 +168,28 @@ def parse_auth(line: bytes) -> Auth | Error:
     check_nonce(nonce)
     if not _HEX64.fullmatch(mac):
         raise RemoteProtocolError("MAC must be 64 lowercase hex digits", ErrorCode.AUTH)
-    return Auth(role, name, nonce, mac, version, crawl)
+    return Auth(role, name, nonce, mac, version, crawl, caps)
+
+
+def caps_problem(caps: tuple[str, ...]) -> str | None:
+    """Why `caps` cannot be an AUTH's caps= list (docs/protocol.txt 3.1), or None."""
+    if len(caps) > limits.MAX_CAPS:
+        return f"names more than {limits.MAX_CAPS} capabilities"
+    for cap in caps:
+        if not _CAP.fullmatch(cap):
+            return f"has {shown(cap, 20)}, not a capability name ([a-z][a-z0-9_]*, at most 16)"
+    if len(set(caps)) != len(caps):
+        return "names a capability twice"
+    return None
+
+
+def parse_caps(value: str) -> tuple[str, ...]:
+    """The names of a caps= field, in order; RemoteProtocolError if malformed."""
+    caps = tuple(value.split(",", limits.MAX_CAPS))
+    if (problem := caps_problem(caps)) is not None:
+        code = ErrorCode.LIMIT if len(caps) > limits.MAX_CAPS else ErrorCode.SYNTAX
+        raise RemoteProtocolError(f"caps= {problem}", code)
+    return caps
 
 
 def parse_setting(text: str) -> tuple[str, str]:
@@ -185,9 +218,12 @@ def encode_auth(event: Auth) -> bytes:
         raise LocalProtocolError(f"bad spider name {event.name!r}")
     if event.crawl and not is_crawl_id(event.crawl):
         raise LocalProtocolError(f"bad crawl id {event.crawl!r}")
+    if event.caps and (problem := caps_problem(event.caps)) is not None:
+        raise LocalProtocolError(f"caps {event.caps!r} cannot be sent: it {problem}")
     crawl = f" {CRAWL_FIELD}{event.crawl}" if event.crawl else ""
+    caps = f" {CAPS_FIELD}{','.join(event.caps)}" if event.caps else ""
     return (
-        f"WRECK/{VERSION} AUTH {event.role} {event.name} {event.nonce} {event.mac}{crawl}\n"
+        f"WRECK/{VERSION} AUTH {event.role} {event.name} {event.nonce} {event.mac}{crawl}{caps}\n"
     ).encode("ascii")
 
 

@@ -21,6 +21,11 @@ MAX_HOST_LEN = 253
 # A spider's self-chosen name (host-pid) for operators' displays.
 MAX_NAME_LEN = 64
 
+# Capability names a spider announces in its AUTH (caps=, docs/protocol.txt
+# 3.1): this version defines two; room for later ones, and the AUTH line
+# still fits MAX_HANDSHAKE_LINE (each name is at most 16 characters).
+MAX_CAPS = 8
+
 # Free text in ERROR lines and DONE reasons: enough for a curl message.
 MAX_REASON_LEN = 512
 

@@ -20,6 +20,7 @@ from . import textfields as f
 from .buffer import ReceiveBuffer
 from .codes import AckResult, ErrorCode, Specific, is_valid_http_enum
 from .errors import LocalProtocolError, RemoteProtocolError
+from .syntax import CONTROL as _CONTROL
 from .events import NEED_DATA, Ack, Error, Notice, Record
 
 # Section 6.2: doc_id u32, success u8, specific u8, http enum u8, flags u8,
@@ -30,7 +31,8 @@ RECORD_HEADER_EXT = struct.Struct("!IBBBBIHHII")
 EXT = 0x01
 # Section 6.3, Table 7a: one extension field is a tag u8 and a length u32.
 EXT_FIELD = struct.Struct("!BI")
-TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS = 1, 2, 3, 4
+TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS, TAG_VIA, TAG_HOPS = 1, 2, 3, 4, 5, 6
+TAG_NOFETCH, TAG_REFUSED = 7, 8  # a record-only transaction (nofetch=, 5.3)
 TRUNCATIONS = ("length", "time")
 # Section 6.4: 'A', result u8, reserved u16 (0), doc_id u32.
 ACK_FRAME = struct.Struct("!BBHI")
@@ -66,9 +68,16 @@ def encode_ext(r: Record) -> bytes:
     fields = []
     if r.truncated and r.truncated not in TRUNCATIONS:
         raise LocalProtocolError(f"record {r.doc_id}: truncated={r.truncated!r} is not one of {TRUNCATIONS}")
+    if r.hops and not f.HOPS_PATH.fullmatch(r.hops):
+        raise LocalProtocolError(f"record {r.doc_id}: hops={r.hops[:60]!r} is not a hop path")
     links = b"".join(f.check_url_out(u, "outlink") + b"\n" for u in r.outlinks)
-    for tag, value in ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
-                       (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links)):
+    via = f.check_url_out(r.via, "via") if r.via else b""
+    fields_of = ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
+                 (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links),
+                 (TAG_VIA, via), (TAG_HOPS, r.hops.encode("ascii")))
+    if r.nofetch or r.refused:
+        fields_of += _unfetched_fields(r)
+    for tag, value in fields_of:
         if value:
             fields.append(EXT_FIELD.pack(tag, len(value)))
             fields.append(value)
@@ -76,6 +85,21 @@ def encode_ext(r: Record) -> bytes:
     if len(ext) > limits.MAX_EXT_LEN:
         raise LocalProtocolError(f"record {r.doc_id}: extension fields larger than {limits.MAX_EXT_LEN}")
     return ext
+
+
+def _unfetched_fields(r: Record) -> tuple[tuple[int, bytes], ...]:
+    """NOFETCH (the urlserver's reason, UTF-8 text) and REFUSED (addresses,
+    comma-separated) of a record-only transaction (6.3)."""
+    if _CONTROL.search(r.nofetch) or len(r.nofetch) > limits.MAX_REASON_LEN:
+        raise LocalProtocolError(f"record {r.doc_id}: nofetch reason is not text of at most "
+                                 f"{limits.MAX_REASON_LEN} characters")
+    for ip in r.refused:
+        try:
+            if f.ip(ip.encode("ascii")) != ip:
+                raise RemoteProtocolError("not canonical")
+        except (UnicodeEncodeError, RemoteProtocolError):
+            raise LocalProtocolError(f"record {r.doc_id}: refused address {ip[:50]!r} is not canonical") from None
+    return ((TAG_NOFETCH, r.nofetch.encode("utf-8")), (TAG_REFUSED, ",".join(r.refused).encode("ascii")))
 
 
 def decode_record(buf: ReceiveBuffer, max_doc_len: int) -> Record | object:
@@ -146,6 +170,19 @@ def _decode_ext(doc_id: int, data: bytes) -> dict:
                 if not value.endswith(b"\n"):
                     raise RemoteProtocolError(f"record {doc_id}: outlinks do not end with LF")
                 out["outlinks"] = tuple(f.url(u, "outlink") for u in value[:-1].split(b"\n"))
+            elif tag == TAG_NOFETCH:
+                try:
+                    out["nofetch"] = value.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise RemoteProtocolError(f"record {doc_id}: nofetch reason is not UTF-8") from None
+                if _CONTROL.search(out["nofetch"]) or len(out["nofetch"]) > limits.MAX_REASON_LEN:
+                    raise RemoteProtocolError(f"record {doc_id}: nofetch reason is not text")
+            elif tag == TAG_REFUSED:
+                out["refused"] = tuple(f.ip(ip) for ip in value.split(b","))
+            elif tag == TAG_VIA:
+                out["via"] = f.url(value, "via")
+            elif tag == TAG_HOPS:
+                out["hops"] = f.hops_path(value)
         except UnicodeDecodeError:
             raise RemoteProtocolError(f"record {doc_id}: extension field {tag} is not ASCII") from None
     return out

@@ -26,6 +26,10 @@ _HOST = re.compile(rb"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\]")
 _REASON_SAFE = "".join(c for c in string.punctuation if c != "%")
 
 MAX_U32 = 2**32 - 1
+# A hop path (docs/protocol.txt 5.3 hops=, 6.3 HOPS): "-" for a seed, else
+# the count of the oldest hops dropped and "+" (a path of more than 50
+# hops), then at most 50 hop letters.
+HOPS_PATH = re.compile(r"-|(?:[1-9][0-9]{0,4}\+)?[A-Z]{1,50}")
 
 
 def uint(token: bytes, what: str, maximum: int = limits.MAX_ID) -> int:
@@ -156,3 +160,11 @@ def link_block(block: bytes, count: int) -> tuple[str, ...]:
     if max(map(len, links)) > limits.MAX_URL_LEN:
         raise RemoteProtocolError(f"an outlink is longer than {limits.MAX_URL_LEN} bytes", ErrorCode.LIMIT)
     return tuple(links)
+
+
+def hops_path(value: bytes) -> str:
+    """A hop path (5.3 hops=, 6.3 HOPS), checked against its grammar."""
+    text = value.decode("ascii", "replace")
+    if not HOPS_PATH.fullmatch(text):
+        raise RemoteProtocolError(f"bad hop path {shown(value, 60)}")
+    return text

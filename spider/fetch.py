@@ -64,6 +64,7 @@ from wreck.protocol import Specific
 from wreck.mediatype import accepts, media_type
 from wreck.protocol.settings import CrawlSettings
 
+from . import nofetch as nf
 from .allownet import AllowNet
 from .curlloop import CurlLoop
 
@@ -120,6 +121,7 @@ class Request:
     head: bool = False  # HEAD first: the URL's path suggests an unwanted type
     filter_type: bool = True  # apply accept_type (not for body= fetches: robots.txt...)
     keep_partial: bool = False  # cut at Max_Doc_Size, keep the bytes received (body= fetches)
+    nofetch: nf.NoFetch | None = None  # a record-only assignment (nofetch=): connect nowhere
 
     def headers(self) -> list[bytes]:
         out = [ACCEPT]
@@ -153,6 +155,8 @@ class FetchResult:
     request: bytes = b""  # the last request's header block as sent (for the archive)
     ip: str = ""  # the address connected to
     truncated: str = ""  # "length" or "time" when the body was cut, as WARC-Truncated says
+    nofetch: str = ""  # a record-only transaction: the urlserver's reason (spider/nofetch.py)
+    refused: tuple[str, ...] = ()  # ... and the addresses it refused
 
 
 class _Slot:
@@ -378,7 +382,11 @@ class Fetcher:
         return key in self._busy
 
     def start(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> FetchResult | None:
-        """Begin fetching; a result at once (no transfer) for a refused address or URL."""
+        """Begin fetching; a result at once (no transfer) for a refused address
+        or URL, or a record-only request (nofetch=, which connects nowhere)."""
+        if request.nofetch is not None:
+            return FetchResult(key, url, 0, aborted=nf.specific(request.nofetch), message=request.nofetch.why,
+                               nofetch=request.nofetch.why, refused=request.nofetch.refused)
         if not url.startswith(("http://", "https://")):
             return FetchResult(key, url, 0, aborted=Specific.BAD_URL, message="only http and https are fetched")
         if not self.allow.admits(ip):

@@ -54,7 +54,7 @@ CURL_ERRORS: dict[int, tuple[Status, Specific]] = {
 }
 # Our own aborts (the callback's reason) -> status.
 ABORTS: dict[Specific, Status] = {
-    Specific.TOO_BIG: E, Specific.HEADERS_TOO_BIG: F, Specific.FORBIDDEN_ADDRESS: E,
+    Specific.TOO_BIG: E, Specific.HEADERS_TOO_BIG: F, Specific.FORBIDDEN_ADDRESS: E, Specific.DNS_FAILED: E,
     # INTERNAL is retried: the urlserver's retry bound ends a URL that keeps
     # tripping a spider bug, and a transient one costs nothing.
     Specific.BAD_URL: E, Specific.INTERNAL: F, Specific.TIMEOUT: F, Specific.UNWANTED_TYPE: E,

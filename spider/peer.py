@@ -159,8 +159,10 @@ class Peer(asyncio.Protocol):
             self.closed.set_result(error)
 
 
-async def open_peer(host: str, port: int, conn: Connection, what: str) -> tuple[Peer, dict[str, str]]:
-    """Connect and handshake; (peer, server settings) or PeerError/Refused."""
+async def open_peer(host: str, port: int, conn: Connection, what: str, *,
+                    unix: str | None = None) -> tuple[Peer, dict[str, str]]:
+    """Connect and handshake; (peer, server settings) or PeerError/Refused.
+    With `unix`, over that Unix-domain socket instead of host:port."""
     loop = asyncio.get_running_loop()
     made: list[Peer] = []
 
@@ -171,7 +173,10 @@ async def open_peer(host: str, port: int, conn: Connection, what: str) -> tuple[
     try:
         try:
             async with asyncio.timeout(HANDSHAKE_TIMEOUT_S):
-                await loop.create_connection(factory, host, port)
+                if unix is not None:
+                    await loop.create_unix_connection(factory, unix)
+                else:
+                    await loop.create_connection(factory, host, port)
                 return made[0], await made[0].ready
         except BaseException:
             if made:

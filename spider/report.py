@@ -13,6 +13,7 @@ import zlib
 from typing import NamedTuple
 
 from wreck.protocol import Record, Specific, http_enum, limits
+from wreck.protocol.textfields import HOPS_PATH, is_token
 
 from . import feeds, htmlguard, outcome, outlinks, sitemaps
 from .fetch import FetchResult
@@ -62,12 +63,23 @@ def header_value(head: bytes, name: bytes) -> str | None:
     return None
 
 
-def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
+def lineage(assignment: dict[str, str]) -> dict[str, str]:
+    """The record's via and hops (docs/protocol.txt 6.3, VIA and HOPS) from
+    the assignment's via= and hops= (5.3), as sent; a value that breaks
+    their grammar is left out, not a reason to fail the fetch."""
+    via, hops = assignment.get("via", ""), assignment.get("hops", "")
+    return {"via": via if via and len(via) <= limits.MAX_URL_LEN and is_token(via.encode("ascii", "replace"))
+            and via.isascii() else "", "hops": hops if HOPS_PATH.fullmatch(hops) else ""}
+
+
+def report(result: FetchResult, doc_id: int, kind: str | None = None,
+           assignment: dict[str, str] | None = None) -> Report:
     """Outcome, outlinks and store record of one transfer.
 
     `kind` is the assignment's kind= ("feed", "sitemap" or None): a sitemap
     is parsed as one; a feed, or any non-HTML response whose body is one, is
-    parsed as a feed (spider/feeds.py).
+    parsed as a feed (spider/feeds.py). `assignment` is its extension
+    fields: the record keeps their via= and hops= (lineage()).
     """
     code = result.http_code
     page_links = outlinks.NO_LINKS
@@ -108,6 +120,8 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None) -> Report:
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document, request=result.request, ip=result.ip,
         truncated=result.truncated, outlinks=page_links.outlinks if got.success else (),
+        nofetch=result.nofetch, refused=result.refused,
+        **(lineage(assignment) if assignment else {}),
     )  # fmt: skip
     # validators and digest for recrawls of pages (feeds and sitemaps have feedsum=,
     # listed=); head=no matters on failures too

@@ -43,7 +43,7 @@ from wreck.protocol import (
 from wreck.protocol.settings import CrawlSettings
 from wreck.protocol.textfields import decode_reason
 
-from . import htmlguard
+from . import htmlguard, nofetch
 from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
 from .peer import Peer
 from .report import Report, report
@@ -241,13 +241,13 @@ class UrlSession:
         a = txn.assignment
         if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
             try:
-                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"))
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"), a.extra)
             except RuntimeError:  # the session is ending: the urlserver requeues it
                 return
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"))
+            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)
@@ -365,7 +365,8 @@ def _request(extra: dict[str, str]) -> Request:
         etag = modified = None
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
-                   filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra)
+                   filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra,
+                   nofetch=nofetch.parse(extra))
 
 
 def _after(extra: dict[str, str]) -> int | None:

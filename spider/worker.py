@@ -21,7 +21,7 @@ import signal
 import uvloop
 
 from wreck.protocol import ControlConnection, ProtocolError, Role
-from wreck.protocol.handshake import NONCE_BYTES
+from wreck.protocol.handshake import CAP_AFTER, CAP_RECORD, NONCE_BYTES
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .peer import Backoff, PeerError, Refused, open_peer
@@ -33,6 +33,9 @@ LOG = logging.getLogger(__name__)
 
 EXIT_OK = 0
 EXIT_REFUSED = 2  # the urlserver or a store refused us for good: do not restart
+# What this spider announces in its AUTH to the urlserver (docs/protocol.txt
+# 3.1): it honours after= (urlclient.py) and nofetch= (nofetch.py).
+CAPS = (CAP_AFTER, CAP_RECORD)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,7 +85,7 @@ class Worker:
         quiet = False
         while not self.stopping.is_set():
             conn = ControlConnection(Role.CLIENT, secret=self.options.secret,
-                                     nonce=os.urandom(NONCE_BYTES), name=self.options.name)
+                                     nonce=os.urandom(NONCE_BYTES), name=self.options.name, caps=CAPS)
             try:
                 peer, wire = await open_peer(host, port, conn, what)
                 settings = CrawlSettings.from_wire(wire)

@@ -37,7 +37,7 @@ from wreck.plugins import DOCUMENT, Plugins
 from . import layout as L
 from . import settings as S
 from .compress import Compressor
-from .dedup import content_type, fingerprint_record
+from .dedup import content_type, fingerprint_records
 from .store import Prepared, WriteStore
 
 log = logging.getLogger("storeserver")
@@ -53,16 +53,16 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    ext = len(r.request) + sum(len(u) for u in r.outlinks) if r.outlinks or r.request else 0  # 6.3's fields
+    ext = len(r.request) + sum(len(u) for u in r.outlinks) + len(r.via)  # 6.3's fields
     return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
 
 
 def fetch_value(r: Record) -> bytes | None:
     """The `fetch` database's value for `r` (docs/storage.txt), None if the
     spider kept nothing (a spider older than the extension fields)."""
-    if not (r.request or r.ip or r.truncated or r.outlinks):
+    if not (r.request or r.ip or r.truncated or r.outlinks or r.nofetch or r.refused or r.via or r.hops):
         return None
-    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks))
+    return L.encode_fetch(L.FetchInfo(r.request, r.ip, r.truncated, r.outlinks, r.nofetch, r.refused, r.via, r.hops))
 
 
 class Committer:
@@ -184,17 +184,23 @@ class Committer:
         prepared = []
         heads = [L.head_length(r.document) for r, _ in batch]
         # Fingerprints are computed on a pool while zstd compresses the batch
-        # in its own threads: lexbor, numpy and zstd release the GIL.
-        fps = ([self._pool.submit(fingerprint_record, r.url, r.http, r.document, h, near=self.near_dups) for (r, _), h in zip(batch, heads)]
-               if self.dedup else None)
+        # in its own threads: hashlib, lexbor, numpy and zstd release the GIL.
+        # One task per thread's slice of the batch, not per page: a future
+        # and its hand-offs cost about what a page's SHA-256 does.
+        if self.dedup:
+            items = [(r.url, r.http, r.document, h) for (r, _), h in zip(batch, heads)]
+            step = -(-len(items) // FINGERPRINT_THREADS)
+            parts = [self._pool.submit(fingerprint_records, items[k : k + step], near=self.near_dups,
+                                       store_format=self.store.format) for k in range(0, len(items), step)]
         dict_id, frames = comp.compress_many([r.document for r, _ in batch])
+        fps = [fp for part in parts for fp in part.result()] if self.dedup else None
         for i, ((r, _), payload) in enumerate(zip(batch, frames)):
             head_len = heads[i]
             value = L.encode_doc(
                 r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
                 len(r.document), head_len, now, dict_id, payload,
             )  # fmt: skip
-            fp = fps[i].result() if fps is not None else None
+            fp = fps[i] if fps is not None else None
             extra = self._document_hooks(r, head_len) if self.plugins is not None else None
             prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
                                      not_modified=r.specific == Specific.NOT_MODIFIED, fetch=fetch_value(r)))

@@ -23,7 +23,7 @@ from wreck.protocol import http_code
 
 from . import layout as L
 
-if TYPE_CHECKING:  # fingerprint.py loads numpy and lexbor: the writer's, not every reader's (wreck-crawl)
+if TYPE_CHECKING:  # fingerprint.py loads numpy and lexbor: only for near duplicates, never for readers (wreck-crawl)
     from . import fingerprint as F
 from .layout import BANDS, DEFAULT_DISTANCE, MAX_DISTANCE  # noqa: F401 (in layout: settings.py needs no numpy)
 # Entries read from one band's list before giving up on it: a list this long
@@ -43,19 +43,27 @@ def content_type(head: bytes) -> str:
 
 
 def fingerprint_record(url: str, http: int, document: bytes, head_len: int, *,
-                       near: bool = True) -> F.Fingerprint | None:
+                       near: bool = True, store_format: int = L.FORMAT_VERSION) -> L.Fingerprint | None:
     """The fingerprint of a stored response, or None if it is not a page.
     Without `near`, only the body hash (exact duplicates): the simhash's
-    parse and text are most of the cost."""
-    from . import fingerprint as F  # noqa: F811 (see the imports)
-
+    parse and text are most of the cost. The hash is the one a store of
+    `store_format` keys its bodies by (layout.body_key)."""
     code = http_code(http) or 0
     if not 200 <= code < 300 or head_len >= len(document) or url.endswith(ROBOTS_SUFFIX):
         return None
-    body = document[head_len:]
-    if not near:
-        return F.Fingerprint(F.body_hash(body), None)
-    return F.of_body(body, content_type(document[:head_len]))
+    if not near:  # hashed in place: a copy of the body costs as much as its SHA-256
+        return L.Fingerprint(L.body_key(memoryview(document)[head_len:], store_format), None)
+    from . import fingerprint as F  # noqa: F811 (see the imports)
+
+    return F.of_body(document[head_len:], content_type(document[:head_len]), store_format)
+
+
+def fingerprint_records(items: list[tuple[str, int, bytes, int]], *, near: bool,
+                        store_format: int) -> list[L.Fingerprint | None]:
+    """fingerprint_record of each (url, http, document, head_len): one task
+    of a writer's pool for a slice of a batch, so that a page costs no
+    future of its own."""
+    return [fingerprint_record(*item, near=near, store_format=store_format) for item in items]
 
 
 def _bands(simhash: int) -> list[bytes]:
@@ -73,7 +81,7 @@ class DupIndex:
         self.bodies = env.open_db(L.DB_BODIES)
         self.bands = env.open_db(L.DB_BANDS, dupsort=True, dupfixed=True)
 
-    def mark(self, txn: lmdb.Transaction, doc_id: int, fp: F.Fingerprint) -> None:
+    def mark(self, txn: lmdb.Transaction, doc_id: int, fp: L.Fingerprint) -> None:
         """Record `fp` for `doc_id` with its duplicate marks, and index it."""
         key = L.DOC_KEY.pack(doc_id)
         flags, dup_of, near_of, dist = 0, 0, 0, 0

@@ -1,7 +1,9 @@
 # The research view of a store: each stored capture as a Document with the
 # metadata a researcher asks for first (URL, HTTP status, media type, fetch
 # time, title, decoded main text, outlinks, payload digest), and a Crawl
-# that iterates, filters and looks documents up by URL.
+# that iterates, filters and looks documents up by URL. Where the crawl
+# found each URL (via, and its hop path from the seed) comes from what the
+# spider kept for the archive (docs/storage.txt, fetch).
 #
 # Cheap fields come from the stored metadata; the title and the text are
 # computed on first use (one HTML parse serves both), so filtering a large
@@ -30,7 +32,7 @@ from wreck.mediatype import media_type
 from wreck.protocol import Specific, http_code
 from wreck.urlnorm import host_of, normalize
 
-from .layout import StoredDoc
+from .layout import FetchInfo, StoredDoc
 from .store import ReadStore, StoreError
 
 # Title and text come from a page's first MAX_PARSE_BYTES only: resiliparse's
@@ -59,7 +61,7 @@ class Document:
     """One stored capture. Metadata attributes are plain; `title`, `text`,
     `encoding`, `host` and `digest` are computed on first access."""
 
-    def __init__(self, meta: StoredDoc, document: bytes, extra: dict) -> None:
+    def __init__(self, meta: StoredDoc, document: bytes, extra: dict, fetch: FetchInfo | None = None) -> None:
         self.meta = meta
         self.doc_id: int = meta.doc_id
         self.url: str = meta.url
@@ -77,6 +79,12 @@ class Document:
         # The links the crawl kept for this page (an `outlinks` entry of the
         # store's per-document metadata), or None when the store keeps none.
         self.outlinks: list[str] | None = list(found) if isinstance(found, list) else None
+        # The URL this one was first found on (None: a seed, or not known) and its
+        # hop path from the seed, one letter per hop ('LL', 'LR'; '' for a seed,
+        # None when not known: a crawl before them). docs/reading.md.
+        self.via: str | None = fetch.via or None if fetch is not None else None
+        hops = fetch.hops if fetch is not None else ""
+        self.hops: str | None = "" if hops == "-" else hops or None
 
     def __repr__(self) -> str:
         return f"<Document {self.doc_id} {self.status} {self.content_type or '-'} {self.url}>"
@@ -134,7 +142,8 @@ class Document:
         """The research fields as a dict (a Parquet row; pandas.DataFrame(d.as_dict() for d in ...))."""
         out = {"doc_id": self.doc_id, "url": self.url, "host": self.host, "status": self.status,
                "content_type": self.content_type, "fetched_at": self.fetched_at, "title": self.title,
-               "text": self.text, "outlinks": self.outlinks, "digest": self.digest}  # fmt: skip
+               "text": self.text, "outlinks": self.outlinks, "digest": self.digest, "via": self.via,
+               "hops": self.hops}  # fmt: skip
         if body:
             out["body"] = self.body
         return out
@@ -173,7 +182,8 @@ class Crawl:
         return self.documents()
 
     def _document(self, meta: StoredDoc, document: bytes) -> Document:
-        return Document(meta, document, self.store.annotations(meta.doc_id).get("extra") or {})
+        return Document(meta, document, self.store.annotations(meta.doc_id).get("extra") or {},
+                        self.store.fetch_info(meta.doc_id))
 
     def documents(self, *, status: int | Collection[int] | None = None, content_type: str | None = None,
                   host: str | None = None, revisits: bool = False, after: int = 0) -> Iterator[Document]:

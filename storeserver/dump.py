@@ -12,6 +12,8 @@
 #                                            last such export; kept in the store)
 #   wreck-dump --all --parquet FILE [--bodies] (one row per document, docs/reading.md)
 #   wreck-dump --all --wacz FILE --data DIR (WACZ 1.2: the WARC export, its CDXJ, pages)
+#   wreck-dump --wacz FILE --from-warc-dir DIR (WACZ 1.2 of the closed files
+#                                            storeserver --warc-dir wrote; no --data)
 #   wreck-dump --cdxj WARC [--cdxj WARC...] (each WARC's CDXJ index, written beside it)
 #   wreck-dump ... --data DIR1 --data DIR2  (a sharded crawl's stores read as
 #   wreck-dump ... --manifest FILE           one: reader.open_stores)
@@ -60,6 +62,7 @@ EXAMPLES = cmdline.examples(
     ("Every 2xx page of one host as JSON lines, without bodies",
      "wreck-dump --data crawl --all --jsonl --no-body --status 2xx --host h.test"),
     ("Every document as a gzipped WARC file", "wreck-dump --data crawl --all --warc crawl.warc.gz"),
+    ("The closed WARC files of a --warc-dir crawl as one WACZ", "wreck-dump --wacz crawl.wacz --from-warc-dir warcs"),
     ("A crawl sharded over three stores, as one", "wreck-dump --manifest frontier/crawl.json --all --jsonl"),
 )
 ALL_VIEWS = ("--jsonl", "--warc", "--parquet", "--wacz")  # what --all writes
@@ -110,13 +113,17 @@ class DumpOptions:
                                       "export made with this flag (the store keeps where it ended)", panel=OUT)
     operator: str = setting("", help="With --warc: who runs the crawl, with a contact (warcinfo's operator)",
                             metavar="TEXT", default_help="none", panel=OUT)
-    crawl_name: str = setting("", help="With --warc: the crawl's name (warcinfo's isPartOf)", metavar="NAME",
+    crawl_name: str = setting("", help="With --warc: the crawl's name (warcinfo's isPartOf); with --from-warc-dir: the package's title", metavar="NAME",
                               default_help="none", panel=OUT)
     parquet: str | None = setting(None, help="With --all: one row per document to FILE, Parquet (docs/reading.md)",
                                   metavar="FILE", panel=OUT)
     bodies: bool = setting(False, help="With --parquet: add each body as a binary column", panel=OUT)
     wacz: str | None = setting(None, help="With --all: a WACZ 1.2 package to FILE (WARC, CDXJ index, pages, "
                                "datapackage.json; docs/archives.md)", metavar="FILE", panel=OUT)
+    from_warc_dir: str | None = setting(None, help="With --wacz: package the closed WARC files a crawl wrote "
+                                        "with --warc-dir DIR, as they are (a NAME.open file, still being "
+                                        "written, is left out and named); no --data needed", metavar="DIR",
+                                        panel=IN)
     cdxj: tuple[str, ...] = setting((), repeatable=True, help="Write the CDXJ index (pywb's format, sorted) of this WARC file beside "
                                     "it; repeatable; no --data needed", metavar="WARC", default_help="none", panel=OUT)
     fields: str | None = setting(None, help="With --json or --jsonl: only these fields, in this order",
@@ -139,6 +146,8 @@ def dump(
     o = DumpOptions(**chosen)
     if o.cdxj:
         return _write_cdxj(o.cdxj)
+    if o.from_warc_dir is not None:
+        return _write_dir_wacz(doc_id, o)
     try:
         _refuse_conflicts(doc_id, o)
         keep = Filter(statuses=parse_statuses(o.status) if o.status else frozenset(),
@@ -252,6 +261,26 @@ def _write_cdxj(warcs: tuple[str, ...]) -> None:
             typer.echo(f"wrote {index_beside(Path(path))}", err=True)
         except (CdxjError, OSError) as exc:
             raise _fail(str(exc)) from None
+
+
+def _write_dir_wacz(doc_id: int | None, o: DumpOptions) -> None:
+    from .wacz import NoWarcFiles, write_dir_wacz  # loads only for this export
+
+    others = [name for name, given in (("DOCID", doc_id is not None), ("--data", o.data), ("--manifest", o.manifest),
+                                       ("--url", o.url), ("--all", o.all_docs), ("--jsonl", o.jsonl), ("--warc", o.warc),
+                                       ("--parquet", o.parquet), ("--json", o.as_json)) if given]  # fmt: skip
+    if o.wacz is None:
+        raise _fail("--from-warc-dir DIR packages that directory's WARC files: give --wacz FILE", EXIT_USAGE)
+    if others:
+        raise _fail(f"--from-warc-dir and {others[0]}: the package is made of the directory's files alone", EXIT_USAGE)
+    try:
+        captures, pages, left = write_dir_wacz(Path(o.from_warc_dir), Path(o.wacz), title=o.crawl_name)
+    except (NoWarcFiles, OSError) as exc:
+        raise _fail(str(exc)) from None
+    for path in left:
+        typer.echo(f"left out {path.name}: not closed (still being written, or left by a kill -9; the store "
+                   "closes it at --warc-size or when it stops)", err=True)
+    typer.echo(f"wrote {o.wacz}: {captures} captures indexed, {pages} pages", err=True)
 
 
 def _open(o: DumpOptions) -> ReadStore:

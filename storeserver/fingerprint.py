@@ -1,5 +1,6 @@
-# Content fingerprints of a stored page: a BLAKE2b-128 of the body (exact
-# duplicates) and a 64-bit simhash of its text (near duplicates).
+# Content fingerprints of a stored page: a 128-bit hash of the body (exact
+# duplicates; SHA-256 from store format 3, BLAKE2b in older stores:
+# layout.body_key) and a 64-bit simhash of its text (near duplicates).
 #
 # Text: the page parsed by selectolax's lexbor backend, with the elements
 # that hold a site's boilerplate rather than its content (script, style,
@@ -25,13 +26,11 @@
 
 from __future__ import annotations
 
-import hashlib
-from typing import NamedTuple
-
 import numpy as np
 from selectolax.lexbor import LexborHTMLParser
 
-BODY_HASH_BYTES = 16  # BLAKE2b-128: collisions are out of reach for any crawl
+from .layout import BODY_HASH_BYTES, FORMAT_VERSION, Fingerprint, body_key  # noqa: F401 (BODY_HASH_BYTES: for callers)
+
 SHINGLE_WORDS = 2  # words per shingle: one edited word changes two shingles
 # Fewer words than this and the simhash says nothing: two short, unrelated
 # texts (a login form, "Not found") come out within a few bits by chance.
@@ -67,11 +66,6 @@ _WORD = np.zeros(256, dtype=bool)
 _WORD[[*range(48, 58), *range(97, 123), *range(128, 256)]] = True
 
 
-class Fingerprint(NamedTuple):
-    body_hash: bytes  # BODY_HASH_BYTES
-    simhash: int | None  # None: not text, or too little of it
-
-
 def _mix(x: np.ndarray) -> np.ndarray:
     x = (x ^ (x >> _SHIFT1)) * _MIX1
     x = (x ^ (x >> _SHIFT2)) * _MIX2
@@ -103,8 +97,9 @@ def simhash(text: str) -> int | None:
     return int.from_bytes(np.packbits(majority).tobytes(), "big")
 
 
-def body_hash(body: bytes) -> bytes:
-    return hashlib.blake2b(body, digest_size=BODY_HASH_BYTES).digest()
+def body_hash(body: bytes | memoryview, store_format: int = FORMAT_VERSION) -> bytes:
+    """The body's hash as a store of `store_format` keys it (layout.body_key)."""
+    return body_key(body, store_format)
 
 
 def distance(a: int, b: int) -> int:
@@ -122,7 +117,7 @@ def page_text(body: bytes, content_type: str) -> str:
     return root.text(separator=" ") if root is not None else ""
 
 
-def of_body(body: bytes, content_type: str) -> Fingerprint:
+def of_body(body: bytes, content_type: str, store_format: int = FORMAT_VERSION) -> Fingerprint:
     """The fingerprint of a 2xx body whose Content-Type is `content_type` (lowercase)."""
     text_like = content_type.startswith(TEXT_TYPES) or (not content_type and body.lstrip()[:1] == b"<")
-    return Fingerprint(body_hash(body), simhash(page_text(body, content_type)) if text_like else None)
+    return Fingerprint(body_hash(body, store_format), simhash(page_text(body, content_type)) if text_like else None)

@@ -38,6 +38,8 @@ def schema(*, bodies: bool) -> pa.Schema:
         pa.field("text", pa.string()),
         pa.field("outlinks", pa.list_(pa.string())),  # null: the store kept none
         pa.field("digest", pa.string()),
+        pa.field("via", pa.string()),  # the URL it was first found on; null: a seed, or not known
+        pa.field("hops", pa.string()),  # its hop path from the seed ("LL"); "": a seed; null: not known
     ]
     if bodies:
         fields.append(pa.field("body", pa.binary()))

@@ -30,11 +30,13 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import shutil
 import time
 from collections import deque
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from wreck.listener import Listener, Peer
 from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
@@ -46,7 +48,9 @@ from . import settings as S
 from .committer import Committer, Results
 from .compress import Compressor
 from .store import WriteStore
-from .warcdir import WarcDir
+
+if TYPE_CHECKING:
+    from .warcdir import WarcDir
 
 log = logging.getLogger("storeserver")
 
@@ -186,6 +190,8 @@ class StoreServer:
         )  # fmt: skip
         if self.settings.warc_dir:
             s = self.settings
+            from .warcdir import WarcDir  # here: warcio is for --warc-dir alone (issue 16: every start paid it)
+
             self.warc = WarcDir(self.store, Path(s.warc_dir), size=s.warc_size, prefix=s.warc_prefix,
                                 operator=s.operator, is_part_of=s.crawl_name or Path(s.data).resolve().name)
             self.warc.start()  # first: it resumes after the last commit it wrote
@@ -193,8 +199,15 @@ class StoreServer:
         self._loop = loop
         self._stall_check_s = min(5.0, self.settings.record_stall_s / 2)
         self._stall_timer: asyncio.TimerHandle | None = None  # armed only while a connection waits
-        return await self.listener.start(self.settings.host, self.settings.port,
-                                         lambda listener: RecordPeer(listener, self))
+        # What is loaded by now lives as long as the server: out of the
+        # collector's generations, so a full collection, which the records'
+        # churn sets off, no longer walks every module's objects again.
+        gc.freeze()
+        bound = await self.listener.start(self.settings.host, self.settings.port,
+                                          lambda listener: RecordPeer(listener, self))
+        if self.settings.unix:  # docs/protocol.txt 6.6: the same protocol, for spiders on this machine
+            await self.listener.start_unix(self.settings.unix, lambda listener: RecordPeer(listener, self))
+        return bound
 
     def now(self) -> float:
         return self._loop.time()

@@ -14,7 +14,6 @@ from __future__ import annotations
 import struct
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 from pathlib import Path
 
 import lmdb
@@ -27,9 +26,6 @@ from wreck.private import private_dir, private_files
 from . import dedup
 from . import layout as L
 from .compress import Decompressors
-
-if TYPE_CHECKING:  # fingerprint.py loads numpy: readers (wreck-crawl, wreck-dump) need none of it
-    from .fingerprint import Fingerprint
 
 STORE_SUBDIR = "store"  # DIR/store/ holds data.mdb and lock.mdb
 MAX_DBS = 16  # the eight named databases, with room for a few more
@@ -62,7 +58,7 @@ class Prepared:
                  "fetch")
 
     def __init__(self, doc_id: int, url: str, value: bytes, raw_len: int, *,
-                 fingerprint: Fingerprint | None = None, extra: bytes | None = None,
+                 fingerprint: L.Fingerprint | None = None, extra: bytes | None = None,
                  not_modified: bool = False, fetch: bytes | None = None) -> None:
         self.doc_id = doc_id
         self.url = url
@@ -114,9 +110,13 @@ class WriteStore:
             if found is None:
                 txn.put(L.META_FORMAT, str(L.FORMAT_VERSION).encode(), db=self.meta)
                 txn.put(L.META_CREATED, repr(time.time()).encode(), db=self.meta)
-            elif int(found) != L.FORMAT_VERSION:
+            elif int(found) not in L.WRITABLE_FORMATS:
                 raise StoreError(f"{path} holds store format {found.decode()}, this server writes "
-                                 f"{L.FORMAT_VERSION} (read it with wreck-dump; crawl on into a new --data)")
+                                 f"{' and '.join(map(str, L.WRITABLE_FORMATS))} (read it with wreck-dump; "
+                                 f"crawl on into a new --data)")
+            # The format this store is written in: a format 2 store stays one
+            # (its body hashes are BLAKE2b: layout.body_key), a new one is the latest.
+            self.format = int(found) if found is not None else L.FORMAT_VERSION
             crawl = txn.get(L.META_CRAWL, db=self.meta)
             seq = txn.get(L.META_SEQ, db=self.meta)
             # The committed counters, kept in memory after each commit: read by the status

@@ -12,11 +12,19 @@
 #             server-not-modified for a 304 to a recrawl; both name the
 #             record they repeat (WARC-Refers-To, -Target-URI, -Date), which
 #             pywb needs to replay them;
-#   metadata  Heritrix's fields: fetchTimeMs and one "outlink: URL L" per
-#             link found, WARC-Concurrent-To the main record.
+#   metadata  Heritrix's fields: "seed:" for a seed, else "via: URL" (the URL
+#             it was first found on) and "hopsFromSeed: PATH" (lineage of
+#             docs/protocol.txt 5.3, kept by the store with the document);
+#             fetchTimeMs; one "outlink: URL L" per link found;
+#             WARC-Concurrent-To the main record.
 # A transaction that got no response (timeout, refused, reset) becomes a
-# metadata record saying what was tried (fetchStatus, the address, the
-# request if one was sent), so the WARC holds the whole fetch log.
+# metadata record saying what was tried (the same seed/via/hopsFromSeed,
+# fetchStatus, the address, the request if one was sent), so the WARC holds
+# the whole fetch log. So does a
+# URL the urlserver never let a spider connect for (a record-only
+# transaction, docs/protocol.txt 5.3 nofetch=: its host's DNS failed for
+# good, or its addresses are refused): the host, the urlserver's reason, each
+# address refused, and that no connection was attempted.
 #
 # Record ids are derived (UUID 5) from the crawl and the doc id, so a revisit
 # names its original without looking for it in earlier files, and writing a
@@ -32,6 +40,7 @@ import hashlib
 import io
 import uuid
 from typing import NamedTuple
+from urllib.parse import urlsplit
 
 from warcio.recordbuilder import RecordBuilder
 from warcio.statusandheaders import StatusAndHeaders
@@ -49,6 +58,7 @@ WARC_FIELDS = "application/warc-fields"
 REQUEST_TYPE = "application/http; msgtype=request"
 # Heritrix's hop type of a link found in a page (Hop.NAVLINK, 'L').
 LINK_HOP = "L"
+SEED_HOPS = "-"  # a seed's hop path in the store (docs/protocol.txt 5.3 hops=): written as Heritrix's "seed:"
 # WARC-Protocol for the HTTP versions Heritrix marks (its response records
 # carry h2 and h3 only); libcurl's status line names the version.
 _PROTOCOLS = {"HTTP/2": "h2", "HTTP/3": "h3"}
@@ -191,10 +201,20 @@ class RecordMaker:
             warc_content_type=REQUEST_TYPE, warc_headers_dict=fields,
         )  # fmt: skip
 
+    @staticmethod
+    def _lineage(c: Capture) -> list[tuple[str, str]]:
+        """Where the capture's URL was found, as Heritrix writes it: a lone
+        "seed" label for a seed, else via and hopsFromSeed; nothing when the
+        store does not know (robots.txt, a crawl before them)."""
+        hops = c.fetch.hops if c.fetch is not None else ""
+        if hops == SEED_HOPS:
+            return [("seed", "")]
+        out = [("via", c.fetch.via)] if hops and c.fetch.via else []
+        return out + [("hopsFromSeed", hops)] if hops else out
+
     def _fields(self, c: Capture) -> list[tuple[str, str]]:
-        """Heritrix's metadata fields that WRECK knows (via and hopsFromSeed
-        are the urlserver's and not sent to the store: not written)."""
-        out = [("fetchTimeMs", str(c.meta.ms))]
+        """Heritrix's metadata fields that WRECK knows, in Heritrix's order."""
+        out = [*self._lineage(c), ("fetchTimeMs", str(c.meta.ms))]
         if c.meta.new_url:
             out.append(("outlink", f"{c.meta.new_url} R"))  # Heritrix's hop type of a redirect
         if c.fetch is not None:
@@ -202,7 +222,8 @@ class RecordMaker:
         return out
 
     def _metadata(self, c: Capture, fields: dict, lines: list[tuple[str, str]]):
-        body = "".join(f"{name}: {value}\r\n" for name, value in lines).encode("utf-8")
+        # a field without a value is a lone label ("seed:"), as Heritrix's ANVL writes it
+        body = "".join(f"{name}: {value}\r\n" if value else f"{name}:\r\n" for name, value in lines).encode("utf-8")
         fields = {**fields, "WARC-Record-ID": self.record_id(c.meta.doc_id, "metadata")}
         return self.builder.create_warc_record(
             c.meta.url, "metadata", payload=io.BytesIO(body), length=len(body),
@@ -211,9 +232,15 @@ class RecordMaker:
 
     def _failed(self, c: Capture, common: dict) -> list:
         """A transaction without an HTTP response: what was tried, as metadata."""
-        lines = [("fetchStatus", Specific(c.meta.specific).name), ("fetchTimeMs", str(c.meta.ms))]
+        lines = [*self._lineage(c), ("fetchStatus", Specific(c.meta.specific).name), ("fetchTimeMs", str(c.meta.ms))]
         if c.fetch is not None and c.fetch.ip:
             lines.append(("ip", c.fetch.ip))
+        if c.fetch is not None and (c.fetch.nofetch or c.fetch.refused):
+            lines.append(("host", _host_of(c.meta.url)))
+            if c.fetch.nofetch:
+                lines.append(("reason", c.fetch.nofetch))
+            lines.extend(("refusedAddress", ip) for ip in c.fetch.refused)
+            lines.append(("connectionAttempted", "no"))
         meta_id = self.record_id(c.meta.doc_id, "metadata")
         out = []
         if c.fetch is not None and c.fetch.request:
@@ -221,3 +248,11 @@ class RecordMaker:
             lines.append(("requestSent", "yes"))
         out.append(self._metadata(c, common, lines))
         return out
+
+
+def _host_of(url: str) -> str:
+    """The host a URL names, as the urlserver looked it up ('' if none)."""
+    try:
+        return urlsplit(url).hostname or ""
+    except ValueError:  # a malformed IPv6 literal: the URL says what was tried
+        return ""

@@ -103,7 +103,7 @@ def _children_of(pid: int) -> list[int]:
 def _is_worker(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"spawn_main" in f.read()
+            return b"resource_tracker" not in f.read()  # the spider's children are its forked workers
     except OSError:
         return False
 

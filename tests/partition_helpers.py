@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import time
 import urllib.request
 from pathlib import Path
@@ -20,11 +21,23 @@ from tests.e2e_helpers import CRAWL_TIMEOUT
 from tests.web import RunningWeb
 from wreck.local.children import Child
 from wreck.local.ending import EndWatch
-from wreck.local.run import free_ports
 from wreck.urlserver.db import U64, Db
 
 CRAWL_ID = "0123456789abcdef0123456789abcdef"
 LOOK_S = 0.2  # between two looks at the partitions' /status while waiting for the end
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports free now: all held open at once
+    while the OS picks, so no two are the same."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 class PartitionedCrawl:

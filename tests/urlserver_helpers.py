@@ -48,8 +48,9 @@ class FakeSpider:
     respond(a) -> Done | None (None: stay silent, as a hung spider would)."""
 
     def __init__(self, address, *, respond, credit: int = 10, name: str = "fake",
-                 secret: bytes = b"", answer_delay: float = 0.0) -> None:
+                 secret: bytes = b"", answer_delay: float = 0.0, caps: tuple[str, ...] = ()) -> None:
         self.address, self.respond, self.credit, self.name = address, respond, credit, name
+        self.caps = caps  # announced in its AUTH (docs/protocol.txt 3.1); none: an older spider
         self.secret, self.answer_delay = secret, answer_delay
         self.assignments: list[tuple[float, Assignment]] = []
         self.cancels: list[int] = []
@@ -63,7 +64,8 @@ class FakeSpider:
         reader, writer = await asyncio.open_connection(*self.address)
         writer.get_extra_info("socket").setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         self._writer = writer
-        self.conn = ControlConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(32), name=self.name)
+        self.conn = ControlConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(32), name=self.name,
+                                      caps=self.caps)
         self._task = asyncio.ensure_future(self._run(reader))
 
     async def _run(self, reader) -> None:

@@ -42,10 +42,11 @@ class Chains:
         self._of: dict[int, Chain] = {}
         self._open: dict[object, dict[Chain, None]] = {}  # spider -> chains with room (an ordered set)
 
-    def started(self, trans_id: int, host, ip: str, spider) -> None:
-        """A transaction the politeness slot let start: a new chain."""
+    def started(self, trans_id: int, host, ip: str, spider, *, ahead: bool = True) -> None:
+        """A transaction the politeness slot let start: a new chain, which
+        may grow when `ahead` (its spider honours after=, docs/protocol.txt 3.1)."""
         chain = self._of[trans_id] = Chain(host, ip, spider, trans_id)
-        if self.lookahead:
+        if self.lookahead and ahead:
             self._open.setdefault(spider, {})[chain] = None
 
     def extended(self, chain: Chain, trans_id: int) -> int:

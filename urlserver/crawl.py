@@ -11,8 +11,9 @@
 # handouts stop, the transactions in flight end); or nothing fetchable
 # within --linger, the retries due later kept with their due times for the
 # next run (deferred()).
-# Every change is in the frontier's write transaction: commit() before the
-# assignments it made are written to a socket. The engine is given an open
+# Every change is in the frontier's write transaction: commit() (or
+# commit_soon() and its Future) before the assignments it made are written
+# to a socket. The engine is given an open
 # db.Db (Crawl.open() opens one from the settings); its public methods
 # raise db.StateError, never lmdb's own errors, when the state cannot be
 # written.
@@ -27,11 +28,15 @@ from urllib.parse import unquote
 
 from wreck.options import size_text
 from wreck.protocol import Assignment, Done, Links
+from wreck.protocol.control import NO_ADDRESS
+from wreck.protocol.handshake import CAP_AFTER, CAP_RECORD
+from wreck.protocol.textfields import encode_reason
 from wreck.urlnorm import normalize
 from wreck.plugins import STATS, URL_FILTER, Plugins
 
 from . import db as d
 from .db import StateError, translate_errors
+from . import lineage
 from . import robots as r
 from .dns import Resolution
 from .errorkind import ErrorKind, fetch_kind
@@ -53,7 +58,7 @@ from .scope import Scope, split_host
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
-from .transactions import PAGE, ROBOTS, Claim, ClaimTable, RobotsJob
+from .transactions import PAGE, ROBOTS, UNFETCHED, Claim, ClaimTable, RobotsJob
 from .urlfilter import UrlFilter
 from .urlstate import UrlEvent, UrlState, can
 
@@ -61,6 +66,9 @@ log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
+# What a record-only transaction says when a host has no address (nofetch=,
+# docs/protocol.txt 5.3), by the failure's kind: a refusal or a DNS failure.
+NOFETCH = {ErrorKind.FORBIDDEN_ADDRESS: "refused"}
 # Why a host's URLs count as deferred: it waits for a retry, not its pace.
 DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
 DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
@@ -128,11 +136,13 @@ class Crawl:
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
-                                      "sitemaps_fetched": 0, "handed_ahead": 0}
+                                      "sitemaps_fetched": 0, "handed_ahead": 0, "unfetched_handouts": 0}
         self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
+        self._ahead = False  # the spider take() serves honours after= (its caps)
+        self._record = False  # ... and nofetch=: it records the URLs of a host that has no address
         self.started = self._now  # --max-time counts this run's wall time
         self.limit: str | None = None  # the global limit reached, once it is
         with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
@@ -189,12 +199,30 @@ class Crawl:
 
     @translate_errors
     def commit(self) -> None:
-        for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
+        self._write_slots()
+        self.frontier.commit()
+
+    def _write_slots(self) -> None:
+        """The politeness slots touched, and which IP tokens are out, into the
+        commit: durable before the assignments and grants are sent (server.py)."""
+        for pace in self.politeness.take_touched():
             self.db.put_pace(self.frontier.txn, *pace)
-        if self.politeness.tokens is not None:  # before the grants are sent (server.py sends after commit)
+        if self.politeness.tokens is not None:
             for ip, partition in self.politeness.tokens.take_lent():
                 self.db.put_token_lent(self.frontier.txn, ip, partition)
-        self.frontier.commit()
+
+    @translate_errors
+    def commit_soon(self):
+        """commit(), on the writer thread: its (committed, durable) Futures,
+        or None if nothing changed (Frontier.commit_soon). Until
+        `committed` is done, the next use of the state waits for it."""
+        self._write_slots()
+        return self.frontier.commit_soon()
+
+    @translate_errors
+    def settle(self) -> None:
+        """Finish the commit in flight (StateError if it could not be written)."""
+        self.frontier.settle()
 
     @translate_errors
     def close(self) -> None:
@@ -300,17 +328,20 @@ class Crawl:
                 raise NotOwned(f"partition {self.settings.partition} of {self.settings.partitions} does not own "
                                f"{link.url[:200]}: are both started with the same --partitions?")
         self._now = now
-        plain: dict[int, list[str]] = {}
+        plain: dict[tuple[int, str, str], list[str]] = {}  # (depth, via, path) -> links: a page's go together
         for link in batch.links:
-            hops = link.extra.get("hops", "0")
-            if link.extra.get("seed") == "1":
+            extra = link.extra
+            hops, via, path = extra.get("hops", "0"), extra.get("via", ""), extra.get("path", "")
+            if len(path) > lineage.MAX_PATH_LEN or path.strip("LRMPI+0123456789"):
+                path = ""  # a hop path this urlserver cannot read: kept as none rather than refused
+            if extra.get("seed") == "1":
                 fr.discover(link.url, depth=0, seed=True)
             elif hops.isdigit() and hops != "0":  # a redirect's target: its hops count against --max-redirects
-                fr.discover(link.url, depth=link.depth, hops=int(hops))
+                fr.discover(link.url, depth=link.depth, hops=int(hops), via_url=via, path=path)
             else:
-                plain.setdefault(link.depth, []).append(link.url)
-        for depth, urls in plain.items():
-            fr.discover_links(urls, depth=depth)
+                plain.setdefault((link.depth, via, path), []).append(link.url)
+        for (depth, via, path), urls in plain.items():
+            fr.discover_links(urls, depth=depth, via_url=via, path=path)
         fw.applied_batch(fr.txn, sender, batch.seq, len(batch.links))
         return True
 
@@ -341,9 +372,16 @@ class Crawl:
     # -- handing out ------------------------------------------------------------------
 
     @translate_errors
-    def take(self, spider, now: float) -> Assignment | None:
-        """The next assignment for `spider` whose time has come, claimed; or None."""
+    def take(self, spider, now: float, caps: frozenset[str] = frozenset()) -> Assignment | None:
+        """The next assignment for `spider` whose time has come, claimed; or
+        None. `caps` are the capabilities the spider announced in its AUTH
+        (docs/protocol.txt 3.1): a busy host's next URLs are handed ahead
+        (after=, chains.py) only to a spider that honours after=, and the
+        URLs of a host without an address are handed as record-only
+        transactions (nofetch=) only to one that honours nofetch=."""
         self._now = now
+        self._ahead = CAP_AFTER in caps
+        self._record = CAP_RECORD in caps
         if self.limit_reached(now) is not None:
             return None  # a global limit: nothing more is handed out, this run
         if self.controls.paused:
@@ -357,7 +395,7 @@ class Crawl:
                 if self.on_handout is not None:
                     self.on_handout(now, assignment)
                 return assignment
-        if self.chains.lookahead:
+        if self.chains.lookahead and self._ahead:
             for chain in self.chains.candidates(spider):
                 assignment = self._serve_chained(chain, spider, now)
                 if assignment is not None:
@@ -390,6 +428,8 @@ class Crawl:
         if host.name in self.controls.held:  # the operator paused or blocked its name (control.py)
             self._hold(host, now)
             return None
+        if self._record and self._unfetchable(host, now):
+            return self._claim_unfetched(host, spider, now)
         if not self._address(host, now):
             return None
         blocked = self.politeness.blocked_until(host, now)
@@ -483,6 +523,45 @@ class Crawl:
         host.ip = res.ip
         return True
 
+    def _unfetchable(self, host: Origin, now: float) -> bool:
+        """`host` has no address for good: its DNS failed after the retries, or
+        every address it resolved to is refused (what _address drains)."""
+        res = host.addr_state
+        return (res is not None and res.ip is None and res.expires > now
+                and (res.terminal or self._dns_failures.get(host, 0) >= self.settings.max_retries))
+
+    def _claim_unfetched(self, host: Origin, spider, now: float) -> Assignment | None:
+        """The head of `host`'s queue as a record-only transaction (docs/protocol.txt
+        5.3 nofetch=): the spider connects nowhere and stores a record of what
+        was tried, so the archive names the URL. It holds no politeness slot."""
+        fr, res = self.frontier, host.addr_state
+        self._fail_robots_jobs(host, res.error)
+        for _ in range(MAX_SKIPS):
+            entry = fr.pop(host)
+            if entry is None:
+                return None
+            fp, _, _, url = d.unpack_entry(entry)
+            rec = fr.record(fp)
+            if can(rec.state, UrlEvent.CLAIMED_UNFETCHED):
+                break
+            log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
+        else:
+            self.politeness.schedule(host, now)  # the rest at its next turn
+            return None
+        trans_id, doc_id = self._next_ids(doc=not rec.doc_id)
+        rec.doc_id = rec.doc_id or doc_id
+        fr.move(fp, UrlEvent.CLAIMED_UNFETCHED, None, rec=rec)
+        claim = Claim(trans_id, rec.doc_id, UNFETCHED, host, NO_ADDRESS, url, spider,
+                      now + self.settings.timeout_update, now, entry=entry, failure=res)
+        self.claims.persist(fr.txn, claim)
+        self.claims.add(claim)
+        self.stats["unfetched_handouts"] += 1
+        extra = {"nofetch": NOFETCH.get(res.kind, "dns"), "why": encode_reason(res.error)}
+        if res.refused:
+            extra["refused"] = ",".join(res.refused)
+        log.info("event=unfetched_handout url=%s reason=%r", url, res.error)
+        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec)})
+
     def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
         hosts = list(self.dns_wanted - self.dns_running)
@@ -546,7 +625,7 @@ class Crawl:
         self.claims.add(claim)
         if chain is None:
             self.politeness.started(host, now)
-            self.chains.started(trans_id, host, host.ip, spider)
+            self.chains.started(trans_id, host, host.ip, spider, ahead=self._ahead)
         self.suspects.taken(fp, spider)
         self.stats["handouts"] += 1
         if self.feeds.is_feed(fr.txn, fp):
@@ -560,7 +639,16 @@ class Crawl:
         if chain is not None:
             extra = {**extra, "after": str(self.chains.extended(chain, trans_id))}
             self.stats["handed_ahead"] += 1
-        return Assignment(trans_id, doc_id, host.ip, host.name, url, extra)
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec)})
+
+    def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
+        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
+        where its URL was first found and its hop path, hops=- for a seed."""
+        via = self.frontier.via_url(rec)
+        out = {"hops": rec.path or lineage.SEED_MARK}
+        if via is not None:
+            out["via"] = via
+        return out
 
     def _robots_doc_id(self, url: str) -> int:
         """The doc id of the robots.txt fetch of `url`: the one an earlier
@@ -606,14 +694,27 @@ class Crawl:
         if claim.kind == ROBOTS:
             self.db.forget_robots_doc_id(self.frontier.txn, claim.url)  # consumed
             self._robots_outcome(claim.job, r.outcome(event, claim.job.hops, self.settings.max_redirects), now)
+        elif claim.kind == UNFETCHED:
+            self._unfetched_done(claim, event)
         else:
             self._page_done(claim, event, now)
         self._wake(claim.host, now)
 
     def _release(self, claim: Claim, now: float) -> None:
+        if claim.kind == UNFETCHED:
+            return  # it connected nowhere: it held no slot
         if not self.chains.ended(claim.trans_id):
             return  # its chain goes on in its spider: the host's transfer is still under way
         self._wake_all(self.politeness.finished(claim.host, claim.ip, now), now)
+
+    def _unfetched_done(self, claim: Claim, event: Done) -> None:
+        """A record-only transaction's DONE: the store holds its record, and
+        the URL ends as a drained one would, with its host's failure."""
+        self.claims.forget(self.frontier.txn, claim.trans_id)
+        res = claim.failure
+        self.frontier.move(claim.fp, UrlEvent.UNFETCHED_RECORDED, res.error)
+        self._error(res.kind)
+        log.info("event=unfetched_recorded url=%s specific=%s reason=%r", claim.url, event.specific.name, res.error)
 
     def _page_done(self, claim: Claim, event: Done, now: float) -> None:
         fr, s = self.frontier, self.settings
@@ -650,17 +751,20 @@ class Crawl:
             log.info("event=error url=%s reason=%r", claim.url, step.reason)
         fr.move(fp, step.event, step.reason, rec=rec)
         if step.follow and self.sitemaps.is_sitemap(fr.txn, fp):  # a moved sitemap is still one
-            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url)
+            self.sitemaps.admit(step.follow, level=self.sitemaps.level(fp), base=claim.url, via=fp,
+                                path=lineage.extend(rec.path, lineage.REDIRECT))
         elif step.follow:
-            fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url)
+            fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url, via=fp,
+                        path=lineage.extend(rec.path, lineage.REDIRECT))
             target = normal(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed
                 self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
         if fetched and self.sitemaps.is_sitemap(fr.txn, fp):
             self.stats["sitemaps_fetched"] += 1
-            self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec.depth)
+            self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec)
             return
-        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url)
+        fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url, via=fp,
+                          path=lineage.extend(rec.path, lineage.LINK))
         self.stats["discovered"] += len(event.outlinks)
 
     def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
@@ -678,7 +782,8 @@ class Crawl:
         self.stats["feed_fetches"] += 1
         self.stats["feed_redundant"] += got.redundant
         self.stats["feed_stories"] += got.stories
-        fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url)
+        fr.discover_links(got.discover, depth=rec.depth + 1, base=claim.url, via=fp,
+                          path=lineage.extend(rec.path, lineage.LINK))
         self.stats["discovered"] += len(got.discover)
 
     def _polls(self, feed) -> bool:
@@ -797,7 +902,7 @@ class Crawl:
         if claim is None:
             return
         self._release(claim, now)
-        if claim.kind == PAGE:
+        if claim.kind != ROBOTS:
             self.suspects.cleared(claim.fp, claim.spider)
             self.claims.forget(self.frontier.txn, trans_id)
             self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")

@@ -1,7 +1,10 @@
 # The urlserver's one LMDB environment and the byte layouts of its records.
 #
 #   urls     fp(8)                 -> URL record: state, tries, hops, expiries,
-#                                     doc_id, depth, then "url\nreason", then
+#                                     doc_id, depth, via fp(8), lineage length
+#                                     u16, then the hop path (lineage.py) and,
+#                                     for a via kept as text, SP and its URL,
+#                                     then "url\nreason", then
 #                                     (state | 0x80) its history and the
 #                                     history's move count u8 (history.py)
 #   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
@@ -47,20 +50,35 @@
 # big-endian, so LMDB's byte order is numeric order.
 #
 # FORMAT is this layout's version, kept in meta: a directory of another
-# version (format 1: keys of the URL's hash alone, before issue 16) is
+# version (format 1: keys of the URL's hash alone, before issue 16; format
+# 2: URL records without their via and hop path, before issue 18) is
 # refused in one line, not migrated -- it is a crawl's frontier, finished
-# with the WRECK that made it.
+# with the WRECK that made it (a format 2 record cannot say where its URL
+# was found, and a migration would have to invent it).
 # This module is the LMDB boundary: the rest of the urlserver packs no key
 # by hand and never sees lmdb.Error. Errors of the environment and of a
 # transaction's commit are translated here into StateError; the engine's
 # entry points (Crawl's public methods) are wrapped by translate_errors, so
 # a get or put that fails mid-way (map or disk full) arrives as StateError
 # too, without a wrapper on every get of the hot paths.
+#
+# WRITER: every write transaction is begun, committed and aborted on one
+# writer thread, so that a commit -- its page writes and fsyncs, 60 % of the
+# event loop's time before issue 16 -- can run while the loop goes on
+# (commit_soon: lmdb releases the GIL in mdb_txn_commit and in sync). The
+# loop thread does the gets and puts in between, never at the same time as
+# the writer: LMDB's writer lock is a mutex that only the thread that took
+# it may release, so a write transaction ended on another thread than the
+# one that began it would leave the lock held for good. A commit is two
+# fsyncs, the pages' and then the meta page's (MDB_NOMETASYNC, then an
+# env.sync): the loop may fill the next transaction during the second, and
+# nothing of a transaction is sent before both (commit_soon's `durable`).
 """LMDB environment, databases, record codecs and the StateError boundary."""
 
 from __future__ import annotations
 
 import functools
+from concurrent.futures import Future, ThreadPoolExecutor
 import hashlib
 import operator
 import os
@@ -78,14 +96,17 @@ from wreck.private import private_dir, private_files
 from .urlstate import UrlState
 
 
-FORMAT = 2  # the key layout's version (meta b"format"); 1 had keys of the URL's hash alone
+FORMAT = 3  # the layout's version (meta b"format"); 1 had keys of the URL's hash alone, 2 no via and hop path
 FORMAT_KEY = b"format"
 FP_SIZE = 8  # origin CRC-32's low 16 bits (2) + URL BLAKE2b (6)
 U32 = struct.Struct("!I")
 U64 = struct.Struct("!Q")
 QKEY = struct.Struct("!IQ")  # host_id, seq
 ENTRY = struct.Struct(f"!{FP_SIZE}sHB")  # fp, depth, hops; url follows
-URLREC = struct.Struct("!BBBBIH")  # state, tries, hops, expiries, doc_id, depth
+# state, tries, hops, expiries, doc_id, depth, via fp, length of the lineage that follows
+# (the hop path, then SP and the via's URL when the via is no record of this urlserver)
+URLREC = struct.Struct(f"!BBBBIH{FP_SIZE}sH")
+NO_VIA = bytes(FP_SIZE)  # a URL record's via when it has none (a seed): lineage.py
 HISTORY_FLAG = 0x80  # in a URL record's state byte: a history trails the record (UrlRecord)
 HISTORY_HEAD, HISTORY_MOVE = 4, 10  # its sizes: fetches u32, then per move f64 time, u8 event, u8 state
 HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
@@ -181,45 +202,74 @@ class UrlRecord:
     """A URL's persisted state (a small mutable value object). A new record
     has the state None until urlstate.move() gives it its first one.
 
+    `via` is the fingerprint of the URL this one was first found on
+    (NO_VIA for a seed), `path` its hop path from the seed
+    (lineage.py: "" for a seed, bounded to lineage.MAX_PATH_LEN);
+    `via_url` the via's URL itself when no record of this urlserver holds
+    it (a link another partition forwarded), else "".
     `history` is the URL's fetch count and last moves (history.py), b"" for
     none; on disk it trails the text, followed by its move count (u8), and
     the state byte's HISTORY_FLAG says it is there: written with the record
     itself, it costs no LMDB operation of its own on the hot paths.
     """
 
-    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason", "history")
+    __slots__ = ("state", "tries", "hops", "expiries", "doc_id", "depth", "url", "reason", "history", "via", "path",
+                 "via_url")
 
     def __init__(self, url: str, *, state: int | None = None, tries=0, hops=0, expiries=0, doc_id=0, depth=0,
-                 reason="", history=b""):
+                 reason="", history=b"", via=NO_VIA, path="", via_url=""):
         self.state, self.url, self.tries, self.hops = state, url, tries, hops
         self.expiries, self.doc_id, self.depth, self.reason = expiries, doc_id, depth, reason
-        self.history = history
+        self.history, self.via, self.path, self.via_url = history, via, path, via_url
 
     def pack(self) -> bytes:
         history = self.history
+        path = lineage_bytes(self.path, self.via_url)
         head = URLREC.pack(self.state | HISTORY_FLAG if history else self.state, min(self.tries, 255), self.hops,
-                           min(self.expiries, 255), self.doc_id, min(self.depth, 65535))
+                           min(self.expiries, 255), self.doc_id, min(self.depth, 65535), self.via, len(path))
         tail = (self.url + ("\n" + self.reason if self.reason else "")).encode("utf-8", "surrogateescape")
         if history:
-            return head + tail + history + bytes(((len(history) - HISTORY_HEAD) // HISTORY_MOVE,))
-        return head + tail
+            return head + path + tail + history + bytes(((len(history) - HISTORY_HEAD) // HISTORY_MOVE,))
+        return head + path + tail
 
     @classmethod
     def unpack(cls, raw: bytes) -> UrlRecord:
-        state, tries, hops, expiries, doc_id, depth = URLREC.unpack_from(raw)
+        state, tries, hops, expiries, doc_id, depth, via, path_len = URLREC.unpack_from(raw)
         end, history = len(raw), b""
         if state & HISTORY_FLAG:
             state &= ~HISTORY_FLAG
             end -= 1 + HISTORY_HEAD + raw[-1] * HISTORY_MOVE
             history = raw[end:-1]
-        url, _, reason = raw[URLREC.size:end].decode("utf-8", "surrogateescape").partition("\n")
+        start = URLREC.size + path_len
+        url, _, reason = raw[start:end].decode("utf-8", "surrogateescape").partition("\n")
+        path, _, via_url = raw[URLREC.size:start].decode("ascii").partition(" ")
         return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
-                   depth=depth, reason=reason, history=history)
+                   depth=depth, reason=reason, history=history, via=via, path=path, via_url=via_url)
 
     def as_dict(self) -> dict:
         return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,
                 "hops": self.hops, "expiries": self.expiries, "doc_id": self.doc_id or None,
-                "depth": self.depth, "reason": self.reason}
+                "depth": self.depth, "reason": self.reason, "path": self.path}
+
+
+def lineage_bytes(path: str, via_url: str = "") -> bytes:
+    """A URL record's lineage: the hop path, then SP and the via's URL when kept as text."""
+    return (path + " " + via_url if via_url else path).encode("ascii")
+
+
+def pack_new_record(state: int, depth: int, via: bytes, path: str, via_url: str = "") -> bytes:
+    """The head of a new URL record (tries, hops, expiries and doc id 0), the
+    URL's bytes to follow: discover_links builds one per page, not per link."""
+    raw = lineage_bytes(path, via_url)
+    return URLREC.pack(state, 0, 0, 0, 0, min(depth, 65535), via, len(raw)) + raw
+
+
+def record_url(raw: bytes) -> str:
+    """The URL of a packed URL record, read without unpacking the rest."""
+    start = URLREC.size + int.from_bytes(raw[URLREC.size - 2:URLREC.size], "big")
+    end = len(raw) - 1 - HISTORY_HEAD - raw[-1] * HISTORY_MOVE if raw[0] & HISTORY_FLAG else len(raw)
+    newline = raw.find(b"\n", start, end)  # the reason follows
+    return raw[start:newline if newline >= 0 else end].decode("utf-8", "surrogateescape")
 
 
 def record_state(raw: bytes) -> int:
@@ -238,8 +288,14 @@ class Db:
         private_dir(path)  # 0700, and its files 0600: the frontier lists every URL
         fresh = not os.path.exists(os.path.join(path, "data.mdb"))
         self.path = path
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="urlserver-lmdb-writer")  # WRITER above
+        self._write_txn = None  # the open write transaction, if any (aborted by close())
+        self._ready: Future | None = None  # commit_soon(): its commit, then the next transaction
+        self.sync = sync
+        # metasync off: a commit fsyncs its pages and writes the meta page; the
+        # meta page is synced apart (commit, commit_soon: WRITER above)
         self.env = lmdb.open(path, map_size=map_size, max_dbs=len(self.NAMES), sync=sync,
-                             metasync=sync, writemap=False, readahead=False, mode=0o600)
+                             metasync=False, writemap=False, readahead=False, mode=0o600)
         if fresh:
             private_files(os.path.join(path, "data.mdb"), os.path.join(path, "lock.mdb"))
         try:  # before any page is read through the map, or a named database created
@@ -269,23 +325,63 @@ class Db:
                 return
         if found != FORMAT:
             raise StateError(f"{path} holds a urlserver state of format {found}, this urlserver reads format "
-                             f"{FORMAT} (host-local URL keys): finish that crawl with the WRECK that made it, "
-                             f"or start with an empty directory")
+                             f"{FORMAT} (2: host-local URL keys; 3: each URL's via and hop path): finish that crawl "
+                             f"with the WRECK that made it, or start with an empty directory")
 
     # -- transactions ---------------------------------------------------------------
 
     @translate_errors
     def begin(self, *, write: bool = False):
-        """A new transaction (lmdb.Transaction: its gets and puts are the hot paths)."""
-        return self.env.begin(write=write)
+        """A new transaction (lmdb.Transaction: its gets and puts are the hot paths).
+        A write transaction is begun on the writer thread (see WRITER above)."""
+        if not write:
+            return self.env.begin()
+        ready, self._ready = self._ready, None
+        txn = (ready or self._writer.submit(self.env.begin, write=True)).result()
+        self._write_txn = txn
+        return txn
 
     @translate_errors
     def commit(self, txn) -> None:
-        txn.commit()
+        self._end(txn, txn.commit).result()
+        self._writer.submit(self._sync_meta).result()
+
+    def commit_soon(self, txn) -> tuple[Future, Future]:
+        """Commit `txn` on the writer thread: (committed, durable) Futures,
+        their exception a StateError if it could not be written.
+
+        `committed` is done once the commit has returned (its pages synced,
+        the meta page written) and the writer has begun the next write
+        transaction, which begin() then hands out without waiting: the
+        caller may go on with it while the meta page is synced. `durable`
+        is done once the meta page is synced too: only then may what the
+        transaction holds be told to anyone (docs/protocol.txt 5.9). The
+        caller's thread has no write transaction until `committed` is done
+        (LMDB has one writer)."""
+        if txn is self._write_txn:
+            self._write_txn = None
+        self._ready = committed = self._writer.submit(self._commit_and_begin, txn)
+        return committed, self._writer.submit(self._sync_meta)
+
+    def _commit_and_begin(self, txn):
+        _translated(txn.commit)
+        return self.env.begin(write=True)
+
+    def _sync_meta(self) -> None:
+        """fsync what the last commit wrote after its own fsync (the meta page):
+        LMDB's MDB_NOMETASYNC keeps the file whole without it, but may lose
+        that last transaction at a power cut until it is done."""
+        if self.sync:
+            _translated(functools.partial(self.env.sync, True))
 
     @translate_errors
     def abort(self, txn) -> None:
-        txn.abort()
+        self._end(txn, txn.abort).result()
+
+    def _end(self, txn, how) -> Future:
+        if txn is self._write_txn:
+            self._write_txn = None
+        return self._writer.submit(_translated, how)
 
     @translate_errors
     def last_txnid(self) -> int:
@@ -367,7 +463,22 @@ class Db:
         return out
 
     def close(self) -> None:
+        txn, self._write_txn = self._write_txn, None
+        ready, self._ready = self._ready, None
+        if ready is not None and ready.exception() is None:
+            txn = ready.result()  # (then no transaction was open besides)
+        if txn is not None:  # on the writer thread, as it was begun (WRITER)
+            self._writer.submit(_translated, txn.abort).exception()
+        self._writer.shutdown(wait=True)
         self.env.close()
+
+
+def _translated(how) -> None:
+    """Run a transaction's commit or abort (on the writer thread), lmdb.Error as StateError."""
+    try:
+        how()
+    except lmdb.Error as exc:
+        raise StateError(f"{type(exc).__name__}: {exc}") from exc
 
 
 def saved_items(path: str, name: str) -> list[tuple[bytes, bytes]]:

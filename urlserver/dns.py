@@ -24,14 +24,15 @@ from .errorkind import ErrorKind
 
 class Resolution:
     """A cached answer: an address, or the reason there is none (`error`,
-    free text for the log and the URL records; `kind`, its ErrorKind)."""
+    free text for the log and the URL records; `kind`, its ErrorKind;
+    `refused`, the addresses the answer held that were not admitted)."""
 
-    __slots__ = ("ip", "error", "expires", "terminal", "kind")
+    __slots__ = ("ip", "error", "expires", "terminal", "kind", "refused")
 
     def __init__(self, ip: str | None, error: str, expires: float, terminal: bool = False, *,
-                 kind: ErrorKind = ErrorKind.DNS_FAILED) -> None:
+                 kind: ErrorKind = ErrorKind.DNS_FAILED, refused: tuple[str, ...] = ()) -> None:
         self.ip, self.error, self.expires, self.terminal = ip, error, expires, terminal
-        self.kind = kind
+        self.kind, self.refused = kind, refused
 
     def __repr__(self) -> str:
         return f"Resolution({self.ip or self.error!r})"
@@ -51,6 +52,19 @@ def parse_hosts(text: str) -> dict[str, str]:
         for name in fields[1:]:
             table.setdefault(name.lower().rstrip("."), ip)
     return table
+
+
+def _wire_form(ip: str) -> str | None:
+    """`ip` as the protocol writes an address (docs/protocol.txt 5.3: an
+    IPv4-mapped address as its IPv4 address, no zone index), or None."""
+    try:
+        addr = ipaddress.ip_address(ip)
+    except ValueError:
+        return None
+    if getattr(addr, "scope_id", None):
+        return None
+    mapped = getattr(addr, "ipv4_mapped", None)
+    return str(mapped or addr)
 
 
 class Resolver:
@@ -88,7 +102,7 @@ class Resolver:
 
     def _admit(self, ips: list[str], expires: float) -> Resolution:
         """The first admitted address of `ips`; else the first one's refusal (terminal)."""
-        refusals = []
+        refusals, refused = [], []
         for ip in ips:
             why = self.policy.refusal(ip)
             if why is None:
@@ -96,7 +110,10 @@ class Resolver:
                 # the protocol carries the IPv4 address itself, never its mapped form
                 return Resolution(str(mapped) if mapped else ip, "", expires)
             refusals.append(why)
-        return Resolution(None, refusals[0], expires, terminal=True, kind=ErrorKind.FORBIDDEN_ADDRESS)
+            if (named := _wire_form(ip)) is not None:
+                refused.append(named)
+        return Resolution(None, refusals[0], expires, terminal=True, kind=ErrorKind.FORBIDDEN_ADDRESS,
+                          refused=tuple(refused))
 
     async def resolve(self, name: str) -> Resolution:
         """The cached or fresh answer for `name` (never raises)."""

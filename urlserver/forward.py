@@ -8,7 +8,10 @@
 #     kept in memory for the transaction; `flush`, called by the frontier's
 #     commit, writes them as one batch per destination (split past
 #     MAX_PEER_LINKS) under the destination's next sequence number, in the
-#     same LMDB commit as the DONE that found them.
+#     same LMDB commit as the DONE that found them; `durable` (once that
+#     commit is synced) lets them leave: a batch sent before could be lost
+#     with a kill -9 and its number given to other links, which the
+#     receiver would then take for a resend.
 #   - `acked` deletes a batch (in the next commit; a kill before it means a
 #     resend, which the receiver recognises by its sequence number).
 #   - The receiver's side: `last_applied` and `applied` keep, per sender,
@@ -23,7 +26,7 @@ import struct
 import msgspec
 
 from wreck.protocol.events import Links, PeerLink
-from wreck.protocol.limits import MAX_PEER_LINKS
+from wreck.protocol.limits import MAX_PEER_LINKS, MAX_URL_LEN
 from wreck.protocol.peer import MAX_DEPTH
 
 from .db import U64, Db
@@ -44,7 +47,13 @@ class Forwarder:
         self._pending: dict[int, list[PeerLink]] = {}  # destination -> links of the open transaction
         self.forwarded = 0  # links put in the outbox by this run (status)
         self.applied = 0  # links received and applied by this run (status)
-        self.on_batches = None  # callback(destinations) after a commit wrote batches (peerlink.py)
+        self.on_batches = None  # callback(destinations) once a commit's batches are durable (peerlink.py)
+        self._flushed: dict[int, int] = {}  # destination -> last batch of the commit not yet durable
+        # destination -> last batch that may be sent: durable, so a kill cannot take it back and
+        # number other links the same (docs/protocol.txt 5.9, 5.10); at the start, all of them
+        with db.begin() as txn:
+            self._sendable = {j: self._counter(txn, f"peer_out:{j}", 1) - 1 for j in range(partitions)
+                              if j != partition}
 
     def owner(self, host: str) -> int:
         """The partition that owns `host`."""
@@ -55,16 +64,23 @@ class Forwarder:
 
     # -- the sending side
 
-    def add(self, txn, url: str, fp: bytes, host: str, depth: int, hops: int = 0, *, seed: bool = False) -> bool:
+    def add(self, txn, url: str, fp: bytes, host: str, depth: int, hops: int = 0, *, seed: bool = False,
+            via_url: str = "", path: str = "") -> bool:
         """Forward `url` (normalised, of `host`, another partition's) unless
         it was before; True if it is new. A seed goes as one (seed=1), so
-        its owner admits it whatever its scope (docs/partitions.md)."""
+        its owner admits it whatever its scope (docs/partitions.md); a link
+        with the URL it was found on (via=) and its hop path (path=,
+        urlserver/lineage.py), which the owner keeps in its record."""
         if txn.get(fp, db=self.db.forwarded) is not None:
             return False
         txn.put(fp, b"", db=self.db.forwarded)
         extra = {"hops": str(hops)} if hops else {}
         if seed:
             extra["seed"] = "1"
+        if via_url and len(via_url) <= MAX_URL_LEN:
+            extra["via"] = via_url
+        if path:
+            extra["path"] = path
         self._pending.setdefault(self.owner(host), []).append(PeerLink(url, min(depth, MAX_DEPTH), extra))
         return True
 
@@ -81,24 +97,38 @@ class Forwarder:
                 seq += 1
                 self.forwarded += len(links[start:start + MAX_PEER_LINKS])
             txn.put(f"peer_out:{dest}".encode(), U64.pack(seq), db=self.db.meta)
+            self._flushed[dest] = seq - 1
         dests, self._pending = list(self._pending), {}
         return dests
+
+    def durable(self) -> None:
+        """The commit that wrote the last flush's batches is durable: they may leave."""
+        if not self._flushed:
+            return
+        dests, flushed, self._flushed = list(self._flushed), self._flushed, {}
+        self._sendable.update(flushed)
+        if self.on_batches is not None:
+            self.on_batches(dests)
 
     def abort(self) -> None:
         """The open transaction was dropped: so are its links."""
         self._pending.clear()
+        self._flushed.clear()
 
     def batches(self, dest: int, after: int = 0, limit: int = 1) -> list[Links]:
-        """Up to `limit` committed batches for `dest` with a sequence number
+        """Up to `limit` durable batches for `dest` with a sequence number
         above `after`, in order (read in a short transaction of their own)."""
         found: list[Links] = []
+        last = self._sendable[dest]
+        if after >= last:
+            return found
         with self.db.begin() as txn:
             cur = txn.cursor(db=self.db.outbox)
             if not cur.set_range(OUTKEY.pack(dest, after + 1)):
                 return found
             for key, value in cur:
                 got, seq = OUTKEY.unpack(key)
-                if got != dest or len(found) >= limit:
+                if got != dest or seq > last or len(found) >= limit:
                     break
                 found.append(Links(seq, _DECODE.decode(value)))
         return found

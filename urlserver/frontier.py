@@ -6,7 +6,9 @@
 # there are only Origin objects (queue bounds, politeness), the Bloom filter
 # and per-state counts, so 10 million queued URLs cost no Python objects.
 # Every change happens in one open write transaction; commit() makes the
-# batch durable (the server commits before writing assignments). A URL
+# batch durable (the server commits before writing assignments), or
+# commit_soon() starts that on the writer thread (db.py) and the server
+# writes the assignments once it is done. A URL
 # record's state changes only through move(), by the table of urlstate.py.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import logging
 import os
 import time
+from concurrent.futures import Future
 from hashlib import blake2b as _blake2b
 from zlib import crc32 as _crc32
 
@@ -57,6 +60,7 @@ class Frontier:
         self.delayed_total = 0
         self.filtered_by: dict[str, int] = {}
         self._txn = None
+        self._committing: Future | None = None  # commit_soon()'s, until settled
         self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self.on_new_work = None  # callback(host) when a host's queue grows
@@ -70,25 +74,63 @@ class Frontier:
     @property
     def txn(self):
         if self._txn is None:
+            self.settle()  # one writer: the commit in flight ends first
             self._txn = self.db.begin(write=True)
         return self._txn
 
+    @property
+    def committing(self) -> bool:
+        """A commit_soon() is in flight (not yet settled)."""
+        return self._committing is not None
+
     def commit(self) -> None:
         """Make every change since the last commit durable."""
-        if self._txn is None:
-            return
-        txn = self._txn
+        self.settle()
+        txn = self._close_txn()
+        if txn is not None:
+            self.db.commit(txn)
+            self._committed()
+            if self.forward is not None:
+                self.forward.durable()  # the batches it wrote may leave now
+
+    def commit_soon(self) -> tuple[Future, Future] | None:
+        """Start making every change since the last commit durable, on the
+        writer thread (db.py, WRITER): its (committed, durable) Futures, or
+        None if there was nothing to commit. Once `committed` is done,
+        settle() (or the next use of txn) finishes it and the next
+        transaction may be filled; the changes are durable once `durable`
+        is done."""
+        self.settle()
+        txn = self._close_txn()
+        if txn is None:
+            return None
+        committed, durable = self.db.commit_soon(txn)
+        self._committing = committed
+        return committed, durable
+
+    def settle(self) -> None:
+        """Wait for the commit in flight to return, if any (StateError if it failed)."""
+        future, self._committing = self._committing, None
+        if future is not None:
+            future.result()
+            self._committed()
+
+    def _close_txn(self):
+        """The open transaction, with the hosts, id counters and counts written into it; None if none."""
+        txn, self._txn = self._txn, None
+        if txn is None:
+            return None
         for host in self._dirty:
             txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=self.db.hosts)
         self._dirty.clear()
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
-        batches = self.forward.flush(txn) if self.forward is not None else None  # partitions: same commit
-        self.db.commit(txn)
-        self._txn = None
-        if batches and self.forward.on_batches is not None:
-            self.forward.on_batches(batches)
+        if self.forward is not None:  # partitions: the links for the others, in the same commit
+            self.forward.flush(txn)
+        return txn
+
+    def _committed(self) -> None:
         self.recent.committed()
         if self.seen.full:
             self._rebuild_seen()
@@ -96,6 +138,9 @@ class Frontier:
     def abort(self) -> None:
         """Drop every change since the last commit. The in-memory state (queue
         bounds, counts, Bloom filter) still holds them: reopen the crawl."""
+        future, self._committing = self._committing, None
+        if future is not None:
+            future.exception()  # its outcome no longer matters, but it must end first
         if self._txn is not None:
             txn, self._txn = self._txn, None
             self.db.abort(txn)
@@ -228,18 +273,31 @@ class Frontier:
         return rec
 
     def lookup(self, url: str) -> dict | None:
-        """A URL's state for operators (normalised first)."""
+        """A URL's state for operators (normalised first), with its via's URL."""
         norm = normalize(url)
         if norm is None:
             return None
         rec = self.record(d.fingerprint(norm))
-        return rec.as_dict() if rec else None
+        return {**rec.as_dict(), "via": self.via_url(rec)} if rec else None
+
+    def via_url(self, rec: UrlRecord) -> str | None:
+        """The URL `rec`'s URL was first found on (lineage.py), None for a seed
+        or a via that is no URL record."""
+        if rec.via_url:
+            return rec.via_url
+        if rec.via == d.NO_VIA:
+            return None
+        raw = self.txn.get(rec.via, db=self.db.urls)
+        return d.record_url(raw) if raw is not None else None
 
     # -- admission ---------------------------------------------------------------
 
     def discover(self, raw_url: str, *, depth: int, hops: int = 0, base: str | None = None,
-                 seed: bool = False) -> str:
-        """Admit one URL: 'queued', 'known', 'filtered' or 'bad'."""
+                 seed: bool = False, via: bytes = d.NO_VIA, path: str = "", via_url: str = "") -> str:
+        """Admit one URL: 'queued', 'known', 'filtered' or 'bad'. A new URL's
+        record keeps `via` (the fingerprint of the URL it was found on; or
+        `via_url`, that URL itself, when no record here holds it) and `path`,
+        its hop path from the seed (lineage.py)."""
         url = normal(raw_url, base)
         if url is None:
             return "bad"
@@ -250,7 +308,9 @@ class Frontier:
                 self.add_seed_host(name)  # every partition knows every seed's host, for --scope
             elif self.scope.filter_reason(url, name, depth) is not None or hops > self.max_redirects:
                 return "filtered"  # its owner would filter it too: not sent
-            return "forwarded" if self.forward.add(self.txn, url, fp, name, depth, hops, seed=seed) else "known"
+            added = self.forward.add(self.txn, url, fp, name, depth, hops, seed=seed, via_url=via_url or base or "",
+                                     path=path)
+            return "forwarded" if added else "known"
         if self.seen.check_and_add(fp) and self.txn.get(fp, db=self.db.urls) is not None:
             return "known"
         if seed:
@@ -262,10 +322,15 @@ class Frontier:
                 reason = self.url_filter.reason(url, name, depth, base)
         if reason is None and hops > self.max_redirects:
             reason = "too many redirects"
-        return self._admit(url, fp, origin, name, depth, hops, reason)
+        return self._admit(url, fp, origin, name, depth, hops, reason, via, path, via_url)
 
-    def discover_links(self, links, *, depth: int, base: str | None = None) -> int:
+    def discover_links(self, links, *, depth: int, base: str | None = None, via: bytes = d.NO_VIA,
+                       path: str = "", via_url: str = "") -> int:
         """Admit a page's outlinks, as discover() would one by one; how many were queued.
+        Each new URL's record keeps `via` and `path` (the page's fingerprint and
+        the links' hop path: the same for every link of a page). Links another
+        urlserver partition forwards give `via_url`, the page's URL, instead
+        of `via` (its record is that partition's): kept as text.
 
         The hot path of a DONE: a link recorded lately ends at one set
         lookup (RecentLinks), a link already in normal form skips
@@ -276,7 +341,7 @@ class Frontier:
         """
         txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
         urls_db, max_pages = self.db.urls, self.max_pages
-        record_head = d.URLREC.pack(DISCOVERED_STATE, 0, 0, 0, 0, min(depth, 65535))  # urlstate's first move
+        record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
         qkey = d.QKEY.pack
         records: dict[bytes, bytes] = {}  # fp -> URL record, written after the loop
@@ -311,7 +376,7 @@ class Frontier:
             fp = prefix + _blake2b(data, digest_size=6).digest()
             if forward is not None and forward.foreign(name):  # another partition's host: to its outbox
                 if scope.filter_reason(url, name, depth) is None:
-                    forward.add(txn, url, fp, name, depth)
+                    forward.add(txn, url, fp, name, depth, via_url=via_url or base or "", path=path)
                 continue
             if seen.check_and_add(fp) and (fp in records or txn.get(fp, db=urls_db) is not None):
                 continue
@@ -320,7 +385,7 @@ class Frontier:
                 reason = url_filter.reason(url, name, depth, base)
             host = hosts.get(origin)
             if reason is not None or host is None or host.admitted >= max_pages:
-                queued += self._admit(url, fp, origin, name, depth, 0, reason) == "queued"
+                queued += self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
                 continue
             records[fp] = record_head + data
             entries.append((qkey(host.id, host.tail), fp + entry_tail + data))
@@ -339,18 +404,20 @@ class Frontier:
         return queued + len(entries)
 
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
-               reason: str | None) -> str:
+               reason: str | None, via: bytes, path: str, via_url: str = "") -> str:
         """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
         host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
         if reason is not None:
-            self.move(fp, UrlEvent.FILTERED, reason, rec=UrlRecord(url, hops=hops, depth=depth))
+            self.move(fp, UrlEvent.FILTERED, reason,
+                      rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url))
             self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
             return "filtered"
         if host is None:
             host = self.origin_for(origin, name)
-        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth))
+        self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path,
+                                                         via_url=via_url))
         self.push(host, d.pack_entry(fp, depth, hops, url))
         host.admitted += 1
         self._dirty.add(host)

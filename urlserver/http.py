@@ -20,7 +20,6 @@ import logging
 from urllib.parse import parse_qs, urlsplit
 
 import msgspec
-from prometheus_client import CollectorRegistry, generate_latest
 
 from wreck.deploy import DeployError, SECRET_ENV, is_loopback
 from wreck.httpserve import MAX_CONNECTIONS, OPEN, READ, HttpServer, Request, Response, Route, TokenGate  # noqa: F401
@@ -28,7 +27,6 @@ from wreck.protocol.settings import split_host_port
 
 from .api import api_routes
 from .dashboard import PAGE
-from .metrics import Collector
 from .statusview import RobotsHeld, hosts_found, status
 
 log = logging.getLogger("urlserver")
@@ -56,9 +54,8 @@ class HttpStatus:
 
     def __init__(self, server, *, token: str | None = None, exposed: bool = False) -> None:
         self.server = server
-        self.registry = CollectorRegistry(auto_describe=False)
+        self._registry = None  # /metrics' prometheus_client registry, made at its first scrape
         self.robots_held = RobotsHeld()  # shared by /status and /metrics: one scan per SLOW_GAUGE_S
-        self.registry.register(Collector(server, robots_held=self.robots_held))
         # Beyond loopback the pages are open only where the crawl's secret
         # guards it (check_address); with an API token alone they need it too.
         pages = READ if exposed and not getattr(server.settings, "secret", b"") else OPEN
@@ -84,7 +81,22 @@ class HttpStatus:
         answer = self.http.answer(Request("GET", parts.path, parse_qs(parts.query), {}, b"", "127.0.0.1"))
         return answer.status, answer.content_type, answer.body
 
+    @property
+    def registry(self):
+        """The /metrics registry; prometheus_client is imported only when
+        first scraped (a crawl nobody scrapes starts without it, issue 16)."""
+        if self._registry is None:
+            from prometheus_client import CollectorRegistry
+
+            from .metrics import Collector
+
+            self._registry = CollectorRegistry(auto_describe=False)
+            self._registry.register(Collector(self.server, robots_held=self.robots_held))
+        return self._registry
+
     def _metrics(self, request: Request) -> Response:
+        from prometheus_client import generate_latest
+
         return Response(200, "text/plain; version=0.0.4; charset=utf-8", generate_latest(self.registry))
 
     def _status(self, request: Request) -> Response:

@@ -12,9 +12,7 @@ import ipaddress
 import re
 from functools import lru_cache
 
-import tldextract
-
-_EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
+_EXTRACT = None  # tldextract's, made at the first registered_domain() (--scope domain alone needs it)
 
 
 @lru_cache(maxsize=65536)
@@ -35,6 +33,13 @@ def registered_domain(host: str) -> str:
 def psl_domain(host: str) -> str | None:
     """The registrable domain of `host` when the Public Suffix List knows its
     suffix; None for an IP literal or a name under a suffix it does not know."""
+    global _EXTRACT
+    if _EXTRACT is None:
+        # Imported here: it brings requests and urllib3, and its snapshot takes
+        # ~40 ms to load, which a crawl in host or any scope never needs (issue 16).
+        import tldextract
+
+        _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
     parts = _EXTRACT(host)
     return f"{parts.domain}.{parts.suffix}" if parts.suffix and parts.domain else None
 
@@ -61,7 +66,7 @@ class Scope:
             raise ValueError(f"scope must be host, domain or any, not {mode!r}")
         self.mode = mode
         self.seed_hosts = set(seed_hosts)
-        self.seed_domains = {registered_domain(h) for h in seed_hosts}
+        self.seed_domains = {registered_domain(h) for h in seed_hosts} if mode == "domain" else set()
         self.include = [re.compile(r) for r in include]
         self.exclude = [re.compile(r) for r in exclude]
         self.max_depth = max_depth
@@ -70,7 +75,8 @@ class Scope:
 
     def add_seed_host(self, host: str) -> None:
         self.seed_hosts.add(host)
-        self.seed_domains.add(registered_domain(host))
+        if self.mode == "domain":  # only that scope reads them
+            self.seed_domains.add(registered_domain(host))
 
     def filter_reason(self, url: str, host: str, depth: int) -> str | None:
         """None if `url` (normalised, on `host`, at `depth`) may be crawled."""

@@ -3,13 +3,18 @@
 # protocol.ControlConnection (server role), plus DNS tasks and one timer.
 # Everything funnels into pump(): expire claims (CANCEL them), start DNS
 # lookups, take assignments for spiders with credit (round robin), commit
-# them to LMDB, and only then write them. A pump runs when something can
+# them to LMDB, and only then write them. The commit (its page writes and
+# fsyncs) runs on the LMDB writer thread (db.py, WRITER) while the loop
+# goes on reading and decoding the spiders' lines; their DONEs and WORKINGs
+# wait for it (when_writable: one writer, and a URL's state is changed only
+# in a transaction) and are applied, in order, once it has returned, while
+# its meta page is synced; its assignments leave once that is done too. A pump runs when something can
 # have changed what is due: after each loop turn that read events (a DONE,
 # a GET's credit, a WORKING), a DNS answer, or the one timer, armed for the
 # engine's next wakeup (a host's turn, a claim's deadline, a retry); nothing
 # polls, so an idle crawl sleeps in epoll. Pumps batch themselves: the
-# events that arrive while one commits (its fsync) are served by the next,
-# in one commit, so no interval is needed to group them.
+# events that arrive while one commits are served by the next, in one
+# commit, so no interval is needed to group them.
 # With --exit-when-done the pump ends the crawl when the engine gives a
 # finish reason (Crawl.finish_reason: done, a limit, deferred retries); a
 # global limit ends even a continuous crawl. The spiders are sent BYE with
@@ -24,6 +29,7 @@ import asyncio
 import collections
 import logging
 import time
+from concurrent.futures import Future
 
 from wreck.listener import Listener, Peer
 from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
@@ -81,32 +87,45 @@ class ControlPeer(Peer):
 
     def on_event(self, event: object) -> None:
         server, kind = self.server, type(event)
+        if kind is Links:  # partitions: a batch from another partition (docs/protocol.txt 5.10)
+            server.when_writable(self._links, event, time.time())
+        elif kind is IpWant or kind is IpReturn:  # partitions: about an address this one arbitrates
+            server.when_writable(self._token, event, time.time())
+        elif kind is Done:
+            self.dones += 1
+            stage = server.filter_stage
+            if stage is not None and stage.wants(self, event):
+                stage.hold(self, event)  # applied once the filter command has answered
+            else:
+                server.when_writable(server.crawl.done, self, event, time.time())
+        elif kind is Get:
+            self.idle_sent = False
+        elif kind is Working:
+            server.when_writable(self._working, event.trans_ids, time.time())
+
+    def _working(self, trans_ids, now: float) -> None:
+        for trans_id in self.server.crawl.working(self, trans_ids, now):
+            self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
+
+    def _token(self, message, now: float) -> None:
+        if self.closed:
+            return
         try:
-            if kind is Links:  # partitions: a batch from another partition, acknowledged after its commit
-                if server.crawl.apply_links(int(self.conn.name), event, time.time()) is not None:
-                    server.acks.append((self, event.seq))
-                return
-            if kind is IpWant or kind is IpReturn:  # partitions: a request for an address this one arbitrates
-                server.crawl.token_received(int(self.conn.name), event, time.time())
-                return
-            if kind is Done:
-                self.dones += 1
-                stage = server.filter_stage
-                if stage is not None and stage.wants(self, event):
-                    stage.hold(self, event)  # applied once the filter command has answered
-                else:
-                    server.crawl.done(self, event, time.time())
-            elif kind is Get:
-                self.idle_sent = False
-            elif kind is Working:
-                for trans_id in server.crawl.working(self, event.trans_ids, time.time()):
-                    self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
-        except StateError as exc:
-            server.state_unwritable(exc)
-        except NotOwned as exc:
-            self.fail(ErrorCode.PARTITION, str(exc))
+            self.server.crawl.token_received(int(self.conn.name), message, now)
         except TokenError as exc:
             self.fail(ErrorCode.STATE, str(exc))
+
+    def _links(self, batch: Links, now: float) -> None:
+        """Apply a batch (or recognise a resend); its ACK leaves once the
+        commit holding it is durable (UrlServer._pump)."""
+        if self.closed:
+            return
+        try:
+            self.server.crawl.apply_links(int(self.conn.name), batch, now)
+        except NotOwned as exc:
+            self.fail(ErrorCode.PARTITION, str(exc))
+            return
+        self.server.acks.append((self, batch.seq))
 
     def after_events(self) -> None:
         self.last_seen = time.time()
@@ -128,11 +147,7 @@ class ControlPeer(Peer):
         if server.filter_stage is not None and server.filter_stage.holds(self):
             server.filter_stage.hold(self, None)  # its claims go back after its held DONEs
             return
-        try:
-            server.crawl.spider_gone(self, time.time())
-        except StateError as exc:
-            server.state_unwritable(exc)
-            return
+        server.when_writable(server.crawl.spider_gone, self, time.time())  # after its DONEs already read
         server.request_pump()
 
 
@@ -160,6 +175,12 @@ class UrlServer:
         self.store_view = None  # storeview.StoreView with --store-http: the store's figures
         self._count = 0
         self._pump_pending = False
+        self._pump_again = False  # a pump was asked while a commit was in flight
+        # While a commit is in flight: the assignments it makes durable, and the
+        # spiders' events that wait for it (applied in order once it is done).
+        self._outgoing: dict[ControlPeer, list[bytes]] | None = None
+        self._committing = False  # ... until the commit has returned (_writable), then until durable (_durable)
+        self._held: list[tuple[object, tuple]] = []
         self.wakeups = 0  # pumps run, and of them those the timer asked for:
         self.timer_wakeups = 0  # tests count them to see that nothing polls
         self._timer: asyncio.TimerHandle | None = None
@@ -226,38 +247,30 @@ class UrlServer:
 
     def token_link(self, partition: int, *, dialled: bool, up: bool) -> None:
         """A connection to (`dialled`) or from `partition` opened or ended."""
-        try:
-            self.crawl.token_link(partition, dialled=dialled, up=up, now=time.time())
-        except StateError as exc:
-            self.state_unwritable(exc)
-            return
+        self.when_writable(lambda now: self.crawl.token_link(partition, dialled=dialled, up=up, now=now),
+                           time.time())
         self.request_pump()
 
     def token_received(self, partition: int, message) -> None:
         """IPGRANT or IPRECALL from `partition`, on the link this one dialled (peerlink.py)."""
-        try:
-            self.crawl.token_received(partition, message, time.time())
-        except StateError as exc:
-            self.state_unwritable(exc)
-            return
+        self.when_writable(self.crawl.token_received, partition, message, time.time())
         self.request_pump()
 
-    def _send_tokens(self) -> None:
+    def _route_tokens(self, outgoing: dict[ControlPeer, list[bytes]]) -> None:
+        """The engine's token messages: a holder's go out now; an owner's
+        (grants and recalls) with `outgoing`, once the commit that keeps
+        which tokens are out (Crawl.commit_soon) is durable."""
         for partition, message in self.crawl.token_messages():
             if type(message) is IpWant or type(message) is IpReturn:  # to the owner, on the link dialled there
                 self.peer_links.send_token(partition, message)
             else:  # to the holder, on the link it dialled here
                 peer = self.holders.get(partition)
                 if peer is not None and not peer.closed:
-                    peer.send(message)
+                    outgoing.setdefault(peer, []).append(peer.conn.send(message))
 
     def links_acked(self, dest: int, seq: int) -> None:
         """Partition `dest` applied batch `seq` (peerlink.py)."""
-        try:
-            self.crawl.links_acked(dest, seq)
-        except StateError as exc:
-            self.state_unwritable(exc)
-            return
+        self.when_writable(self.crawl.links_acked, dest, seq)
         self.request_pump()
 
     async def start(self) -> tuple[str, int]:
@@ -291,6 +304,8 @@ class UrlServer:
         await self.listener.shutdown(self.filter_stage.drain if self.filter_stage is not None else None)
         if self.url_filter is not None:
             await self.url_filter.aclose()
+        if self._outgoing is not None:
+            self._durable()  # waits for the commit in flight, applies the events held for it
         if self.broken is None:
             self.crawl.commit()
 
@@ -327,19 +342,34 @@ class UrlServer:
         """A held DONE (None: its spider's end), now that the filter answered."""
         if self.broken is not None:
             return
-        now = time.time()
-        try:
-            if done is None:
-                self.crawl.spider_gone(spider, now)
-            else:
-                with self.url_filter.answering(answers):
-                    self.crawl.done(spider, done, now)
-        except StateError as exc:
-            self.state_unwritable(exc)
-            return
+        if done is None:
+            self.when_writable(self.crawl.spider_gone, spider, time.time())
+        else:
+            self.when_writable(self._apply_filtered, spider, done, answers, time.time())
         self.request_pump()
 
+    def _apply_filtered(self, spider: ControlPeer, done: Done, answers: dict[str, bool], now: float) -> None:
+        with self.url_filter.answering(answers):
+            self.crawl.done(spider, done, now)
+
     # -- the pump ------------------------------------------------------------------
+
+    def when_writable(self, apply, *args) -> None:
+        """Apply a spider's event to the engine now, or, while a commit is
+        running (the state is not writable: one LMDB writer), once it has
+        returned, in the order received (_writable)."""
+        if self._committing:
+            self._held.append((apply, args))
+            return
+        try:
+            apply(*args)
+        except StateError as exc:
+            self.state_unwritable(exc)
+
+    @property
+    def settled(self) -> bool:
+        """No pump pending and no commit in flight: what the events so far asked is done."""
+        return not self._pump_pending and self._outgoing is None
 
     def request_pump(self) -> None:
         """Pump once, after the events of this loop turn (however many asked)."""
@@ -349,6 +379,9 @@ class UrlServer:
 
     def pump(self) -> None:
         self._pump_pending = False
+        if self._outgoing is not None:  # a commit is in flight: _durable pumps again
+            self._pump_again = True
+            return
         self.wakeups += 1
         if self.broken is not None or self.stopping:
             return
@@ -358,6 +391,8 @@ class UrlServer:
             self.state_unwritable(exc)
 
     def _pump(self) -> None:
+        """Expire, assign, start DNS lookups, and start the commit; the rest
+        (the assignments written, the timer armed) once it is durable."""
         crawl, now = self.crawl, time.time()
         if self.filter_stage is not None:
             for spider, trans_ids in self.filter_stage.held():
@@ -368,16 +403,66 @@ class UrlServer:
         outgoing = self._assign(now)
         for host in crawl.dns_requests():
             self._spawn(self._resolve(host))
-        crawl.commit()  # durable before any assignment leaves
+        acks, self.acks = self.acks, []  # partitions: the batches this commit applies, ACKed once it is durable
+        for peer, seq in acks:
+            if not peer.closed:
+                outgoing.setdefault(peer, []).append(peer.conn.send(LinksAck(seq)))
+        if self.peer_links is not None:
+            self._route_tokens(outgoing)
+        futures = crawl.commit_soon()  # durable before any assignment leaves
+        if futures is None:  # nothing changed, so nothing was assigned either
+            self._after_commit(outgoing, now)
+            return
+        committed, durable = futures
+        self._outgoing, self._committing = outgoing, True  # the spiders' events wait meanwhile (when_writable)
+        loop = asyncio.get_running_loop()
+        committed.add_done_callback(lambda _: loop.call_soon_threadsafe(self._writable))
+        durable.add_done_callback(lambda f: loop.call_soon_threadsafe(self._durable, f))
+
+    def _writable(self) -> None:
+        """The commit has returned (its meta page is being synced): the events
+        that waited for it go into the next transaction meanwhile."""
+        if not self._committing or self.broken is not None:
+            return  # stop() took it over; or nothing more is applied
+        self._committing = False
+        held, self._held = self._held, []
+        self._pump_again = self._pump_again or bool(held)
+        try:
+            self.crawl.settle()
+        except StateError as exc:
+            self.state_unwritable(exc)
+            return
+        for apply, args in held:
+            self.when_writable(apply, *args)
+            if self.broken is not None:
+                return
+
+    def _durable(self, durable: Future | None = None) -> None:
+        """The commit is durable: its assignments leave, and the next pump runs if asked."""
+        self._writable()  # (already run: the writer thread ends them in this order)
+        outgoing, self._outgoing = self._outgoing, None
+        if self.broken is not None or outgoing is None:
+            return  # broken: nothing more is sent; None: stop() settled it already
+        if durable is not None and durable.exception() is not None:
+            self.state_unwritable(durable.exception())
+            return
+        again, self._pump_again = self._pump_again, False
+        if self.stopping:
+            return  # the spiders are being closed: their claims go back
+        try:
+            self._after_commit(outgoing, time.time())
+        except StateError as exc:
+            self.state_unwritable(exc)
+            return
+        if again:
+            self.request_pump()
+
+    def _after_commit(self, outgoing: dict[ControlPeer, list[bytes]], now: float) -> None:
+        crawl = self.crawl
         for spider, chunks in outgoing.items():
             spider.write(b"".join(chunks))
-        if self.acks:  # partitions: each batch's ACK only after the commit that applied it (5.10)
-            acks, self.acks = self.acks, []
-            for peer, seq in acks:
-                if not peer.closed:
-                    peer.send(LinksAck(seq))
-        if self.peer_links is not None:
-            self._send_tokens()
+        if crawl.forward is not None:
+            crawl.forward.durable()  # partitions: the batches of this commit may leave now
         self._sample(now)
         reason = crawl.finish_reason(now, one_shot=self.settings.exit_when_done)
         if reason is not None:
@@ -396,7 +481,7 @@ class UrlServer:
         ready = ready[self._rr:] + ready[: self._rr]
         while ready:
             for spider in list(ready):
-                assignment = crawl.take(spider, now)
+                assignment = crawl.take(spider, now, spider.conn.caps)
                 if assignment is None:  # nothing due; another spider may still be handed
                     ready.remove(spider)  # the URLs of its chains (chains.py)
                     continue

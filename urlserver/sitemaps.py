@@ -25,6 +25,7 @@ import logging
 from wreck.protocol import Done
 
 from . import db as d
+from . import lineage
 from .frontier import Frontier
 from .normal import normal
 from .scope import split_host
@@ -53,10 +54,13 @@ class Sitemaps:
         """Admit the sitemaps robots.txt of `origin` names, and its /sitemap.xml."""
         if not self.enabled:
             return 0
-        return sum(self.admit(url, level=0) for url in [*listed, origin + WELL_KNOWN])
+        return (sum(self.admit(url, level=0, path=lineage.ROBOTS_SITEMAP_PATH) for url in listed)
+                + self.admit(origin + WELL_KNOWN, level=0, path=lineage.WELL_KNOWN_SITEMAP_PATH))
 
-    def admit(self, raw_url: str, *, level: int, base: str | None = None) -> bool:
-        """Queue `raw_url` as a sitemap if the bounds allow; whether it was queued."""
+    def admit(self, raw_url: str, *, level: int, base: str | None = None, via: bytes = d.NO_VIA,
+              path: str = "") -> bool:
+        """Queue `raw_url` as a sitemap if the bounds allow; whether it was
+        queued. `via` and `path`: where it was found (lineage.py)."""
         url = normal(raw_url, base)
         if url is None or level > self.depth:
             return False
@@ -67,22 +71,25 @@ class Sitemaps:
         if admitted >= self.per_host:
             log.info("event=sitemap_skipped url=%s reason=%r", url, f"{self.per_host} sitemaps for this host")
             return False
-        if fr.discover(url, depth=0) != "queued":
+        if fr.discover(url, depth=0, via=via, path=path) != "queued":
             return False
         txn.put(d.fingerprint(url), bytes((level,)), db=self.db.sitemaps)
         self.db.set_counter(txn, counter, admitted + 1)
         log.info("event=sitemap_queued url=%s level=%d", url, level)
         return True
 
-    def fetched(self, fp: bytes, url: str, done: Done, depth: int) -> int:
-        """A FETCHED sitemap: queue its children or discover its URLs; how many."""
+    def fetched(self, fp: bytes, url: str, done: Done, rec: d.UrlRecord) -> int:
+        """A FETCHED sitemap (`rec` its record): queue its children or discover
+        its URLs, each found on it by a sitemap hop (lineage.py); how many."""
         kind = done.extra.get("sitemap")
         links = done.outlinks
+        path = lineage.extend(rec.path, lineage.SITEMAP)
         if kind == "index":
             level = self.level(fp) + 1
-            count = sum(self.admit(link, level=level) for link in links)
+            count = sum(self.admit(link, level=level, via=fp, path=path) for link in links)
         elif kind == "urlset":
-            count = self.frontier.discover_links(links[: self.max_urls], depth=depth + 1, base=url)
+            count = self.frontier.discover_links(links[: self.max_urls], depth=rec.depth + 1, base=url, via=fp,
+                                                 path=path)
         else:
             log.warning("event=sitemap_unusable url=%s reason=%r", url, done.reason or "no sitemap= field")
             return 0

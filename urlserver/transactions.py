@@ -13,6 +13,9 @@ import heapq
 from . import db as d
 
 PAGE, ROBOTS = "page", "robots"
+# A record-only page transaction (docs/protocol.txt 5.3 nofetch=): the spider
+# connects nowhere, so it holds no politeness slot; persisted as a page claim.
+UNFETCHED = "unfetched"
 
 
 class RobotsJob:
@@ -25,16 +28,18 @@ class RobotsJob:
 
 
 class Claim:
-    """One transaction in flight: a page (entry: its queue entry) or a robots.txt fetch (job)."""
+    """One transaction in flight: a page (entry: its queue entry), a robots.txt
+    fetch (job), or an unfetched page (failure: its host's dns.Resolution)."""
 
     __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "fp", "job", "spider",
-                 "deadline", "started")
+                 "deadline", "started", "failure")
 
     def __init__(self, trans_id: int, doc_id: int, kind: str, host, ip: str, url: str, spider,
-                 deadline: float, started: float, *, entry: bytes = b"", job: RobotsJob | None = None) -> None:
+                 deadline: float, started: float, *, entry: bytes = b"", job: RobotsJob | None = None,
+                 failure=None) -> None:
         self.trans_id, self.doc_id, self.kind, self.host, self.ip = trans_id, doc_id, kind, host, ip
         self.url, self.spider, self.deadline, self.started = url, spider, deadline, started
-        self.entry, self.job = entry, job
+        self.entry, self.job, self.failure = entry, job, failure
         self.fp = d.entry_fp(entry)  # a page claim's URL fingerprint (b"" for robots.txt)
 
 

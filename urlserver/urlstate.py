@@ -61,6 +61,10 @@ class UrlEvent(enum.Enum):
                        "full tries")
     BLOCKED = "its host is blocked by the operator (POST /api/hosts/HOST/block): taken out of its queue"
     UNBLOCKED = "its host was unblocked (POST /api/hosts/HOST/unblock): queued again"
+    CLAIMED_UNFETCHED = ("handed to a spider to record, without fetching, why its host cannot be fetched "
+                         "(nofetch=: its DNS failed for good, or it resolved only to refused addresses)")
+    UNFETCHED_RECORDED = ("DONE of a record-only transaction: the store holds what was tried; the URL ends as "
+                          "its host's failure")
 
     # Members are singletons: hash by identity, in C. Enum's own __hash__ is
     # Python code, and a (state, event) lookup is on every handout and DONE.
@@ -94,6 +98,8 @@ MOVES: dict[tuple[UrlState | None, UrlEvent], UrlState] = {
     (S.ERROR, E.RETRY_REQUESTED): S.PENDING,  # --retry-errors
     (S.PENDING, E.BLOCKED): S.BLOCKED,  # at the block, or at its host's turn (what joined the queue since)
     (S.BLOCKED, E.UNBLOCKED): S.PENDING,
+    (S.PENDING, E.CLAIMED_UNFETCHED): S.IN_FLIGHT,  # a record-only transaction (docs/protocol.txt 5.3)
+    (S.IN_FLIGHT, E.UNFETCHED_RECORDED): S.ERROR,
 }  # fmt: skip
 
 del S, E

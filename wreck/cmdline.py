@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import inspect
 import logging
 from collections.abc import Callable, Sequence
@@ -53,6 +52,8 @@ def examples(*pairs: tuple[str, str]) -> str:
 
 def version() -> str:
     """The installed package's version ('unknown' from a bare checkout)."""
+    import importlib.metadata  # here: only --version asks (issue 16: every start imported it)
+
     try:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:

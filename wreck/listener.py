@@ -32,18 +32,21 @@
 #   - shuts down in order: stop accepting, stop reading, let the daemon
 #     drain (its own awaitable), close every connection and await each one's
 #     connection_lost.
-"""Listener and Peer: the shared base of the daemons' TCP listeners."""
+"""Listener and Peer: the shared base of the daemons' TCP (and Unix-domain) listeners."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
+import stat
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from wreck import inherited
 from wreck.loglimit import LOG_ADDRESSES, LOG_LINES_PER_ADDRESS, LOG_WINDOW_S, LogLimiter  # noqa: F401 (re-exported)
 from wreck.protocol import (
     NEED_DATA, NONCE_BYTES, Auth, ConnectionClosed, Error, ErrorCode, LocalProtocolError,
@@ -308,6 +311,7 @@ class Listener:
         self.stopping = False
         self.reading_paused = False
         self._server: asyncio.base_events.Server | None = None
+        self._unix: list[tuple[asyncio.base_events.Server, str]] = []  # start_unix's servers and paths
 
     def admit(self, peer: Peer) -> tuple[ErrorCode, str] | None:
         """Make room for a new connection (evicting the oldest one still in
@@ -355,11 +359,25 @@ class Listener:
     async def start(self, host: str | None, port: int, peer_factory: Callable[[Listener], Peer]) -> tuple[str, int]:
         """Listen on host:port; returns the bound (host, port)."""
         loop = asyncio.get_running_loop()
-        self._server = await loop.create_server(lambda: peer_factory(self), host, port,
-                                                reuse_address=True, backlog=ACCEPT_BACKLOG)
+        sock = inherited.take(host or "", port)  # bound by wreck-crawl, which started us at once with our peers
+        where = {"sock": sock} if sock is not None else {"host": host, "port": port, "reuse_address": True}
+        self._server = await loop.create_server(lambda: peer_factory(self), **where, backlog=ACCEPT_BACKLOG)
         address = self._server.sockets[0].getsockname()[:2]
         self.log.info("event=listening address=%s", peer_address(address))
         return address
+
+    async def start_unix(self, path: str, peer_factory: Callable[[Listener], Peer]) -> None:
+        """Also listen on a Unix-domain socket at `path`, readable and writable
+        by this user only (0600). A socket file left by a killed server is
+        replaced; any other file there is an error."""
+        with contextlib.suppress(FileNotFoundError):
+            if stat.S_ISSOCK(os.lstat(path).st_mode):
+                os.unlink(path)
+        loop = asyncio.get_running_loop()
+        server = await loop.create_unix_server(lambda: peer_factory(self), path, backlog=ACCEPT_BACKLOG)
+        os.chmod(path, 0o600)
+        self._unix.append((server, path))
+        self.log.info("event=listening address=unix:%s", path)
 
     def pause_reading(self, pause: bool) -> None:
         """Stop (or resume) reading from every connection: TCP pushes back on the peers."""
@@ -373,6 +391,10 @@ class Listener:
         self.stopping = True
         if self._server is not None:
             self._server.close()
+        for server, path in self._unix:
+            server.close()
+            with contextlib.suppress(OSError):
+                os.unlink(path)  # no stale socket file for the next start or a spider to find
 
     async def shutdown(self, drain: Callable[[], Awaitable[None]] | None = None) -> None:
         """Stop accepting and reading, await `drain` (the daemon answers what is
@@ -384,6 +406,8 @@ class Listener:
         await self.close_all()
         if self._server is not None:
             await self._server.wait_closed()
+        for server, _ in self._unix:
+            await server.wait_closed()
 
     async def close_all(self) -> None:
         """Close every connection and await connection_lost for each (bounded)."""

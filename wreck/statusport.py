@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import msgspec
 
+from wreck import inherited
 from wreck.protocol.settings import split_host_port
 
 MAX_HEAD = 8192  # a GET line and a few headers; a browser's fit easily
@@ -41,7 +42,9 @@ class StatusPort:
     async def start(self, address: str) -> tuple[str, int]:
         """Listen on HOST:PORT (port 0: any); the bound (host, port)."""
         host, port = split_host_port(address, listen=True)
-        self._server = await asyncio.start_server(self._handle, host, port, reuse_address=True)
+        sock = inherited.take(host, port)  # bound by wreck-crawl, which started us at once with our peers
+        where = {"sock": sock} if sock is not None else {"host": host, "port": port, "reuse_address": True}
+        self._server = await asyncio.start_server(self._handle, **where)
         return self._server.sockets[0].getsockname()[:2]
 
     def close(self) -> None:

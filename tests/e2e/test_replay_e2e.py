@@ -1,7 +1,8 @@
 """Proof by a real client: wreck-crawl crawls the local test web, recrawling
 until the news host has answered 304 for each of its unchanging pages (then
 Ctrl-C), wreck-dump
-writes the WARC, its CDXJ and a WACZ, pywb loads each (`wb-manager`) and
+writes the WARC, its CDXJ, a WACZ of that export and a WACZ of the files the
+crawl wrote with --warc-dir (`--from-warc-dir`), pywb loads each (`wb-manager`) and
 `wayback` replays them on loopback. Every page replays byte for byte as
 the test web serves it; a 304 server-not-modified revisit replays as pywb
 replays one; an identical-payload-digest revisit resolves to its original
@@ -39,7 +40,8 @@ pytest.importorskip("pywb", reason="pywb is a test dependency (pip install -e '.
 BIN = Path(sys.executable).parent  # wb-manager, wayback, wreck-dump: installed beside this Python
 READY_TIMEOUT = 60.0  # seconds wayback may take to listen on a loaded box
 CHANGING = "/clock.html"  # news' page that changes between fetches: no fixed truth
-COLLECTIONS = ("warc", "cdxj", "wacz", "dedup")
+COLLECTIONS = ("warc", "cdxj", "wacz", "waczdir", "dedup")
+REPLAYED = ["warc", "cdxj", "wacz", "waczdir"]  # WRECK's own outputs
 CRAWL_WAIT = 120.0  # seconds the crawl may take to reach _recrawled on a loaded box
 STATICS = [f"/static-{k}.html" for k in range(RevisitSpec().static_pages)]
 
@@ -156,7 +158,7 @@ def replay(tmp_path_factory):
                "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
                "--allow-net", "127.0.0.0/8", "--scope", "any", "--delay", "0.05",
                "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2",
-               "--procs", "1", "--concurrency", "10", "--recrawl", "1s"]  # fmt: skip
+               "--procs", "1", "--concurrency", "10", "--recrawl", "1s", "--warc-dir", str(tmp / "warcs")]  # fmt: skip
         crawl = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         try:  # recrawling until Ctrl-C: stopped once news' statics were confirmed by a 304 and the copies stored
             deadline = time.monotonic() + CRAWL_WAIT
@@ -178,6 +180,7 @@ def replay(tmp_path_factory):
     _run(dump, "--all", "--warc", "crawl.warc.gz", "--data", "crawl", cwd=tmp)
     _run(dump, "--all", "--wacz", "crawl.wacz", "--data", "crawl", cwd=tmp)
     _run(dump, "--cdxj", "crawl.warc.gz", cwd=tmp)
+    _run(dump, "--wacz", "dir.wacz", "--from-warc-dir", "warcs", cwd=tmp)  # closed at the crawl's Ctrl-C
     deduped = _dedup_warc(tmp / "crawl", tmp / "dedup.warc.gz")
     for coll in COLLECTIONS:
         _run(BIN / "wb-manager", "init", coll, cwd=tmp)
@@ -185,6 +188,7 @@ def replay(tmp_path_factory):
     shutil.copy(tmp / "crawl.warc.gz", tmp / "collections/cdxj/archive")  # indexed by WRECK's CDXJ alone
     shutil.copy(tmp / "crawl.cdxj", tmp / "collections/cdxj/indexes")
     _run(BIN / "wb-manager", "add", "--unpack-wacz", "wacz", "crawl.wacz", cwd=tmp)  # the WACZ's own index
+    _run(BIN / "wb-manager", "add", "--unpack-wacz", "waczdir", "dir.wacz", cwd=tmp)
     _run(BIN / "wb-manager", "add", "dedup", "dedup.warc.gz", cwd=tmp)
     wayback = Wayback(tmp)
     try:
@@ -193,7 +197,7 @@ def replay(tmp_path_factory):
         wayback.stop()
 
 
-@pytest.mark.parametrize("coll", ["warc", "cdxj", "wacz"])
+@pytest.mark.parametrize("coll", REPLAYED)
 def test_every_page_replays_byte_for_byte_as_the_site_served_it(replay, coll):
     _, wayback, pages, truth, _, _ = replay
     assert len(pages) >= 15  # both hosts' pages, robots.txt, news' statics
@@ -203,7 +207,7 @@ def test_every_page_replays_byte_for_byte_as_the_site_served_it(replay, coll):
         assert resp.body == truth[url], (coll, url)
 
 
-@pytest.mark.parametrize("coll", ["warc", "cdxj", "wacz"])
+@pytest.mark.parametrize("coll", REPLAYED)
 def test_a_304_revisit_replays_as_the_servers_not_modified_answer_to_its_capture(replay, coll):
     _, wayback, _, truth, revisits, _ = replay
     assert revisits, "the recrawl round got no 304: nothing to replay"
@@ -237,15 +241,20 @@ def test_an_identical_payload_revisit_resolves_to_its_original(replay):
         own = [(r.rec_headers["WARC-Target-URI"], r.rec_headers["WARC-Date"]) for r in ArchiveIterator(fh)
                if r.rec_type == "revisit" and "identical-payload-digest" in (r.rec_headers["WARC-Profile"] or "")]  # fmt: skip
     for url, date in own:
-        resp = wayback.get("warc", date.replace("-", "").replace(":", "").replace("T", "")[:14], url)
-        assert resp.status == 200 and resp.body and resp.body == truth.get(url, resp.body), url
+        for coll in ("warc", "waczdir"):
+            resp = wayback.get(coll, date.replace("-", "").replace(":", "").replace("T", "")[:14], url)
+            assert resp.status == 200 and resp.body and resp.body == truth.get(url, resp.body), (coll, url)
 
 
 def test_warcio_check_passes_on_every_file(replay):
     tmp, *_ = replay
     with zipfile.ZipFile(tmp / "crawl.wacz") as zf:
         zf.extract("archive/crawl.warc.gz", tmp / "unzipped")
-    files = [tmp / "crawl.warc.gz", tmp / "dedup.warc.gz", tmp / "unzipped/archive/crawl.warc.gz"]
+    with zipfile.ZipFile(tmp / "dir.wacz") as zf:
+        packaged = [name for name in zf.namelist() if name.startswith("archive/")]
+        zf.extractall(tmp / "unzipped-dir", packaged)
+    files = [tmp / "crawl.warc.gz", tmp / "dedup.warc.gz", tmp / "unzipped/archive/crawl.warc.gz",
+             *(tmp / "unzipped-dir" / name for name in packaged)]
     check = subprocess.run([sys.executable, "-m", "warcio.cli", "check", "-v", *map(str, files)],
                            capture_output=True, text=True, timeout=120)  # fmt: skip
     assert check.returncode == 0, check.stdout + check.stderr

@@ -103,6 +103,13 @@ def test_an_oversized_handshake_line_is_refused_before_it_is_buffered():
         b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + b"ab" * 15 + b"\n",  # short id
         b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=\n",  # empty id
         b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + b"ab" * 16 + b" x\n",  # 8 fields
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=\n",  # empty caps
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=after,,record\n",  # empty name
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=After\n",  # uppercase
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=after,after\n",  # twice
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=" + b"a" * 17 + b"\n",  # too long
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=after crawl=" + b"ab" * 16 + b"\n",
+        b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=after caps=record\n",
         b"GET 10\n",  # skipping the handshake
     ],
 )
@@ -234,3 +241,83 @@ def test_a_store_refuses_another_crawl_with_one_error_frame_after_its_welcome():
     assert events[1].code is ErrorCode.CRAWL
     assert CRAWL_ID in events[1].reason and OTHER_CRAWL_ID in events[1].reason and "box-1" in events[1].reason
     assert server.state is State.CLOSED and client.state is State.CLOSED
+
+
+# -- spider capabilities (docs/protocol.txt 3.1, caps=) ---------------------------
+
+
+def test_a_spider_announces_its_capabilities_and_the_urlserver_reads_them_byte_by_byte():
+    server = ControlConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+    client = ControlConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name="box-1",
+                               caps=("after", "record"))
+    feed(client, server.hello())
+    line = client.authenticate()
+    assert line.endswith(b" caps=after,record\n")
+    [auth] = bytewise(server, line)
+    assert auth.caps == ("after", "record") and server.caps == {"after", "record"}
+    [ready] = feed(client, server.welcome({}))
+    assert isinstance(ready, Ready) and server.state is State.OPEN
+
+
+def test_an_auth_without_caps_announces_none():
+    server, client = endpoints()
+    feed(client, server.hello())
+    line = client.authenticate()
+    assert b"caps=" not in line and line.count(b" ") == 5
+    [auth] = feed(server, line)
+    assert auth.caps == () and server.caps == frozenset()
+
+
+def test_crawl_and_caps_together_in_that_order_and_unknown_names_are_kept_not_refused():
+    line = (b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" crawl=" + CRAWL_ID.encode()
+            + b" caps=record,zeta_9\n")
+    from wreck.protocol.handshake import parse_auth
+
+    auth = parse_auth(line[:-1])
+    assert auth.crawl == CRAWL_ID and auth.caps == ("record", "zeta_9")
+
+
+def test_more_capabilities_than_max_caps_is_a_limit_error():
+    names = b",".join(b"c%d" % i for i in range(limits.MAX_CAPS + 1))
+    server, _ = endpoints()
+    server.hello()
+    with pytest.raises(RemoteProtocolError) as err:
+        feed(server, b"WRECK/1 AUTH spider box " + b"22" * 32 + b" " + b"ab" * 32 + b" caps=" + names + b"\n")
+    assert err.value.code is ErrorCode.LIMIT
+
+
+def test_the_longest_auth_fits_the_handshake_line():
+    """A longest name, a crawl id and MAX_CAPS longest capability names fit MAX_HANDSHAKE_LINE."""
+    from wreck.protocol.handshake import encode_auth, parse_auth
+
+    caps = tuple(chr(ord("a") + i) * 16 for i in range(limits.MAX_CAPS))
+    auth = Auth("spider", "n" * limits.MAX_NAME_LEN, "22" * 32, "ab" * 32, crawl=CRAWL_ID, caps=caps)
+    line = encode_auth(auth)
+    assert len(line) - 1 <= limits.MAX_HANDSHAKE_LINE
+    assert parse_auth(line[:-1]) == auth
+
+
+@pytest.mark.parametrize("caps", [("After",), ("after", "after"), ("",), tuple(f"c{i}" for i in range(9))])
+def test_capabilities_that_cannot_be_sent_are_a_local_error(caps):
+    with pytest.raises(LocalProtocolError):
+        ControlConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, caps=caps)
+
+
+@pytest.mark.parametrize("key, cap", [("after", "after"), ("nofetch", "record")])
+def test_a_urlserver_cannot_send_a_must_honour_key_to_a_spider_that_did_not_announce_it(key, cap):
+    from wreck.protocol import Assignment
+
+    for caps, allowed in (((), False), ((cap,), True)):
+        server = ControlConnection(Role.SERVER, secret=SECRET, nonce=SERVER_NONCE)
+        client = ControlConnection(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name="box-1", caps=caps)
+        feed(client, server.hello())
+        feed(server, client.authenticate())
+        feed(client, server.welcome({}))
+        feed(server, client.send(Get(1)))
+        assignment = Assignment(7, 1000, "192.0.2.10", "example.com", "http://example.com/", {key: "1"})
+        if allowed:
+            assert bytewise(client, server.send(assignment)) == [assignment]
+        else:
+            with pytest.raises(LocalProtocolError, match=f"caps={cap}"):
+                server.send(assignment)
+            assert server.credit == 1  # nothing was sent: the credit stands

@@ -50,6 +50,9 @@ def test_an_unknown_tag_is_skipped_so_later_fields_need_no_new_flag():
     (struct.pack("!BI", 3, 4) + b"size", "truncation"),
     (struct.pack("!BI", 4, 8) + b"http://h", "LF"),
     (b"\x01\x00", "cut short"),
+    (struct.pack("!BI", 5, 10) + b"http://h h", "printable ASCII"),  # VIA: a URL token
+    (struct.pack("!BI", 6, 2) + b"L-", "hop path"),  # HOPS: the hops-path grammar of 5.3
+    (struct.pack("!BI", 6, 3) + b"0+L", "hop path"),
 ])
 def test_malformed_extension_fields_are_syntax_errors(ext, why):
     server, _ = open_store_pair()
@@ -71,3 +74,55 @@ def test_a_sender_refuses_an_unknown_truncation_reason():
     _, client = open_store_pair()
     with pytest.raises(LocalProtocolError):
         client.send(Record(7, True, Specific.OK, http_enum(200), 5, "http://h/", None, b"", truncated="size"))
+
+
+# -- a record-only transaction (5.3 nofetch=; 6.3 NOFETCH and REFUSED) ---------------
+
+UNFETCHED = Record(8, False, Specific.FORBIDDEN_ADDRESS, 0, 0, "http://h/", None, b"",
+                   nofetch="forbidden address 10.1.2.3 (private) \u2014 intranet", refused=("10.1.2.3", "fd00::7"))
+
+
+def test_why_nothing_was_fetched_crosses_the_wire_one_byte_at_a_time():
+    server, client = open_store_pair()
+    data = client.send(UNFETCHED)
+    ext = data[24 + 9 :]
+    nofetch = UNFETCHED.nofetch.encode("utf-8")
+    assert ext == (struct.pack("!BI", 7, len(nofetch)) + nofetch
+                   + struct.pack("!BI", 8, len(b"10.1.2.3,fd00::7")) + b"10.1.2.3,fd00::7")
+    assert bytewise(server, data) == [UNFETCHED]
+
+
+@pytest.mark.parametrize("ext", [
+    struct.pack("!BI", 7, 3) + b"a\x00b",  # a control character
+    struct.pack("!BI", 7, 2) + b"\xff\xfe",  # not UTF-8
+    struct.pack("!BI", 8, 9) + b"127.000.1",  # not canonical
+    struct.pack("!BI", 8, 16) + b"::ffff:127.0.0.1",  # IPv4-mapped: sent as IPv4
+    struct.pack("!BI", 8, 8) + b"1.2.3.4,",  # an empty item
+])
+def test_a_malformed_nofetch_or_refused_field_is_a_syntax_error(ext):
+    server, _ = open_store_pair()
+    with pytest.raises(RemoteProtocolError) as err:
+        bytewise(server, ext_record(ext))
+    assert err.value.code is ErrorCode.SYNTAX and server.state is State.ERROR
+
+
+@pytest.mark.parametrize("fields", [{"nofetch": "a\nb"}, {"refused": ("127.1",)}, {"refused": ("host",)},
+                                    {"nofetch": "x" * (limits.MAX_REASON_LEN + 1)}])
+def test_a_sender_refuses_a_nofetch_or_refused_field_that_cannot_be_sent(fields):
+    _, client = open_store_pair()
+    with pytest.raises(LocalProtocolError):
+        client.send(Record(8, False, Specific.DNS_FAILED, 0, 0, "http://h/", None, b"", **fields))
+def test_via_and_hops_cross_the_wire_after_the_other_fields():
+    server, client = open_store_pair()
+    sent = FULL.__replace__(via="http://h/from", hops="3+" + "L" * 50)
+    data = client.send(sent)
+    assert data.endswith(struct.pack("!BI", 5, 13) + b"http://h/from" + struct.pack("!BI", 6, 52) + b"3+" + b"L" * 50)
+    assert bytewise(server, data) == [sent]
+    seed = PLAIN.__replace__(hops="-")  # a seed: HOPS alone, so EXT is set
+    assert bytewise(server, client.send(seed)) == [seed]
+
+
+def test_a_sender_refuses_a_hop_path_that_breaks_the_grammar():
+    _, client = open_store_pair()
+    with pytest.raises(LocalProtocolError):
+        client.send(PLAIN.__replace__(hops="L" * 51))

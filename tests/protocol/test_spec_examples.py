@@ -38,6 +38,7 @@ CLIENT_NONCE = bytes([0x22]) * 32
 NAME = "box1-4242"
 CRAWL_ID = "5f0c2e8a91d34b7e8c6a0f1d2b3e4c5a"  # the crawl of examples 9.3 and 9.19
 KEPT_CRAWL_ID = "a1b2c3d4e5f60718293a4b5c6d7e8f90"  # the store's other crawl of example 9.20
+CAPS = ("after", "record")  # the spider capabilities of example 9.25
 CRAWL = CrawlSettings(
     store=("10.0.0.5:7002", "10.0.0.6:7002"),
     timeout_update_ms=30_000,
@@ -47,6 +48,8 @@ CRAWL = CrawlSettings(
     crawl_id=CRAWL_ID,
 )
 SETTINGS = CRAWL.to_wire()
+# A store's WELCOME with its Unix-domain socket (example 9.48, 6.6).
+STORE_WELCOME = {"max_doc_len": "268435456", "unix": "/var/lib/wreck/crawl/store.sock"}
 ROBOTS = b"User-agent: *\nDisallow: /private/\n"
 DOCUMENT = (
     b"HTTP/1.1 200 OK\r\n"
@@ -83,10 +86,12 @@ def drain(conn) -> list:
     return events
 
 
-def fresh(kind, *, server_secret=SECRET, crawl_id=""):
+def fresh(kind, *, server_secret=SECRET, crawl_id="", caps=()):
     server = kind(Role.SERVER, secret=server_secret, nonce=SERVER_NONCE)
-    client = (kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME, crawl_id=crawl_id) if crawl_id
-              else kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME))
+    extra = {"crawl_id": crawl_id} if crawl_id else {}
+    if caps:
+        extra["caps"] = caps
+    client = kind(Role.CLIENT, secret=SECRET, nonce=CLIENT_NONCE, name=NAME, **extra)
     return server, client
 
 
@@ -193,6 +198,18 @@ EXAMPLES = {
         Record(1004, True, Specific.OK, http_enum(200), 120, "http://example.com/", None, EXT_DOCUMENT,
                request=EXT_REQUEST, ip="192.0.2.10", outlinks=("http://example.com/a",)),
     ]),
+    "9.22": ("server", lambda: opened(C, credit=1), [
+        Assignment(11, 1005, "192.0.2.10", "example.com", "http://example.com/a",
+                   {"via": "http://example.com/", "hops": "LL"}),
+    ]),
+    "9.23": ("server", lambda: opened(C, credit=1), [
+        Assignment(12, 1006, "192.0.2.10", "example.com", "http://example.com/", {"hops": "-"}),
+    ]),
+    "9.24": ("client", lambda: opened(S), [
+        Record(1005, False, Specific.REDIRECT, http_enum(301), 30, "http://example.com/a",
+               "http://example.com/b", b"HTTP/1.1 301 Moved Permanently\r\n\r\n",
+               via="http://example.com/", hops="LL"),
+    ]),
     "9.16": ("server", lambda: opened(S), [
         Ack(1000, AckResult.STORED), Ack(1002, AckResult.DUPLICATE),
     ]),
@@ -204,6 +221,7 @@ EXAMPLES = {
         Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), crawl=CRAWL_ID),
     ]),
     "9.20": ("server", lambda: opened(S, crawl_id=CRAWL_ID), [other_crawl(KEPT_CRAWL_ID, CRAWL_ID, NAME)]),
+    "9.48": ("server", lambda: after_auth(S), [Ready(STORE_WELCOME, independent_mac("server", "storeserver"))]),
     # partition links (5.10)
     "9.30": ("client", peer_after_hello, [
         Auth("partition", "1", CLIENT_NONCE.hex(), independent_mac("client", "urlserver")),
@@ -220,6 +238,28 @@ EXAMPLES = {
     "9.43": ("client", peer_opened, [IpReturn("192.0.2.10", 750)]),
     "9.44": ("server", peer_opened, [IpGrant("192.0.2.10", 748)]),
 }
+# warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
+EXAMPLES.update({
+    "9.25": ("client", lambda: after_hello(C, caps=CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=CAPS),
+    ]),
+    "9.26": ("server", lambda: opened(C, credit=1, caps=CAPS), [
+        Assignment(11, 1005, "0.0.0.0", "nowhere.invalid", "http://nowhere.invalid/",
+                   {"nofetch": "dns", "why": "dns:%20NXDOMAIN"}),
+    ]),
+    "9.27": ("server", lambda: opened(C, credit=1, caps=CAPS), [
+        Assignment(12, 1006, "0.0.0.0", "intranet.example.com", "http://intranet.example.com/wiki",
+                   {"nofetch": "refused", "why": "forbidden%20address%2010.1.2.3%20(private)",
+                    "refused": "10.1.2.3,192.168.0.7"}),
+    ]),
+    "9.28": ("client", lambda: opened(S), [
+        Record(1006, False, Specific.FORBIDDEN_ADDRESS, 0, 0, "http://intranet.example.com/wiki", None, b"",
+               nofetch="forbidden address 10.1.2.3 (private)", refused=("10.1.2.3", "192.168.0.7")),
+    ]),
+    "9.29": ("client", lambda: opened(C), [
+        Done(11, Status.ERROR, 0, Specific.DNS_FAILED, 0, reason="dns: NXDOMAIN"),
+    ]),
+})
 
 
 def encode(example_id: str) -> bytes:
@@ -406,7 +446,9 @@ def test_extension_fields_table():
     rows = table("Extension fields")
     tags = {int(r[0]): r[1] for r in rows if r[0]}
     assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
-                    record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS"}
+                    record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS",
+                    record.TAG_VIA: "VIA", record.TAG_HOPS: "HOPS",
+                    record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED"}
 
 
 _MESSAGES = {

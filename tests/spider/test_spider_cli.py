@@ -52,7 +52,7 @@ def test_sigterm_stops_every_worker():
         deadline = time.monotonic() + 20
         while len(workers := children(proc.pid)) < 2 and time.monotonic() < deadline:
             time.sleep(0.1)
-        # spawn starts a resource tracker too; the workers are the Python children
+        # the workers are the supervisor's children (forked)
         assert len(workers) >= 2
         lines: list[str] = []
         reader = threading.Thread(target=lambda: lines.extend(proc.stderr), daemon=True)

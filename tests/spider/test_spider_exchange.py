@@ -172,6 +172,58 @@ def test_exact_exchange(web):
     uvloop.run(scenario())
 
 
+def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
+    """docs/protocol.txt 3.1: caps= in the AUTH to the urlserver (what it
+    honours: after=, nofetch=), none to a store."""
+    from wreck.spider.worker import CAPS
+
+    async def scenario():
+        async with spider_between_fakes() as (urlserver, store):
+            await urlserver.next(Get)
+            assert urlserver.conns[-1].caps == frozenset(CAPS) and "after" in CAPS
+            async with asyncio.timeout(WAIT):
+                while not store.conns or not store.conns[-1].opened:
+                    await asyncio.sleep(0.01)
+            assert store.conns[-1].caps == frozenset()
+
+    uvloop.run(scenario())
+
+
+def test_a_record_only_assignment_is_stored_and_done_without_any_connection():
+    """docs/protocol.txt 5.3 nofetch=: the spider connects nowhere (not even to
+    an address it would admit), stores a record of what was tried, and sends
+    DONE ERROR with the Specific of the failure once the store acked it."""
+    connections = []
+
+    async def scenario():
+        listener = await asyncio.start_server(lambda r, w: connections.append(w.close()), "127.0.0.1", 0)
+        port = listener.sockets[0].getsockname()[1]
+        url = f"http://127.0.0.1:{port}/never"
+        async with spider_between_fakes() as (urlserver, store):
+            await urlserver.next(Get)
+            urlserver.send(Assignment(1, 101, "127.0.0.1", "127.0.0.1", url,
+                                      {"nofetch": "refused", "why": "forbidden%20address%20127.0.0.1%20(loopback)",
+                                       "refused": "127.0.0.1"}))
+            urlserver.send(Assignment(2, 102, "0.0.0.0", "nowhere.wreck.test", "http://nowhere.wreck.test/",
+                                      {"nofetch": "dns", "why": "dns:%20NXDOMAIN"}))
+            first, second = await store.next(Record), await store.next(Record)
+            assert first == Record(101, False, Specific.FORBIDDEN_ADDRESS, 0, 0, url, None, b"",
+                                   nofetch="forbidden address 127.0.0.1 (loopback)", refused=("127.0.0.1",))
+            assert second == Record(102, False, Specific.DNS_FAILED, 0, 0, "http://nowhere.wreck.test/", None,
+                                    b"", nofetch="dns: NXDOMAIN")
+            assert not [e for e in _drain(urlserver.events) if type(e) is Done]  # not before the acks
+            store.send(Ack(101, AckResult.STORED))
+            store.send(Ack(102, AckResult.STORED))
+            dones = {d.trans_id: d for d in (await urlserver.next(Done), await urlserver.next(Done))}
+            assert dones[1] == Done(1, Status.ERROR, 0, Specific.FORBIDDEN_ADDRESS, 0,
+                                    reason="forbidden address 127.0.0.1 (loopback)")
+            assert dones[2] == Done(2, Status.ERROR, 0, Specific.DNS_FAILED, 0, reason="dns: NXDOMAIN")
+        listener.close()
+        assert connections == []
+
+    uvloop.run(scenario())
+
+
 class VirtualTime:
     """A clock that moves only when the test says so. sleep() parks its caller
     (the session's WORKING ticker) until run_until() passes its deadline; each

@@ -22,9 +22,10 @@ LATIN1 = Record(1, True, Specific.OK, http_enum(200), 20, f"{HOST}/caf%C3%A9", N
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=ISO-8859-1\r\n\r\n"
                 b"<html><head><title>Le  caf\xe9\n du coin</title></head><body><nav>Accueil | Plan</nav><article><p>"
                 + "Un caf\xe9 cr\xe8me co\xfbte deux euros au comptoir, et trois en terrasse. ".encode("latin-1") * 8
-                + b"</p></article></body></html>")  # fmt: skip
+                + b"</p></article></body></html>", hops="-")  # fmt: skip
 PLAIN = Record(2, True, Specific.OK, http_enum(200), 5, "http://other.test/notes.txt", None,
-               b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nplain words \xe2\x9c\x93")
+               b"HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nplain words \xe2\x9c\x93",
+               via=LATIN1.url, hops="LR")
 MISSING = Record(3, True, Specific.HTTP_ERROR, http_enum(404), 4, f"{HOST}/gone", None,
                  b"HTTP/1.1 404 Not Found\r\nContent-Type: text/html\r\n\r\n<html><title>Gone</title></html>")
 IMAGE = Record(4, True, Specific.OK, http_enum(200), 4, f"{HOST}/a.png", None,
@@ -62,6 +63,9 @@ def test_every_document_with_its_metadata_title_and_decoded_text(data):
     assert page.as_dict(body=True)["body"] == body
     plain, missing, image, timeout = docs[1:]
     assert plain.text == "plain words ✓" and plain.title == "" and plain.host == "other.test"
+    # where each was found: a seed (no via, the empty path), a link's redirect target, and not known
+    assert (page.via, page.hops) == (None, "") and (plain.via, plain.hops) == (LATIN1.url, "LR")
+    assert (missing.via, missing.hops) == (None, None) and plain.as_dict()["hops"] == "LR"
     assert (missing.status, missing.title) == (404, "Gone")
     assert (image.content_type, image.title, image.text) == ("image/png", "", "")
     assert (timeout.status, timeout.outcome, timeout.ok, timeout.body, timeout.content_type) == (0, "TIMEOUT", False, b"", "")

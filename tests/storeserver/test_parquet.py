@@ -1,11 +1,13 @@
-"""`wreck-dump --all --parquet`: read back by pyarrow and DuckDB, one row per
-stored document, typed columns, streamed in row groups."""
+"""`wreck-dump --all --parquet`: read back by pyarrow, DuckDB, pandas and
+Hugging Face datasets as they are, one row per stored document, typed
+columns, streamed in row groups."""
 
 from __future__ import annotations
 
 import datetime
 
 import duckdb
+import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -21,10 +23,12 @@ from tests.store_helpers import filled_store, make_record, running_server
 TITLED = Record(1, True, Specific.OK, http_enum(200), 9, "http://127.0.0.1:8080/", None,
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n"
                 b"<html><head><title>Home \xe2\x80\x94 caf\xc3\xa9</title></head><body><p>"
-                + b"A welcome text of some length for the main content. " * 10 + b"</p></body></html>")  # fmt: skip
+                + b"A welcome text of some length for the main content. " * 10 + b"</p></body></html>",
+                hops="-")  # fmt: skip
 TIMEOUT = Record(2, False, Specific.TIMEOUT, 0, 30_000, "http://127.0.0.1:8080/slow", None, b"")
 NOT_MODIFIED = Record(3, True, Specific.NOT_MODIFIED, http_enum(304), 3, TITLED.url, None, b"HTTP/1.1 304 Not Modified\r\n\r\n")
-PAGES = [make_record(i) for i in range(4, 30)] + [make_record(30, status=404)]
+PAGES = [make_record(4).__replace__(via=TITLED.url, hops="L")] + [make_record(i) for i in range(5, 30)] + [
+    make_record(30, status=404)]
 ALL = [TITLED, TIMEOUT, NOT_MODIFIED, *PAGES]
 
 
@@ -58,6 +62,9 @@ def test_pyarrow_reads_one_typed_row_per_stored_document(data, tmp_path):
     assert home["outlinks"] is None
     assert (rows[1]["status"], rows[1]["title"], rows[1]["text"]) == (0, "", "")  # the timeout: tried, no response
     assert [r["doc_id"] for r in rows] == [1, 2, *range(4, 31)]
+    # where each was found: the seed has the empty path, a link of it its via and "L", others are not known
+    assert (home["via"], home["hops"]) == (None, "") and (rows[2]["via"], rows[2]["hops"]) == (TITLED.url, "L")
+    assert (rows[3]["via"], rows[3]["hops"]) == (None, None)
 
 
 def test_duckdb_queries_the_file_as_is_with_bodies(data, tmp_path):
@@ -90,3 +97,37 @@ def test_an_empty_store_gives_an_empty_typed_file(tmp_path):
     assert "wrote 0 rows" in dump("--all", "--parquet", out, "--data", tmp_path / "store").stderr
     table = pq.read_table(out)
     assert table.num_rows == 0 and table.schema.field("url").type == pa.string()
+
+
+def test_pandas_reads_the_file_as_is_with_typed_columns(data, tmp_path):
+    out = tmp_path / "crawl.parquet"
+    dump("--all", "--parquet", out, "--bodies", "--data", data)
+    frame = pd.read_parquet(out)
+    assert len(frame) == read_counters(data).docs == 29
+    assert str(frame["doc_id"].dtype) == "uint32" and str(frame["status"].dtype) == "int16"
+    assert isinstance(frame["fetched_at"].dtype, pd.DatetimeTZDtype) and str(frame["fetched_at"].dt.tz) == "UTC"
+    assert pd.api.types.is_string_dtype(frame["url"]) and pd.api.types.is_string_dtype(frame["title"])
+    home = frame.set_index("doc_id").loc[1]
+    assert (home["url"], home["status"], home["title"]) == (TITLED.url, 200, "Home — café")
+    assert home["body"] == TITLED.document.split(b"\r\n\r\n", 1)[1]
+    assert frame.groupby("status").size().to_dict() == {0: 1, 200: 27, 404: 1}
+
+
+def test_hugging_face_datasets_loads_the_file_as_is_with_typed_features(data, tmp_path, monkeypatch):
+    # offline, its caches in tmp_path: datasets reads these when it is imported
+    for name, value in (("HF_HUB_OFFLINE", "1"), ("HF_DATASETS_OFFLINE", "1"), ("HF_HOME", str(tmp_path / "hf"))):
+        monkeypatch.setenv(name, value)
+    import datasets  # here, after the variables above
+    out = tmp_path / "crawl.parquet"
+    dump("--all", "--parquet", out, "--bodies", "--data", data)
+    ds = datasets.load_dataset("parquet", data_files=str(out), split="train", cache_dir=str(tmp_path / "cache"))
+    assert ds.num_rows == read_counters(data).docs == 29
+    features = ds.features
+    assert features["doc_id"] == datasets.Value("uint32") and features["status"] == datasets.Value("int16")
+    assert features["fetched_at"] == datasets.Value("timestamp[ms, tz=UTC]")
+    assert features["url"] == datasets.Value("string") and features["body"] == datasets.Value("binary")
+    assert features["outlinks"].feature == datasets.Value("string")  # a list of strings
+    home = ds[0]
+    assert (home["doc_id"], home["url"], home["title"]) == (1, TITLED.url, "Home — café")
+    assert home["fetched_at"].tzinfo is not None and home["body"] == TITLED.document.split(b"\r\n\r\n", 1)[1]
+    assert ds.filter(lambda row: row["status"] == 200).num_rows == 27

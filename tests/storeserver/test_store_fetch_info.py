@@ -31,6 +31,7 @@ def test_extension_fields_are_kept_and_the_journal_is_in_commit_order(tmp_path):
     try:
         info = store.fetch_info(5)
         assert info == L.FetchInfo(REQUEST, "127.0.0.1", "time", kept.outlinks)
+        assert (info.via, info.hops) == ("", "")  # not sent: not known
         assert store.fetch_info(3) is None  # a spider that kept nothing
         assert list(store.iter_journal()) == [(1, 5), (2, 3), (3, 9)]
         assert list(store.iter_journal(after=1)) == [(2, 3), (3, 9)]
@@ -60,3 +61,27 @@ def test_a_format_1_store_is_read_in_doc_order_and_refused_by_the_writer_in_one_
     with pytest.raises(StoreError) as err:
         WriteStore(tmp_path, map_size=1 << 24, max_growth=1 << 24)
     assert "holds store format 1, this server writes 2" in str(err.value) and "\n" not in str(err.value)
+
+
+def test_the_via_and_hop_path_are_kept_with_the_document(tmp_path):
+    found = make_record(4).__replace__(via="http://127.0.0.1:8080/", hops="LL")
+    seed = make_record(6).__replace__(hops="-")
+    with running_server(tmp_path) as (_, port):
+        c = Client(port)
+        c.send([found, seed])
+        c.acks(2)
+    store = ReadStore(tmp_path)
+    try:
+        assert (store.fetch_info(4).via, store.fetch_info(4).hops) == ("http://127.0.0.1:8080/", "LL")
+        assert (store.fetch_info(6).via, store.fetch_info(6).hops) == ("", "-")
+    finally:
+        store.close()
+
+
+def test_a_fetch_value_written_before_via_and_hops_still_reads():
+    import msgspec
+    import zstandard
+
+    old = zstandard.ZstdCompressor().compress(msgspec.msgpack.encode([b"GET / HTTP/1.1\r\n\r\n", "1.2.3.4", "", []]))
+    info = L.decode_fetch(old)
+    assert (info.ip, info.via, info.hops) == ("1.2.3.4", "", "")

@@ -31,16 +31,17 @@ def request(path: str, *extra: str) -> bytes:
 
 
 FIRST = Record(1, True, Specific.OK, http_enum(200), 31, f"{BASE}/a", None, HEAD + BODY, request=request("/a"),
-               ip="127.0.0.1", outlinks=(f"{BASE}/b", f"{BASE}/c"))
+               ip="127.0.0.1", outlinks=(f"{BASE}/b", f"{BASE}/c"), hops="-")  # a seed
 COPY = Record(2, True, Specific.OK, http_enum(200), 12, f"{BASE}/copy", None, HEAD + BODY, request=request("/copy"),
-              ip="127.0.0.1")
+              ip="127.0.0.1", via=f"{BASE}/a", hops="L")
 NOT_MODIFIED = Record(3, True, Specific.NOT_MODIFIED, http_enum(304), 4, f"{BASE}/a", None,
                       b"HTTP/1.1 304 Not Modified\r\nETag: \"e1\"\r\n\r\n",
                       request=request("/a", 'If-None-Match: "e1"'), ip="127.0.0.1")
 SLOW = Record(4, False, Specific.TIMEOUT, http_enum(200), 30_000, f"{BASE}/slow", None,
               b"HTTP/2 200\r\ncontent-type: text/plain\r\n\r\npartial", request=request("/slow"),
               ip="127.0.0.1", truncated="time")
-REFUSED = Record(5, False, Specific.CONNECT_FAILED, 0, 3, f"{BASE}/down", None, b"", ip="127.0.0.1")
+REFUSED = Record(5, False, Specific.CONNECT_FAILED, 0, 3, f"{BASE}/down", None, b"", ip="127.0.0.1",
+                 via=f"{BASE}/moved", hops="LR")  # a redirect's target
 
 
 @pytest.fixture(scope="module")
@@ -113,10 +114,12 @@ def test_every_capture_gets_its_records_linked_and_digested(data, tmp_path):
     meta, lines = first["metadata"]
     assert meta.rec_headers.get_header("WARC-Concurrent-To") == rid
     assert meta.rec_headers.get_header("Content-Type") == "application/warc-fields"
-    assert lines == f"fetchTimeMs: 31\r\noutlink: {BASE}/b L\r\noutlink: {BASE}/c L\r\n".encode()
+    # a seed is marked as Heritrix marks it: a lone "seed:" label, no via, no hopsFromSeed
+    assert lines == f"seed:\r\nfetchTimeMs: 31\r\noutlink: {BASE}/b L\r\noutlink: {BASE}/c L\r\n".encode()
 
     copy, empty = by_doc(records, 2)["revisit"]  # the same body under another URL
     assert empty == b""
+    assert by_doc(records, 2)["metadata"][1] == f"via: {BASE}/a\r\nhopsFromSeed: L\r\nfetchTimeMs: 12\r\n".encode()
     assert copy.rec_headers.get_header("WARC-Profile").endswith("/revisit/identical-payload-digest")
     assert copy.rec_headers.get_header("WARC-Payload-Digest") == payload_digest(BODY)
     assert copy.rec_headers.get_header("WARC-Refers-To") == rid
@@ -136,7 +139,8 @@ def test_every_capture_gets_its_records_linked_and_digested(data, tmp_path):
 
     down = by_doc(records, 5)
     assert set(down) == {"metadata"}
-    assert down["metadata"][1] == b"fetchStatus: CONNECT_FAILED\r\nfetchTimeMs: 3\r\nip: 127.0.0.1\r\n"
+    assert down["metadata"][1] == (f"via: {BASE}/moved\r\nhopsFromSeed: LR\r\n".encode()
+                                   + b"fetchStatus: CONNECT_FAILED\r\nfetchTimeMs: 3\r\nip: 127.0.0.1\r\n")
 
 
 def test_an_export_written_twice_has_the_same_record_ids(data, tmp_path):
@@ -160,3 +164,34 @@ def test_since_last_export_writes_each_document_once(tmp_path):
     docs = [sorted(int(r.rec_headers.get_header("WARC-Wreck-Doc-Id")) for r, _ in read(tmp_path / f"{n}.warc")
                    if r.rec_type == "response") for n in (1, 2, 3)]
     assert docs == [[1, 3, 5], [2, 9], []] and "0 documents" in said
+
+
+NOWHERE = Record(6, False, Specific.DNS_FAILED, 0, 0, "http://nowhere.wreck.test:8080/a", None, b"",
+                 nofetch="dns: NXDOMAIN")
+INTRANET = Record(7, False, Specific.FORBIDDEN_ADDRESS, 0, 0, "http://intranet.wreck.test/", None, b"",
+                  nofetch="forbidden address 10.1.2.3 (private)", refused=("10.1.2.3", "fd00::7"))
+
+
+def test_a_url_no_spider_connected_for_is_a_metadata_record_of_what_was_tried(tmp_path):
+    """Issue 18: a DNS failure or a refused address (a record-only transaction,
+    docs/protocol.txt 5.3 nofetch=) reaches the WARC: the host, the urlserver's
+    reason, the addresses refused, and that no connection was attempted."""
+    with running_server(tmp_path / "store") as (_, port):
+        c = Client(port)
+        c.send([NOWHERE, INTRANET])
+        c.acks(2)
+    path = tmp_path / "failed.warc.gz"
+    export(tmp_path / "store", path)
+    warcio_check(path)
+    records = read(path)
+    nowhere, intranet = by_doc(records, 6), by_doc(records, 7)
+    assert set(nowhere) == set(intranet) == {"metadata"}  # no request, no response: nothing was sent
+    meta, lines = nowhere["metadata"]
+    assert meta.rec_headers.get_header("WARC-Target-URI") == NOWHERE.url
+    assert meta.rec_headers.get_header("WARC-IP-Address") is None
+    assert lines == (b"fetchStatus: DNS_FAILED\r\nfetchTimeMs: 0\r\nhost: nowhere.wreck.test\r\n"
+                     b"reason: dns: NXDOMAIN\r\nconnectionAttempted: no\r\n")
+    assert intranet["metadata"][1] == (
+        b"fetchStatus: FORBIDDEN_ADDRESS\r\nfetchTimeMs: 0\r\nhost: intranet.wreck.test\r\n"
+        b"reason: forbidden address 10.1.2.3 (private)\r\nrefusedAddress: 10.1.2.3\r\n"
+        b"refusedAddress: fd00::7\r\nconnectionAttempted: no\r\n")

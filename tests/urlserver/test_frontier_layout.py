@@ -1,7 +1,7 @@
 """The frontier's host-local keys (issue 16, urlserver/db.py): one origin's
 URL records are one contiguous key range, a crawl reopens on its own
-format, and a data directory of the older layout (format 1) is refused
-in one line, untouched."""
+format, and a data directory of an older layout (format 1, or 2 before
+issue 18's via and hop path) is refused in one line, untouched."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import lmdb
+import pytest
 
 from wreck.urlserver import db as d
 from wreck.urlserver import frontier, seen
@@ -46,16 +47,20 @@ def test_a_crawl_reopens_with_its_urls_known(tmp_path):
     c.close()
 
 
-def test_a_data_directory_of_the_older_layout_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("older, change", [(1, "host-local URL keys"), (2, "via and hop path")])
+def test_a_data_directory_of_an_older_layout_is_refused_in_one_line(tmp_path, older, change):
     data = tmp_path / "d"
     c = crawl_engine(tmp_path)
     c.add_seed("http://a.test/")
     c.commit()
     c.close()
-    # As a urlserver before issue 16 left it: no format in meta (and its keys the URL hash alone).
     env = lmdb.open(str(data), max_dbs=len(d.Db.NAMES))
     with env.begin(write=True) as txn:
-        assert txn.delete(d.FORMAT_KEY, db=env.open_db(b"meta", txn=txn))
+        meta = env.open_db(b"meta", txn=txn)
+        if older == 1:  # as a urlserver before issue 16 left it: no format in meta (keys the URL hash alone)
+            assert txn.delete(d.FORMAT_KEY, db=meta)
+        else:  # before issue 18: URL records without their via and hop path
+            txn.put(d.FORMAT_KEY, d.U64.pack(older), db=meta)
     env.close()
     before = (data / "data.mdb").read_bytes()
     proc = subprocess.run([sys.executable, "-m", "wreck.urlserver.cli", "--data", str(data),
@@ -63,7 +68,8 @@ def test_a_data_directory_of_the_older_layout_is_refused_in_one_line(tmp_path):
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, proc.stderr
     lines = [line for line in proc.stderr.splitlines() if line and "warning: listening" not in line]
-    assert len(lines) == 1 and "format 1" in lines[0] and "empty directory" in lines[0], proc.stderr
+    assert len(lines) == 1 and f"format {older}" in lines[0] and change in lines[0], proc.stderr
+    assert "empty directory" in lines[0]
     assert (data / "data.mdb").read_bytes() == before
 
 

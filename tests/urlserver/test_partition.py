@@ -138,7 +138,7 @@ def test_a_partition_queues_its_own_hosts_and_puts_the_others_links_in_its_outbo
     assert seeds[1] not in urls and f"http://{theirs[0]}/b" not in urls and f"http://{mine[0]}/a" in urls
     sent = [link for batch in c.forward.batches(1, limit=10) for link in batch.links]
     assert [(link.url, link.depth, link.extra) for link in sent] == [
-        (seeds[1], 0, {"seed": "1"}), (f"http://{theirs[0]}/b", 1, {})]
+        (seeds[1], 0, {"seed": "1"}), (f"http://{theirs[0]}/b", 1, {"via": seeds[0], "path": "L"})]
     assert c.lookup(seeds[1]) is None  # the owner keeps it, not this partition
     c.close()
 
@@ -149,9 +149,12 @@ def test_a_batch_is_applied_once_whatever_is_sent_again(tmp_path):
 
     mine = _hosts(1)
     c = _partition(tmp_path, 1)
-    batch = Links(1, (PeerLink(f"http://{mine[0]}/", 0, {"seed": "1"}), PeerLink(f"http://{mine[0]}/x", 2)))
+    batch = Links(1, (PeerLink(f"http://{mine[0]}/", 0, {"seed": "1"}),
+                      PeerLink(f"http://{mine[0]}/x", 2, {"via": "http://elsewhere.test/", "path": "LL"})))
     assert c.apply_links(0, batch, 0.0) is True
     c.commit()
+    found = c.lookup(f"http://{mine[0]}/x")  # its lineage kept for the WARC (urlserver/lineage.py)
+    assert (found["via"], found["path"], found["depth"]) == ("http://elsewhere.test/", "LL", 2)
     assert c.apply_links(0, batch, 0.0) is False  # a resend: acknowledged, not applied
     c.commit()
     urls = run_until_idle(c, 0.0, fetched)

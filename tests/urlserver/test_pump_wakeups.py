@@ -41,7 +41,7 @@ def test_a_crawl_where_everything_waits_does_not_wake_until_something_is_due(tmp
             spider = FakeSpider(addr, respond=site_responder({u: () for u in seeds}), credit=10)
             await spider.start()
             await until(lambda: server.crawl.stats["done"] == 1)  # robots.txt
-            await until(lambda: not server._pump_pending)
+            await until(lambda: server.settled)
             loop = asyncio.get_running_loop()
             armed_in = server._timer.when() - loop.time() if server._timer is not None else None
             wakeups = server.wakeups

@@ -78,15 +78,15 @@ def test_recrawl_sends_validators_back_and_adapts_to_changes(tmp_path):
     assert c.finished()  # one round done: --exit-when-done would stop here, the next visit stays in LMDB
     assert c.take("s", 9.0) is None  # not before the interval
     second = c.take("s", 10.5)
-    assert second.extra == {"etag": "%22v1%22"} and second.doc_id != first.doc_id
+    assert second.extra == {"etag": "%22v1%22", "hops": "-"} and second.doc_id != first.doc_id
     c.done("s", Done(second.trans_id, Status.FETCHED, 304, Specific.NOT_MODIFIED, 1), 10.5)
     assert c.take("s", 29.0) is None  # unchanged: 20 s now
     third = c.take("s", 31.0)
-    assert third.extra == {"etag": "%22v1%22"}  # a 304 without validators keeps ours
+    assert third.extra == {"etag": "%22v1%22", "hops": "-"}  # a 304 without validators keeps ours
     c.done("s", Done(third.trans_id, Status.FETCHED, 200, Specific.OK, 1,
                      extra={"etag": "%22v2%22", "digest": "00bb"}), 31.0)
     fourth = c.take("s", 41.5)  # changed: 10 s again
-    assert fourth.extra == {"etag": "%22v2%22"}
+    assert fourth.extra == {"etag": "%22v2%22", "hops": "-"}
     assert c.recrawl.stats == {"revisits": 2, "not_modified": 1, "changed": 1, "unchanged": 1}
     shown = c.lookup("http://a.test/")["recrawl"]  # what GET /url?u= shows
     assert shown == {"interval_s": 10.0, "visits": 3, "changes": 2, "etag": '"v2"', "last_modified": None}

@@ -57,7 +57,7 @@ def test_a_feed_is_polled_with_adaptive_backoff_and_new_stories_fetched_once(tmp
     now, stories, fetched_stories, gaps = 0.0, [0, 1], [], []
     for round_ in range(9):
         a = _take(c, now)
-        assert a.url == FEED and a.extra == {"kind": "feed"}
+        assert a.url == FEED and a.extra == {"kind": "feed", "hops": "-"}  # a seed (lineage.py)
         if round_ in (4, 7):
             stories.append(len(stories))  # a new story appears
         c.done("s", _feed_done(a, stories), now)
@@ -120,12 +120,12 @@ def test_a_feed_found_by_its_content_is_polled_too(tmp_path):
     a = _take(c, 0.0)
     c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1, outlinks=(FEED,)), 0.0)
     a = _take(c, 0.0)
-    assert a.url == FEED and a.extra == {}
+    assert a.url == FEED and a.extra == {"hops": "L", "via": "http://news.test/"}  # a link of the seed
     c.done("s", _feed_done(a, [0]), 0.0)
     _next_feed_fetch(c, 0.0)
     assert c.frontier.next_delayed() == 10.0
     again = _take(c, 10.0)
-    assert again.url == FEED and again.extra == {"kind": "feed"}
+    assert again.url == FEED and again.extra == {"kind": "feed", "hops": "L", "via": "http://news.test/"}
     assert not saved_feeds_of(c).marked
 
 
@@ -179,7 +179,7 @@ def test_sitemaps_are_not_fetched_unless_asked(tmp_path):
     c.add_seed("http://s.test/")
     _robots(c, 0.0, b"User-agent: *\nAllow: /\nSitemap: http://s.test/news.xml\n")
     a = c.take("s", 0.0)
-    assert a.url == "http://s.test/" and a.extra == {}
+    assert a.url == "http://s.test/" and a.extra == {"hops": "-"}
     c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
     assert c.take("s", 0.0) is None and c.finished()
 
@@ -202,7 +202,8 @@ def test_a_moved_sitemap_is_still_a_sitemap(tmp_path):
                              new_url="http://s.test/sitemap_index.xml"), 0.0)
             continue
         if a.url == "http://s.test/sitemap_index.xml":
-            assert a.extra == {"kind": "sitemap"}
+            # found by a redirect of the well-known /sitemap.xml (lineage.py: I, then R)
+            assert a.extra == {"kind": "sitemap", "hops": "IR", "via": "http://s.test/sitemap.xml"}
             c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1, outlinks=("http://s.test/p",),
                              extra={"sitemap": "urlset", "listed": "1"}), 0.0)
             continue

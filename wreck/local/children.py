@@ -14,12 +14,14 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
-from wreck import supervise
+from wreck import inherited, supervise
 
 from .logfile import RotatingLog
 
@@ -39,16 +41,25 @@ class Child:
     """One daemon started as `python -m MODULE ARGS`, its stderr in `log`."""
 
     def __init__(self, name: str, module: str, args: list[str], log: Path,
-                 env: dict[str, str] | None = None, *, log_file: RotatingLog | None = None) -> None:
+                 env: dict[str, str] | None = None, *, log_file: RotatingLog | None = None,
+                 socks: Sequence[socket.socket] = ()) -> None:
+        """Start the child; `socks` are listening sockets bound for it, which
+        it serves instead of binding its --listen/--http (wreck/inherited.py)."""
         self.name, self.log = name, log
         self._log_file = log_file or RotatingLog(log)  # 0600: logs name URLs and peers
         self._drainer: threading.Thread | None = None
         self._kept: str | None = None
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, preexec_fn=supervise.own_session_dying_with_parent,
-            bufsize=0,  # unbuffered, as supervise.read_ready_line needs
-        )  # fmt: skip
+        if socks:
+            env = {**(os.environ if env is None else env), **inherited.environ(list(socks))}
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE, preexec_fn=supervise.own_session_dying_with_parent,
+                bufsize=0,  # unbuffered, as supervise.read_ready_line needs
+                pass_fds=[s.fileno() for s in socks],
+            )  # fmt: skip
+        finally:
+            inherited.hand_over(list(socks))  # the child's now: a dead child's port then refuses
         _enlarge(self.proc.stderr)
         self._stderr = threading.Thread(target=self._copy_stderr, name=f"{name}-stderr", daemon=True)
         self._stderr.start()

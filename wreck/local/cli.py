@@ -1,6 +1,7 @@
 # wreck-crawl: the whole crawler on one machine in one command. It starts a
 # store server, a urlserver and a spider (one worker per CPU) as child
-# processes on loopback ports the OS picks, shows progress from the
+# processes, all at once, on loopback ports it binds first and hands to them
+# (wreck/inherited.py, so none waits for another), shows progress from the
 # urlserver's /status, and when the urlserver reports the crawl done (it runs
 # with --exit-when-done) stops the spider and the store and prints a summary.
 # A crawl with feeds (--feeds, or 'feed:' seeds) is continuous: the urlserver
@@ -50,9 +51,9 @@ URLSERVER_OWN = {
     "data": "the urlserver's state is DIR/frontier of wreck-crawl's --data",
     "store": "wreck-crawl starts the store and passes its address",
     "store_data": "wreck-crawl passes its store's directory (DIR) for the crawl manifest",
-    "listen": "a free loopback port, read back from the urlserver child",
+    "listen": "a loopback port wreck-crawl binds and hands to the urlserver child (wreck/inherited.py)",
     "http": "wreck-crawl's own --http (default: a free loopback port), read back for the progress line",
-    "store_http": "wreck-crawl starts the store with --http on a free loopback port and passes it",
+    "store_http": "wreck-crawl binds the store's --http on a loopback port, hands it to the store and passes it",
     "secret": "never on a command line (ps shows it); taken from the environment",
     "exit_when_done": "wreck-crawl's own --exit-when-done decides (one round of feeds or recrawls)",
     "partitions": "wreck-crawl's own --partitions: it starts that many urlservers",

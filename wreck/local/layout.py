@@ -17,6 +17,9 @@
 #                        each keeping its own urlserver.toml (docs/partitions.md)
 #   DIR/frontier/api-token  the operator API's token the urlserver leaves
 #                        there (docs/api.md), printed for the operator
+#   DIR/store.sock       the store's Unix-domain socket (its --unix, 0600), which
+#                        the spider's records go through (docs/protocol.txt 6.6);
+#                        each shard's in its own --data
 #   DIR/logs/NAME.log    each daemon's stderr and late stdout (0600), rotated
 #                        to NAME.log.1.. past a size bound (logfile.py)
 #   DIR/seeds-stdin.txt  seeds read from standard input ('--seeds -'): the
@@ -35,11 +38,13 @@ from pathlib import Path
 
 from wreck.manifest import MANIFEST
 from wreck.private import DIR_MODE, private_dir
+from wreck.storeserver.settings import MAX_UNIX_PATH
 
 FRONTIER = "frontier"
 LOGS = "logs"
 SEEDS_STDIN = "seeds-stdin.txt"
 SETTINGS = "crawl.toml"
+STORE_SOCKET = "store.sock"
 API_TOKEN = "api-token"  # in the urlserver's --data: urlserver/api.py TOKEN_FILE
 
 
@@ -60,6 +65,13 @@ class Layout:
     def store_dirs(self) -> list[Path]:
         """Each shard's --data, in shard order."""
         return [self.root, *(self.root / f"shard{i}" for i in range(1, self.shards))]
+
+    @staticmethod
+    def store_socket(store_dir: Path) -> list[str]:
+        """The store flags of a shard's Unix socket in `store_dir` (none when
+        its absolute path is too long for one: the records then go by TCP)."""
+        path = str(Path(store_dir).absolute() / STORE_SOCKET)
+        return ["--unix", path] if len(os.fsencode(path)) <= MAX_UNIX_PATH else []
 
     @property
     def manifest(self) -> Path:

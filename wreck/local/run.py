@@ -1,6 +1,9 @@
-# Running a local crawl: start the store, then the urlserver (told where the
-# store listens), then the spider (told where the urlserver listens), each
-# announcing its address on its first stdout line; watch them once a tick
+# Running a local crawl: start the store, the urlserver (told where the
+# store listens) and the spider (told where the urlserver listens) at once,
+# on listening sockets bound here first and handed to the daemon that serves
+# them (wreck/inherited.py: the spider's connection waits in the urlserver's
+# backlog until it accepts, so nobody polls for a port), each announcing its
+# address on its first stdout lines; watch them once a tick
 # while the progress shows; stop them in the safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed)
 # when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
@@ -23,14 +26,13 @@ import os
 import secrets
 import select
 import signal
-import socket
 import time
 from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
 
-from wreck import manifest
+from wreck import inherited, manifest
 from wreck.deploy import SECRET_ENV
 from wreck.protocol.handshake import CRAWL_ID_BYTES
 
@@ -42,10 +44,10 @@ from .layout import Layout
 from .progress import Progress, fetch_status, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
+LOOPBACK = "127.0.0.1"  # where the daemons of a local crawl listen for each other
 # What the daemons print on stdout: where they listen, and the urlserver's
 # final /status (JSON) once its last commit is done.
 STORE_LISTENING = "storeserver listening on "
-STORE_STATUS = "storeserver status on http://"  # its figures for the dashboard (docs/dashboard.md)
 URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
@@ -84,28 +86,42 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     started = time.monotonic()
     finished = False
     try:
-        stores, store_flags, store_http = [], [], ""
-        for shard, store_dir in enumerate(where.store_dirs):  # shard order: doc id D in store D mod n
+        # Every daemon starts at once: the ports they find each other by are
+        # bound here first and handed to the daemon that serves them
+        # (wreck/inherited.py), so none waits for another to listen.
+        store_socks = [(inherited.bind(LOOPBACK), inherited.bind(LOOPBACK)) for _ in where.store_dirs]
+        url_socks = [inherited.bind(LOOPBACK) for _ in where.frontiers]  # partitions: each told the others'
+        url_addr = inherited.address(url_socks[0])
+        store_http = inherited.address(store_socks[0][1])  # the dashboard shows the first shard's figures
+        stores, store_flags = [], []
+        for shard, (store_dir, (listen, status)) in enumerate(zip(where.store_dirs, store_socks)):
+            # shard order: doc id D in store D mod n
             name = "storeserver" if shard == 0 else f"storeserver{shard}"
-            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", "127.0.0.1:0",
-                                                          "--http", "127.0.0.1:0", *store_args, *log_args],
-                          where.log(name), env)  # fmt: skip
+            store_flags += ["--store", inherited.address(listen), "--store-data", str(store_dir)]
+            store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", inherited.address(listen),
+                                                          "--http", inherited.address(status), *where.store_socket(store_dir),
+                                                          *store_args, *log_args],
+                          where.log(name), env, socks=(listen, status))  # fmt: skip
             children.append(store)
             stores.append(store)
-            status = store.read_line(STORE_STATUS).split("/", 1)[0]  # printed before its listening line
-            store_http = store_http or status  # the dashboard shows the first shard's figures
-            store_flags += ["--store", store.read_line(STORE_LISTENING), "--store-data", str(store_dir)]
-            store.drain()
-        urlservers, status_urls = _start_urlservers(where, urls, urlserver_args, store_flags, store_http, http,
-                                                    continuous, log_args, env, children)
+        urlservers = _start_urlservers(where, urls, urlserver_args, store_flags, store_http, http, continuous,
+                                       log_args, env, url_socks)
+        children.extend(urlservers)
         url = urlservers[0]
-        url_addr = url.address
-        dashboard = status_urls[0].removesuffix("status")
-        status_url = status_urls[0]
-        watch = EndWatch() if partitions > 1 and not continuous else None
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
                                                 "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
         children.append(spider)
+        for store in stores:  # each started: its lines read, the rest of its stdout to its log
+            store.read_line(STORE_LISTENING)
+            store.drain()
+        status_urls = []
+        for child in urlservers:
+            child.read_line(URLSERVER_LISTENING)
+            status_urls.append(child.read_line(URLSERVER_STATUS).rstrip("/") + "/status")
+            child.drain(keep=URLSERVER_FINISHED)
+        status_url = status_urls[0]
+        dashboard = status_url.removesuffix("status")
+        watch = EndWatch() if partitions > 1 and not continuous else None
         console.print(f"WRECK: crawling into {data} with {procs} spider worker(s); Ctrl-C stops, "
                       f"the same command resumes.", highlight=False, soft_wrap=True)  # fmt: skip
         console.print(f"WRECK: dashboard at {dashboard}", highlight=False, soft_wrap=True)
@@ -163,48 +179,24 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
 
 
 def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_http, http, continuous, log_args, env,
-                      children) -> tuple[list[Child], list[str]]:
-    """Start the urlserver, or its partitions on loopback ports chosen
-    first (each is told the others': docs/partitions.md) with the crawl's
-    id; each child's `address` set, and each one's /status URL."""
+                      socks) -> list[Child]:
+    """Start the urlserver, or its partitions (each told the others'
+    addresses, bound already: `socks`, and the crawl's id;
+    docs/partitions.md)."""
     count = len(where.frontiers)
-    extra: list[list[str]] = [[] for _ in range(count)]
-    if count > 1:
-        listen = [f"127.0.0.1:{port}" for port in free_ports(count)]
-        crawl_id = _crawl_id(where)
-        for i in range(count):
-            extra[i] = ["--listen", listen[i], "--partitions", str(count), "--partition", str(i),
-                        "--peers", ",".join(listen), "--crawl-id", crawl_id]
-    started, status_urls = [], []
+    listen = [inherited.address(sock) for sock in socks]
+    crawl_id = _crawl_id(where) if count > 1 else ""
+    started = []
     for i, frontier in enumerate(where.frontiers):
         name = "urlserver" if i == 0 else f"urlserver{i}"
+        partition = ["--partitions", str(count), "--partition", str(i), "--peers", ",".join(listen),
+                     "--crawl-id", crawl_id] if count > 1 else []
         one_shot = [] if continuous or count > 1 else ["--exit-when-done"]  # partitions: ending.py decides
-        child = Child(name, "wreck.urlserver.cli", [
+        started.append(Child(name, "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(frontier), *store_flags, "--store-http", store_http,
-            *(extra[i] or ["--listen", "127.0.0.1:0"]), "--http", http if i == 0 else "127.0.0.1:0", *one_shot,
-            *log_args,
-        ], where.log(name), env)  # fmt: skip
-        children.append(child)
-        child.address = child.read_line(URLSERVER_LISTENING)
-        status_urls.append(child.read_line(URLSERVER_STATUS).rstrip("/") + "/status")
-        child.drain(keep=URLSERVER_FINISHED)
-        started.append(child)
-    return started, status_urls
-
-
-def free_ports(count: int) -> list[int]:
-    """`count` distinct loopback ports free now, for partitions each told
-    the others' before they start: all held open at once while the OS picks,
-    so no two are the same (a race with another program remains possible and
-    ends that partition's start with a clear error)."""
-    probes = [socket.socket() for _ in range(count)]
-    try:
-        for probe in probes:
-            probe.bind(("127.0.0.1", 0))
-        return [probe.getsockname()[1] for probe in probes]
-    finally:
-        for probe in probes:
-            probe.close()
+            "--listen", listen[i], "--http", http if i == 0 else "127.0.0.1:0", *partition, *one_shot, *log_args,
+        ], where.log(name), env, socks=(socks[i],)))  # fmt: skip
+    return started
 
 
 def _crawl_id(where: Layout) -> str:

@@ -18,9 +18,8 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import logging
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgspec
 
@@ -29,6 +28,9 @@ URL_FILTER, DOCUMENT, STATS = "url_filter", "document", "stats"
 HOOKS = (URL_FILTER, DOCUMENT, STATS)
 
 log = logging.getLogger("wreck.plugins")
+
+if TYPE_CHECKING:
+    import importlib.metadata  # imported by available() alone: a start without plugins does without it (issue 16)
 
 
 class PluginError(Exception):
@@ -45,6 +47,8 @@ class UrlContext(NamedTuple):
 
 def available() -> dict[str, importlib.metadata.EntryPoint]:
     """Every installed plugin, by name."""
+    import importlib.metadata
+
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
 
 
