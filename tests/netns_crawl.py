@@ -34,23 +34,27 @@ URL_PORT, STORE_PORT = 7001, 7002
 
 
 class NetCrawl:
-    """The daemons of a crawl in their namespaces (role -> address dicts);
-    each can be killed and restarted. A subclass gives the urlservers' crawl
-    settings (urlserver_args) and which urlserver a spider box dials."""
+    """The daemons of a crawl in their namespaces; each can be killed and
+    restarted. A subclass names the roles (role -> address dicts) and the
+    secret, and gives the urlservers' crawl settings (urlserver_args) and
+    which urlserver a spider box dials."""
 
-    def __init__(self, net: Net, tmp: Path, *, stores: dict[str, str], urlservers: dict[str, str],
-                 spiders: dict[str, str], secret: str, seeds: list[str], dns: str) -> None:
+    stores: dict[str, str]
+    urlservers: dict[str, str]
+    spiders: dict[str, str]
+    secret: str
+
+    def __init__(self, net: Net, tmp: Path, seeds: list[str], dns: str) -> None:
         self.net, self.tmp, self.seeds, self.dns = net, tmp, seeds, dns
-        self.stores, self.urlservers = stores, urlservers
-        (tmp / "secret").write_text(secret + "\n")
+        (tmp / "secret").write_text(self.secret + "\n")
         self.procs: dict[str, Proc] = {}
         self.starts: dict[str, int] = {}
-        for group in (stores, urlservers):
+        for group in (self.stores, self.urlservers):
             for role in group:
                 self.start(role)
             for role in group:
                 self.procs[role].wait_for_line(role, r"listening on")
-        for role in spiders:
+        for role in self.spiders:
             self.start(role)
 
     def urlserver_args(self, role: str) -> list[str]:

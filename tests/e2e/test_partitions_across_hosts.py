@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.netns_helpers import Net, built_net, get_in_ns
+from tests.netns_helpers import built_net, get_in_ns
 from tests.netns_crawl import URL_PORT, NetCrawl, Outcome, check, pages, read_shards, stop_all, web_ips
 from tests.web import SiteSpec, build_site, compute_truth, read_jsonl
 from wreck.local.ending import EndWatch
@@ -53,16 +53,14 @@ SECRET = "parts-across-" + secrets.token_hex(8)
 CRAWL_ID = secrets.token_hex(16)
 CRAWL_TIMEOUT = 240.0
 LOOK_S = 0.5  # between two looks at the partitions' /status
-KILL_EVERY = 3.0  # seconds between two kills in the chaos variant
+KILL_EVERY = 2.0  # seconds between two kills in the chaos variant
 MAX_KILLS = 8  # then the crawl is left to finish
 
 
 class Crawl(NetCrawl):
     """The daemons in their namespaces; each can be killed and restarted."""
 
-    def __init__(self, net: Net, tmp: Path, seeds: list[str], dns: str) -> None:
-        super().__init__(net, tmp, stores=STORES, urlservers=URLSERVERS, spiders=SPIDERS, secret=SECRET,
-                         seeds=seeds, dns=dns)
+    stores, urlservers, spiders, secret = STORES, URLSERVERS, SPIDERS, SECRET
 
     def urlserver_args(self, role: str) -> list[str]:
         peers = ",".join(f"{a}:{URL_PORT}" for a in URLSERVERS.values())
@@ -108,9 +106,14 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
         while time.monotonic() < deadline and not ended:
             ended = watch.ended(crawl.looks())
             if chaos and not ended and time.monotonic() >= next_kill and sum(killed.values()) < MAX_KILLS:
-                # each kind in turn (a store shard, a spider box, a partition), which one at random
+                # each kind in turn (a store shard, a spider box, a partition): a shard or box at
+                # random, the partitions one after the other (each owns some tokens, holds others)
                 kinds = (STORES, SPIDERS, URLSERVERS)
-                role = rng.choice(list(kinds[sum(killed.values()) % len(kinds)]))
+                kind = kinds[sum(killed.values()) % len(kinds)]
+                if kind is URLSERVERS:
+                    role = list(URLSERVERS)[sum(killed.get(r, 0) for r in URLSERVERS) % len(URLSERVERS)]
+                else:
+                    role = rng.choice(list(kind))
                 crawl.kill(role)
                 killed[role] = killed.get(role, 0) + 1
                 crawl.start(role)

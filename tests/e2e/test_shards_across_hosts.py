@@ -26,7 +26,7 @@ import secrets
 import time
 from pathlib import Path
 
-from tests.netns_helpers import Net, Proc, built_net
+from tests.netns_helpers import Proc, built_net
 from tests.netns_crawl import NetCrawl, Outcome, check, read_shards, stop_all, web_ips
 from tests.web import SiteSpec, build_site, compute_truth, read_jsonl
 
@@ -49,9 +49,7 @@ MAX_KILLS = 8  # then the crawl is left to finish
 class Crawl(NetCrawl):
     """The daemons in their namespaces; each can be killed and restarted."""
 
-    def __init__(self, net: Net, tmp: Path, seeds: list[str], dns: str) -> None:
-        super().__init__(net, tmp, stores=STORES, urlservers=URLSERVERS, spiders=SPIDERS, secret=SECRET,
-                         seeds=seeds, dns=dns)
+    stores, urlservers, spiders, secret = STORES, URLSERVERS, SPIDERS, SECRET
 
     def urlserver_args(self, role: str) -> list[str]:
         return ["--http", "off", "--allow-net", SUBNET, "--exit-when-done", "--delay", str(DELAY),
