@@ -12,13 +12,14 @@
 from __future__ import annotations
 
 import ipaddress
+import json
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from tests.netns_helpers import START_TIMEOUT, Net, Proc
-from tests.web import gaps_by_host, gaps_by_ip
+from tests.web import build_site, gaps_by_host, gaps_by_ip
 from tests.web.truth import normalize
 from wreck.storeserver.reader import open_store
 
@@ -31,6 +32,20 @@ def web_ips(spec) -> list[str]:
 
 
 URL_PORT, STORE_PORT = 7001, 7002
+
+
+def start_web(net: Net, tmp: Path, spec, web_ip: str) -> tuple[Proc, object, str]:
+    """The test web (no hostile host) and its DNS responder in the "web"
+    namespace, serving `spec` from `web_ip` on; (its process, the Site, the DNS address)."""
+    web = net.start("web", [
+        "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
+        "--hosts-per-ip", str(spec.hosts_per_ip), "--no-hostile", "--first-ip", web_ip, "--dns-ip", web_ip,
+        "--log", str(tmp / "web.jsonl"), "--hosts-file", str(tmp / "hosts"),
+    ], tmp / "web.log")  # fmt: skip
+    info = json.loads(web.wait_for_line("test web", r"^\{.*\}$")[0])
+    site = build_site(spec, info["port"])
+    assert info["addresses"] == site.addresses()
+    return web, site, info["dns"]
 
 
 class NetCrawl:

@@ -33,8 +33,9 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from tests.netns_helpers import built_net, get_in_ns
-from tests.netns_crawl import URL_PORT, NetCrawl, Outcome, check, pages, read_shards, stop_all, web_ips
-from tests.web import SiteSpec, build_site, compute_truth, read_jsonl
+from tests.netns_crawl import (URL_PORT, NetCrawl, Outcome, check, pages, read_shards, start_web, stop_all,
+                               web_ips)
+from tests.web import SiteSpec, compute_truth, read_jsonl
 from wreck.local.ending import EndWatch
 from wreck.urlserver.partition import partition_of
 
@@ -88,15 +89,9 @@ class Crawl(NetCrawl):
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
     nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
     with built_net(nodes) as net:
-        web = net.start("web", [
-            "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
-            "--hosts-per-ip", str(spec.hosts_per_ip), "--no-hostile", "--first-ip", WEB_IP, "--dns-ip", WEB_IP,
-            "--log", str(tmp / "web.jsonl"), "--hosts-file", str(tmp / "hosts"),
-        ], tmp / "web.log")  # fmt: skip
-        info = json.loads(web.wait_for_line("test web", r"^\{.*\}$")[0])
-        site = build_site(spec, info["port"])
+        web, site, dns = start_web(net, tmp, spec, WEB_IP)
         seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
-        crawl = Crawl(net, tmp, seeds, info["dns"])
+        crawl = Crawl(net, tmp, seeds, dns)
         killed: dict[str, int] = {}
         rng = random.Random(19)
         watch = EndWatch()

@@ -27,8 +27,8 @@ import time
 from pathlib import Path
 
 from tests.netns_helpers import Proc, built_net
-from tests.netns_crawl import NetCrawl, Outcome, check, read_shards, stop_all, web_ips
-from tests.web import SiteSpec, build_site, compute_truth, read_jsonl
+from tests.netns_crawl import NetCrawl, Outcome, check, read_shards, start_web, stop_all, web_ips
+from tests.web import SiteSpec, compute_truth, read_jsonl
 
 SUBNET = "10.231.0.0/24"
 URLSERVERS = {"url0": "10.231.0.2"}
@@ -64,16 +64,9 @@ class Crawl(NetCrawl):
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
     nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
     with built_net(nodes) as net:
-        web = net.start("web", [
-            "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
-            "--hosts-per-ip", str(spec.hosts_per_ip), "--no-hostile", "--first-ip", WEB_IP, "--dns-ip", WEB_IP,
-            "--log", str(tmp / "web.jsonl"), "--hosts-file", str(tmp / "hosts"),
-        ], tmp / "web.log")  # fmt: skip
-        info = json.loads(web.wait_for_line("test web", r"^\{.*\}$")[0])
-        site = build_site(spec, info["port"])
-        assert info["addresses"] == site.addresses()
+        web, site, dns = start_web(net, tmp, spec, WEB_IP)
         seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
-        crawl = Crawl(net, tmp, seeds, info["dns"])
+        crawl = Crawl(net, tmp, seeds, dns)
         killed: dict[str, int] = {}
         rng = random.Random(19)
         deadline = time.monotonic() + CRAWL_TIMEOUT
