@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
 
-.PHONY: demo test cli-docs bench bench-idle bench-realdocs bench-attacks bench-protocol bench-spider bench-store bench-warc bench-frontier bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
+.PHONY: demo test cli-docs bench bench-idle bench-realdocs bench-attacks bench-protocol bench-spider bench-store bench-warc bench-frontier bench-partitions bench-dedup bench-feeds bench-bandwidth bench-robots bench-charset bench-export chaos clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -96,6 +96,12 @@ bench-export: $(STAMP)
 # 25 GB of disk), ARGS="--quick" for a small run.
 bench-frontier: $(STAMP)
 	$(BIN)/python -m bench.frontier_bench $(ARGS)
+
+# 1, 2, 4, 8 urlserver partitions on this box fed by scripted spiders (issue 19):
+# hand-outs/s, links forwarded/s and CPU-seconds per partition (docs/scaling.md,
+# Partitions). ARGS="--partitions 1,2 --seconds 5" for a short run.
+bench-partitions: $(STAMP)
+	$(BIN)/python -m bench.partition_bench $(ARGS)
 
 # Feed parsers on a realistic news feed: fastfeedparser (used) vs feedparser.
 bench-feeds: $(STAMP)

@@ -4,7 +4,8 @@
 # kinds of message can join the link (an unknown word is an error):
 #
 #   dialler:  LINKS <SEQ> <N> LF, then N lines <DEPTH> <URL>[ <key>=<value>...]
-#   receiver: ACK <SEQ> | ERROR <code> <text>
+#             | IPWANT <ip> | IPRETURN <ip> <ms>        (IP tokens, 5.11: iptokens.py)
+#   receiver: ACK <SEQ> | IPGRANT <ip> <ms> | IPRECALL <ip> | ERROR <code> <text>
 #
 # The dialler's end is a PeerConnection; the listening urlserver's end is
 # its ControlConnection, which takes up this codec when AUTH says
@@ -24,6 +25,7 @@ from .connection import Connection
 from .errors import LocalProtocolError, RemoteProtocolError, shown
 from .events import NEED_DATA, Error, Links, LinksAck, PeerLink
 from .handshake import decode_text, encode_error, parse_error
+from .iptokens import IpGrant, IpRecall, IpReturn, IpWant, encode_token, parse_token
 from .state import PEER_TABLE
 
 MAX_DEPTH = 65535  # what a urlserver keeps of a URL's depth (a u16)
@@ -42,8 +44,15 @@ def _error(parts: list[bytes], line: bytes) -> Error:
 # The one-line messages each end may receive, by first word (a message
 # joins the link by an entry here and one in protocol/state.py's PEER_TABLE).
 # LINKS spans lines: PeerCodec reads it itself.
-FROM_RECEIVER: dict[bytes, Callable[[list[bytes], bytes], object]] = {b"ACK": _ack, b"ERROR": _error}
-FROM_DIALLER: dict[bytes, Callable[[list[bytes], bytes], object]] = {b"ERROR": _error}
+def _token(parts: list[bytes], line: bytes) -> object:
+    return parse_token(line)
+
+
+FROM_RECEIVER: dict[bytes, Callable[[list[bytes], bytes], object]] = {
+    b"ACK": _ack, b"ERROR": _error, b"IPGRANT": _token, b"IPRECALL": _token}
+FROM_DIALLER: dict[bytes, Callable[[list[bytes], bytes], object]] = {
+    b"ERROR": _error, b"IPWANT": _token, b"IPRETURN": _token}
+_TOKENS = (IpWant, IpGrant, IpRecall, IpReturn)
 
 
 class PeerCodec:
@@ -103,6 +112,8 @@ class PeerCodec:
             return b"".join(lines)
         if kind is LinksAck:
             return b"ACK %d\n" % event.seq
+        if kind in _TOKENS:
+            return encode_token(event)
         if kind is Error:
             return encode_error(event)
         raise LocalProtocolError(f"{kind.__name__} is not a partition link message")

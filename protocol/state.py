@@ -17,6 +17,7 @@ from .events import (
     Ack, Assignment, Auth, Bye, Cancel, Done, Error, Get, Hello, Idle,
     Links, LinksAck, Notice, Ready, Record, Working,
 )  # fmt: skip
+from .iptokens import IpGrant, IpRecall, IpReturn, IpWant
 
 
 class State(enum.Enum):
@@ -53,6 +54,11 @@ CONTROL_TABLE = _HANDSHAKE | {
 PEER_TABLE = _HANDSHAKE | {
     (C, State.OPEN, Links): State.OPEN,
     (S, State.OPEN, LinksAck): State.OPEN,
+    # IP tokens (5.11): the dialler is the holder, the receiver the owner
+    (C, State.OPEN, IpWant): State.OPEN,
+    (C, State.OPEN, IpReturn): State.OPEN,
+    (S, State.OPEN, IpGrant): State.OPEN,
+    (S, State.OPEN, IpRecall): State.OPEN,
 }
 
 STORE_TABLE = _HANDSHAKE | {

@@ -7,7 +7,9 @@
 # to the run (PREFIX<pid>-<random>-<role>); processes are started in
 # sessions of their own, die with pytest (PR_SET_PDEATHSIG), and are killed by
 # process group at teardown, which then deletes the namespaces. A later run
-# deletes the namespaces of runs whose pid is gone.
+# deletes the namespaces of runs whose pid is gone. get_in_ns reads a URL
+# from inside a namespace (a daemon's /status there) without a process: a
+# thread that joins the namespace (setns) opens its sockets in it.
 """Net (namespaces, a bridge, veth pairs) and Proc (a process in one)."""
 
 from __future__ import annotations
@@ -21,7 +23,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 NS_PREFIX = "wreck-xh"
 STALE_NS = re.compile(rf"^{NS_PREFIX}(\d+)-[0-9a-f]{{4}}-[a-z0-9]+$")
 PR_SET_PDEATHSIG = 1
+CLONE_NEWNET = 0x40000000  # setns(2): join a network namespace
 PREFIX_LEN = 24  # every test net is one /24
 START_TIMEOUT = 20.0
 STOP_TIMEOUT = 15.0
@@ -137,6 +142,32 @@ class Net:
             proc.wait(STOP_TIMEOUT)
         for ns in reversed(self.made):
             ip("netns", "del", ns, check=False)
+
+
+def get_in_ns(ns: str, url: str, timeout: float = 5.0) -> bytes:
+    """GET `url` from inside network namespace `ns` (OSError if it fails):
+    a thread of its own joins the namespace, so the test's other sockets stay where they are."""
+    result: list = []
+
+    def fetch() -> None:
+        try:
+            fd = os.open(f"/var/run/netns/{ns}", os.O_RDONLY)
+            try:
+                if ctypes.CDLL(None, use_errno=True).setns(fd, CLONE_NEWNET) != 0:
+                    raise OSError(ctypes.get_errno(), f"setns into {ns}")
+            finally:
+                os.close(fd)
+            with urllib.request.urlopen(url, timeout=timeout) as answer:
+                result.append(answer.read())
+        except OSError as exc:  # URLError and timeouts are OSErrors too
+            result.append(exc)
+
+    thread = threading.Thread(target=fetch, name=f"in-{ns}")
+    thread.start()
+    thread.join(timeout + 5)
+    if not result or isinstance(result[0], OSError):
+        raise result[0] if result else OSError(f"no answer from {url} in {ns}")
+    return result[0]
 
 
 def sweep_stale_namespaces() -> None:

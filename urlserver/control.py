@@ -194,5 +194,5 @@ def pause_origin(politeness: Politeness, host: Origin) -> None:
     """Take `host` out of the heap at once; it waits for the resume."""
     if host.in_heap:
         politeness.unschedule(host)
-    if host.waiting not in (Waiting.HOST, Waiting.IP, Waiting.DNS):
+    if host.waiting not in (Waiting.HOST, Waiting.IP, Waiting.IP_TOKEN, Waiting.DNS):
         host.waiting = Waiting.PAUSED  # a parked or resolving origin finds the pause at its turn

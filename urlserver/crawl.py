@@ -46,6 +46,7 @@ from .control import Controls, block_queue, pause_origin
 from .feeds import Feeds
 from .forward import Forwarder
 from .frontier import Frontier
+from .iptoken import IpTokens
 from .hostview import HELD_SCAN, due as host_due
 from .normal import normal
 from .partition import DocIdsExhausted, doc_id_of
@@ -110,7 +111,7 @@ class Crawl:
             self.frontier.url_filter = UrlFilter(self.plugins, command=s.url_filter_cmd, timeout=s.url_filter_timeout)
         self.politeness = Politeness(delay=s.delay, host_concurrency=s.host_concurrency,
                                      ip_concurrency=s.ip_concurrency, ip_delay=s.ip_delay,
-                                     backoff_max=s.backoff_max)
+                                     backoff_max=s.backoff_max, tokens=self._ip_tokens(clock()))
         self.politeness.restore(self.frontier.saved_paces, clock())  # no host sooner than its delay
         self.frontier.saved_paces = []
         self.frontier.clock = clock  # the times of a URL's history (history.py)
@@ -155,21 +156,67 @@ class Crawl:
             self._retry_on_request()
         self.commit()
 
+    def _ip_tokens(self, now: float) -> IpTokens | None:
+        """The IP tokens shared with the other partitions (iptoken.py); None when alone."""
+        s = self.settings
+        if s.partitions == 1:
+            return None
+        return IpTokens(me=s.partition, partitions=s.partitions, ip_delay=s.ip_delay,
+                        lease=s.timeout_req + s.ip_delay, now=now, lent=self.db.tokens_lent(self.frontier.txn))
+
+    # -- IP tokens across partitions (iptoken.py; the server carries the messages) --------
+
+    @translate_errors
+    def token_received(self, peer: int, message, now: float) -> None:
+        """A token message from partition `peer`: the hosts it lets go on are woken."""
+        self._now = now
+        self._wake_all(self.politeness.token_received(peer, message, now), now)
+
+    def token_messages(self) -> list:
+        """Token messages to send, as (partition, message)."""
+        tokens = self.politeness.tokens
+        return tokens.take_messages() if tokens is not None else []
+
+    @translate_errors
+    def token_link(self, peer: int, *, dialled: bool, up: bool, now: float) -> None:
+        """The connection this partition `dialled` to `peer` (or `peer` dialled
+        to it) opened or closed: what it carried is asked for again, or lost."""
+        tokens = self.politeness.tokens
+        if tokens is None:
+            return
+        if dialled:
+            (tokens.found_owner if up else tokens.lost_owner)(peer, now)
+        elif not up:
+            tokens.lost_holder(peer, now)
+        self._wake_all(self.politeness.token_granted(), now)
+
+    def _wake_all(self, hosts: list[Origin], now: float) -> None:
+        for host in hosts:
+            host.waiting = Waiting.NONE
+            self._wake(host, now)
+
     # -- lifecycle ------------------------------------------------------------------
 
     @translate_errors
     def commit(self) -> None:
-        for pace in self.politeness.take_touched():  # with the commit, before assignments are sent
-            self.db.put_pace(self.frontier.txn, *pace)
+        self._write_slots()
         self.frontier.commit()
+
+    def _write_slots(self) -> None:
+        """The politeness slots touched, and which IP tokens are out, into the
+        commit: durable before the assignments and grants are sent (server.py)."""
+        for pace in self.politeness.take_touched():
+            self.db.put_pace(self.frontier.txn, *pace)
+        if self.politeness.tokens is not None:
+            for ip, partition in self.politeness.tokens.take_lent():
+                self.db.put_token_lent(self.frontier.txn, ip, partition)
 
     @translate_errors
     def commit_soon(self):
         """commit(), on the writer thread: its (committed, durable) Futures,
         or None if nothing changed (Frontier.commit_soon). Until
         `committed` is done, the next use of the state waits for it."""
-        for pace in self.politeness.take_touched():
-            self.db.put_pace(self.frontier.txn, *pace)
+        self._write_slots()
         return self.frontier.commit_soon()
 
     @translate_errors
@@ -366,6 +413,8 @@ class Crawl:
             return None
         if host.name in self.controls.held or self.politeness.name_slot(host).floor:
             return None  # paused, blocked or given a delay by the operator (control.py): its turns space it
+        if not self.politeness.may_chain(host.ip):
+            return None  # another partition waits for its address's token (iptoken.py)
         res = host.addr_state
         if res is None or res.expires <= now:
             return None  # its address is looked up again at its next turn
@@ -656,9 +705,7 @@ class Crawl:
             return  # it connected nowhere: it held no slot
         if not self.chains.ended(claim.trans_id):
             return  # its chain goes on in its spider: the host's transfer is still under way
-        for parked in self.politeness.finished(claim.host, claim.ip, now):
-            parked.waiting = Waiting.NONE
-            self._wake(parked, now)
+        self._wake_all(self.politeness.finished(claim.host, claim.ip, now), now)
 
     def _unfetched_done(self, claim: Claim, event: Done) -> None:
         """A record-only transaction's DONE: the store holds its record, and
@@ -800,6 +847,10 @@ class Crawl:
     def expire(self, now: float) -> list[Claim]:
         """Claims past their deadline, requeued; the server cancels them."""
         self._now = now
+        tokens = self.politeness.tokens
+        if tokens is not None:  # a recalled grant whose turn ran out unused goes back
+            tokens.tick(now)
+            self._wake_all(self.politeness.token_granted(), now)
         claims = self.claims.expired(now)
         for claim in claims:
             if claim.kind == PAGE:
@@ -884,6 +935,8 @@ class Crawl:
     def next_wakeup(self, *, serving: bool = True) -> float | None:
         """When expire() -- and take(), if `serving` -- next has something to do."""
         times = [self.claims.next_deadline()]
+        if self.politeness.tokens is not None:
+            times.append(self.politeness.tokens.next_deadline())
         if serving and not self.controls.paused:
             times += [self.politeness.next_time(), self.frontier.next_delayed()]
             if self.settings.max_time and self.limit is None:

@@ -15,7 +15,9 @@
 #   meta     name                  -> u64 counters, FORMAT, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
 #                                     ("robotsdoc:" + robots.txt URL), the
-#                                     crawl id ("crawl_id", 32 hex digits)
+#                                     crawl id ("crawl_id", 32 hex digits),
+#                                     the partition each IP token is out at
+#                                     ("lent:" + IP, iptoken.py)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
@@ -192,6 +194,7 @@ def queue_prefix(host_id: int) -> bytes:
 
 
 ROBOTS_DOC_PREFIX = b"robotsdoc:"  # meta key: robots.txt URL -> doc id of its fetch in flight
+LENT_PREFIX = b"lent:"  # meta key + IP: the partition its token is out at (iptoken.py), u64
 CRAWL_ID_KEY = b"crawl_id"  # meta key: the crawl's identity, announced to spiders (docs/protocol.txt 5.1)
 
 
@@ -444,6 +447,25 @@ class Db:
             next_ok, delay, in_flight = PACE.unpack(value)
             out.append((raw_key[:1] == PACE_IP, raw_key[1:].decode("utf-8", "surrogateescape"),
                         next_ok, delay, bool(in_flight)))
+        return out
+
+    def put_token_lent(self, txn, ip: str, partition: int | None) -> None:
+        """Keep that the token of `ip` is out at another `partition` (None: back here; iptoken.py)."""
+        key = LENT_PREFIX + ip.encode("ascii")
+        if partition is None:
+            txn.delete(key, db=self.meta)
+        else:
+            txn.put(key, U64.pack(partition), db=self.meta)
+
+    def tokens_lent(self, txn) -> dict[str, int]:
+        """ip -> the partition its token was out at when this partition last committed."""
+        cur = txn.cursor(db=self.meta)
+        out: dict[str, int] = {}
+        if cur.set_range(LENT_PREFIX):
+            for key, value in cur:
+                if not key.startswith(LENT_PREFIX):
+                    break
+                out[key[len(LENT_PREFIX):].decode("ascii")] = U64.unpack(value)[0]
         return out
 
     def close(self) -> None:

@@ -8,6 +8,11 @@
 # dialled again with backoff, and every batch still in the outbox is sent
 # again from its oldest: the receiver recognises a resend by its sequence
 # number. The receiving side is the urlserver's ControlPeer (server.py).
+# The same connection carries this partition's IP-token requests to J, the
+# owner of the addresses J arbitrates (IPWANT, IPRETURN out; IPGRANT, IPRECALL
+# in: docs/partitions.md, Politeness across partitions): the engine is told
+# when the connection opens and ends (Crawl.token_link), since a holder's
+# tokens live and die with it.
 """PeerLinks: this partition's connections to the others."""
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import os
 
 from wreck.protocol import (NEED_DATA, NONCE_BYTES, ConnectionClosed, Error, Hello, LinksAck, PeerConnection,
                             ProtocolError, Ready)
+from wreck.protocol.iptokens import IpGrant, IpRecall
 from wreck.protocol.settings import split_host_port
 
 log = logging.getLogger("urlserver")
@@ -43,6 +49,7 @@ class PeerLinks:
         self.others = [j for j in range(self.count) if j != self.me]
         self._wake = {j: asyncio.Event() for j in self.others}
         self.up: dict[int, bool] = {j: False for j in self.others}
+        self.tokens_out: dict[int, list] = {j: [] for j in self.others}  # IP-token messages to send
         self._tasks: list[asyncio.Task] = []
 
     def start(self) -> None:
@@ -54,6 +61,13 @@ class PeerLinks:
     def stop(self) -> None:
         for task in self._tasks:
             task.cancel()
+
+    def send_token(self, dest: int, message) -> None:
+        """Queue an IP-token message for partition `dest` (dropped while its
+        connection is down: the engine asks again when it is back)."""
+        if self.up[dest]:
+            self.tokens_out[dest].append(message)
+            self._wake[dest].set()
 
     def batches_written(self, dests: list[int]) -> None:
         """A commit wrote batches for `dests` (Frontier.commit)."""
@@ -75,6 +89,8 @@ class PeerLinks:
             except (OSError, EOFError, ProtocolError, asyncio.TimeoutError) as exc:
                 log.info("event=partition_link_down partition=%d address=%s reason=%r", dest, self.peers[dest],
                          str(exc) or type(exc).__name__)
+            if self.up[dest]:
+                self.server.token_link(dest, dialled=True, up=False)
             self.up[dest] = False
             await asyncio.sleep(wait)
             wait = min(wait * 2, BACKOFF_S[1])
@@ -86,7 +102,9 @@ class PeerLinks:
             conn = PeerConnection(secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=str(self.me))
             await asyncio.wait_for(self._handshake(reader, writer, conn, dest), CONNECT_TIMEOUT_S)
             self.up[dest] = True
+            self.tokens_out[dest] = []
             log.info("event=partition_link_up partition=%d address=%s", dest, self.peers[dest])
+            self.server.token_link(dest, dialled=True, up=True)
             acked = asyncio.Queue()
             reading = asyncio.ensure_future(self._read(reader, conn, dest, acked))
             try:
@@ -120,6 +138,8 @@ class PeerLinks:
             if type(event) is LinksAck:
                 self.server.links_acked(dest, event.seq)
                 acked.put_nowait(event.seq)
+            elif type(event) in (IpGrant, IpRecall):
+                self.server.token_received(dest, event)
             elif type(event) is Error:
                 raise LinkRefused(f"{event.code.name.lower()}: {event.reason}")
 
@@ -131,6 +151,9 @@ class PeerLinks:
             while not acked.empty():
                 unacked.discard(acked.get_nowait())
             self._wake[dest].clear()  # before the outbox is read: a commit after the read sets it again
+            tokens, self.tokens_out[dest] = self.tokens_out[dest], []
+            if tokens:
+                writer.write(b"".join(conn.send(message) for message in tokens))
             room = WINDOW - len(unacked)
             batches = forward.batches(dest, after=sent, limit=room) if room > 0 else []
             for batch in batches:

@@ -21,6 +21,11 @@
 # A transaction in flight at the kill ended at an unknown time: before the
 # restart if its spider gave up or answered the dead server, so counting its
 # end as the restart itself is the earliest safe bound the new server has.
+# With urlserver partitions, hosts on one address may sit in different
+# partitions: the IP slot then also needs the address's token (iptoken.py,
+# docs/partitions.md "IP politeness"), so one partition at a time hands out
+# to an address; an origin waiting for it parks on the IP slot (Waiting.IP_TOKEN)
+# until the grant arrives.
 """Origins, their host-name and IP slots, and the next-allowed-time heap."""
 
 from __future__ import annotations
@@ -29,6 +34,7 @@ import enum
 import heapq
 import itertools
 
+from .iptoken import Holding, IpTokens
 from .robotsstate import RobotsState
 
 # The first slow-down of a host whose delay is (near) zero: a 429/5xx storm
@@ -48,12 +54,13 @@ class Waiting(enum.Enum):
     BACKOFF = "backoff"  # it answered 429/5xx: its delay is doubled until it answers normally
     CRAWL_DELAY = "crawl-delay"  # its robots.txt Crawl-delay, longer than --delay, holds it
     PAUSED = "paused"  # the operator paused its host name (control.py)
+    IP_TOKEN = "ip token"  # another partition holds its address's token (iptoken.py)
 
     __hash__ = object.__hash__  # singletons: an identity hash, in C (HELD is tested on every wake)
 
 
 # woken by an answer, a slot or the operator's resume, not by new work
-HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP, Waiting.PAUSED))
+HELD = frozenset((Waiting.DNS, Waiting.HOST, Waiting.IP, Waiting.PAUSED, Waiting.IP_TOKEN))
 
 
 class Slot:
@@ -136,7 +143,7 @@ class Politeness:
     """The heap of origins by next-allowed time, and the host-name and IP slots."""
 
     def __init__(self, *, delay: float, host_concurrency: int, ip_concurrency: int, ip_delay: float,
-                 backoff_max: float = 600.0) -> None:
+                 backoff_max: float = 600.0, tokens: IpTokens | None = None) -> None:
         self.delay = delay  # per host name, raised by an origin's Crawl-delay (Origin.delay)
         self.backoff_max = backoff_max  # cap of a slowed-down host's delay
         self.host_concurrency = host_concurrency
@@ -147,6 +154,7 @@ class Politeness:
         self.ips: dict[str, Slot] = {}
         self.names: dict[str, Slot] = {}
         self.touched: set[Slot] = set()  # slots changed since the last commit (take_touched)
+        self.tokens = tokens  # the IP tokens, with partitions (iptoken.py); None: this urlserver is alone
 
     def __len__(self) -> int:
         return len(self._heap)
@@ -215,7 +223,33 @@ class Politeness:
             return float("inf")
         if slot.next_ok > now:
             return slot.next_ok
+        if self.tokens is not None:
+            wait = self.tokens.may_start(origin.ip, now)
+            if wait == float("inf"):  # the token is asked for (or on its way back): woken by the grant
+                slot.parked.append(origin)
+                origin.waiting = Waiting.IP_TOKEN
+            return wait
         return None
+
+    def may_chain(self, ip: str) -> bool:
+        """Whether a chain (chains.py) may be extended on `ip`: not while its
+        token is recalled, or the chain would keep it from the next partition."""
+        return self.tokens is None or self.tokens.holding(ip) is Holding.HELD
+
+    def token_received(self, peer: int, message, now: float) -> list[Origin]:
+        """A token message from partition `peer`; the hosts it lets go on, to reschedule."""
+        self.tokens.received(peer, message, now)
+        return self.token_granted()
+
+    def token_granted(self) -> list[Origin]:
+        """The hosts parked on addresses whose token just came, to reschedule."""
+        woken: list[Origin] = []
+        for ip in self.tokens.take_granted():
+            slot = self.ips.get(ip)
+            if slot is not None:
+                woken += slot.parked
+                slot.parked = []
+        return woken
 
     def started(self, origin: Origin, now: float) -> None:
         """A transaction for `origin` was handed out at `now`."""
@@ -231,6 +265,8 @@ class Politeness:
         if self.ip_delay:
             slot.gap = self.ip_delay
             self.touched.add(slot)
+        if self.tokens is not None:
+            self.tokens.started(origin.ip, now)
 
     def finished(self, origin: Origin, ip: str, now: float) -> list[Origin]:
         """A transaction ended at `now`; the hosts parked on its name or IP, to reschedule.
@@ -245,6 +281,9 @@ class Politeness:
         if name.gap:
             self.touched.add(name)
         parked, name.parked = name.parked, []
+        if self.tokens is not None:
+            self.tokens.ended(ip, now)  # a recalled token goes back once the last one ended
+            parked += self.token_granted()  # a partition that is its address's owner grants itself
         slot = self.ips.get(ip)
         if slot is None:
             return parked

@@ -34,9 +34,11 @@ from concurrent.futures import Future
 from wreck.listener import Listener, Peer
 from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
                             LocalProtocolError, Role, Working)
+from wreck.protocol.iptokens import IpReturn, IpWant
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .crawl import Crawl, NotOwned
+from .iptoken import TokenError
 from .db import StateError
 from .dns import Resolver, parse_hosts
 from .filterstage import FilterStage
@@ -80,11 +82,15 @@ class ControlPeer(Peer):
             why = self.server.partition_problem(self.conn.name)
             if why:
                 self.fail(ErrorCode.PARTITION, why)
+            else:  # IP tokens: this connection now carries partition NAME's holdings (iptoken.py)
+                self.server.holder_connected(int(self.conn.name), self)
 
     def on_event(self, event: object) -> None:
         server, kind = self.server, type(event)
         if kind is Links:  # partitions: a batch from another partition (docs/protocol.txt 5.10)
             server.when_writable(self._links, event, time.time())
+        elif kind is IpWant or kind is IpReturn:  # partitions: about an address this one arbitrates
+            server.when_writable(self._token, event, time.time())
         elif kind is Done:
             self.dones += 1
             stage = server.filter_stage
@@ -100,6 +106,14 @@ class ControlPeer(Peer):
     def _working(self, trans_ids, now: float) -> None:
         for trans_id in self.server.crawl.working(self, trans_ids, now):
             self.send(Cancel(trans_id))  # not held by this spider: the spec's SHOULD (5.4)
+
+    def _token(self, message, now: float) -> None:
+        if self.closed:
+            return
+        try:
+            self.server.crawl.token_received(int(self.conn.name), message, now)
+        except TokenError as exc:
+            self.fail(ErrorCode.STATE, str(exc))
 
     def _links(self, batch: Links, now: float) -> None:
         """Apply a batch (or recognise a resend); its ACK leaves once the
@@ -128,6 +142,8 @@ class ControlPeer(Peer):
         server = self.server
         if not self.conn.opened or server.broken is not None:
             return  # never got in, so it holds no claims; or nothing more is written
+        if self.conn.auth_role == "partition":  # its IP tokens come back after the lease (iptoken.py)
+            server.holder_gone(int(self.conn.name), self)
         if server.filter_stage is not None and server.filter_stage.holds(self):
             server.filter_stage.hold(self, None)  # its claims go back after its held DONEs
             return
@@ -183,6 +199,7 @@ class UrlServer:
         # partitions (docs/partitions.md): the links to the others, and ACKs due after the next commit
         self.peer_links = None
         self.acks: list[tuple[ControlPeer, int]] = []
+        self.holders: dict[int, ControlPeer] = {}  # partition -> the connection it dialled here (IP tokens)
         if settings.partitions > 1:
             from .peerlink import PeerLinks
 
@@ -214,6 +231,42 @@ class UrlServer:
         if not name.isdigit() or int(name) >= s.partitions or int(name) == s.partition:
             return f"{name!r} is not another partition of {s.partitions} (this is partition {s.partition})"
         return None
+
+    # -- IP tokens (iptoken.py): their messages ride the partition links ---------------
+
+    def holder_connected(self, partition: int, peer: ControlPeer) -> None:
+        """`partition` dialled here: a connection it had before is dead to it."""
+        if self.holders.get(partition) not in (None, peer):
+            self.token_link(partition, dialled=False, up=False)
+        self.holders[partition] = peer
+
+    def holder_gone(self, partition: int, peer: ControlPeer) -> None:
+        if self.holders.get(partition) is peer:
+            del self.holders[partition]
+            self.token_link(partition, dialled=False, up=False)
+
+    def token_link(self, partition: int, *, dialled: bool, up: bool) -> None:
+        """A connection to (`dialled`) or from `partition` opened or ended."""
+        self.when_writable(lambda now: self.crawl.token_link(partition, dialled=dialled, up=up, now=now),
+                           time.time())
+        self.request_pump()
+
+    def token_received(self, partition: int, message) -> None:
+        """IPGRANT or IPRECALL from `partition`, on the link this one dialled (peerlink.py)."""
+        self.when_writable(self.crawl.token_received, partition, message, time.time())
+        self.request_pump()
+
+    def _route_tokens(self, outgoing: dict[ControlPeer, list[bytes]]) -> None:
+        """The engine's token messages: a holder's go out now; an owner's
+        (grants and recalls) with `outgoing`, once the commit that keeps
+        which tokens are out (Crawl.commit_soon) is durable."""
+        for partition, message in self.crawl.token_messages():
+            if type(message) is IpWant or type(message) is IpReturn:  # to the owner, on the link dialled there
+                self.peer_links.send_token(partition, message)
+            else:  # to the holder, on the link it dialled here
+                peer = self.holders.get(partition)
+                if peer is not None and not peer.closed:
+                    outgoing.setdefault(peer, []).append(peer.conn.send(message))
 
     def links_acked(self, dest: int, seq: int) -> None:
         """Partition `dest` applied batch `seq` (peerlink.py)."""
@@ -354,6 +407,8 @@ class UrlServer:
         for peer, seq in acks:
             if not peer.closed:
                 outgoing.setdefault(peer, []).append(peer.conn.send(LinksAck(seq)))
+        if self.peer_links is not None:
+            self._route_tokens(outgoing)
         futures = crawl.commit_soon()  # durable before any assignment leaves
         if futures is None:  # nothing changed, so nothing was assigned either
             self._after_commit(outgoing, now)

@@ -26,7 +26,7 @@ SLOW_GAUGE_S = 10.0
 # What the dashboard's "waiting for" table names, in the order it shows them:
 # the reasons a crawl can sit idle for (politeness.Waiting).
 WAIT_REASONS = (Waiting.ROBOTS_RETRY, Waiting.BACKOFF, Waiting.CRAWL_DELAY, Waiting.DNS, Waiting.ROBOTS,
-                Waiting.HOST, Waiting.IP)
+                Waiting.HOST, Waiting.IP, Waiting.IP_TOKEN)
 # The reasons that end at a time; the others end on an answer (DNS, a
 # robots.txt fetch, a transaction of the host's name or address).
 TIMED = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF, Waiting.CRAWL_DELAY))

@@ -9,8 +9,8 @@
 # held in the test web's request log.
 #
 #     namespace   address(es)
-#     ...-url0    10.231.0.2        urlserver :7001   (url1: 10.231.0.3, for
-#                                   a second partition when partitions exist)
+#     ...-url0    10.231.0.2        urlserver :7001   (two partitions:
+#                                   test_partitions_across_hosts.py)
 #     ...-st0..2  10.231.0.21..23   storeserver :7002 each
 #     ...-sp1..3  10.231.0.11..13   spider boxes
 #     ...-web     10.231.0.100..    test web and its DNS responder
@@ -20,120 +20,53 @@
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import random
 import secrets
-import signal
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from tests.e2e_helpers import fetched
-from tests.netns_helpers import START_TIMEOUT, Net, Proc, built_net
-from tests.web import SiteSpec, build_site, compute_truth, gaps_by_host, gaps_by_ip, read_jsonl
-from tests.web.truth import normalize
-from wreck.storeserver.reader import open_store
+from tests.netns_helpers import Proc, built_net
+from tests.netns_crawl import NetCrawl, Outcome, check, read_shards, start_web, stop_all, web_ips
+from tests.web import SiteSpec, compute_truth, read_jsonl
 
 SUBNET = "10.231.0.0/24"
-URLSERVERS = {"url0": "10.231.0.2"}  # a second partition slots in here (10.231.0.3)
+URLSERVERS = {"url0": "10.231.0.2"}
 STORES = {f"st{i}": f"10.231.0.{21 + i}" for i in range(3)}
 SPIDERS = {f"sp{i}": f"10.231.0.{10 + i}" for i in (1, 2, 3)}
 WEB_IP = "10.231.0.100"
-URL_PORT, STORE_PORT = 7001, 7002
 SPEC = SiteSpec(hosts=6, pages_per_host=10, hosts_per_ip=2, hostile=False, first_ip=WEB_IP)
 # the chaos run's web: its crawl outlasts several kills (40 pages a host at DELAY)
 CHAOS_SPEC = SiteSpec(hosts=6, pages_per_host=40, hosts_per_ip=2, hostile=False, first_ip=WEB_IP)
 DELAY = 0.3  # --delay, above every Crawl-delay the test web serves (0.2)
 IP_DELAY = 0.15  # --ip-delay: two hosts share each address
-CLOCK_RESOLUTION = 1e-6  # two wall-clock readings' float rounding: the only slack allowed
 SECRET = "shards-across-" + secrets.token_hex(8)
 CRAWL_TIMEOUT = 180.0
 KILL_EVERY = 2.5  # seconds between two kills in the chaos variant
 MAX_KILLS = 8  # then the crawl is left to finish
 
 
-def _web_ips(spec: SiteSpec) -> list[str]:
-    return sorted({spec.host_ip(i) for i in range(spec.hosts)}, key=ipaddress.IPv4Address)
-
-
-@dataclass
-class Outcome:
-    url_rc: int | None
-    shards: list[dict[int, str]]  # per shard: doc id -> normalised URL
-    truth: object
-    records: list
-    killed: dict[str, int] = field(default_factory=dict)
-    logs: str = ""
-
-
-class Crawl:
+class Crawl(NetCrawl):
     """The daemons in their namespaces; each can be killed and restarted."""
 
-    def __init__(self, net: Net, tmp: Path, seeds: list[str], dns: str) -> None:
-        self.net, self.tmp, self.seeds, self.dns = net, tmp, seeds, dns
-        (tmp / "secret").write_text(SECRET + "\n")
-        self.procs: dict[str, Proc] = {}
-        self.starts: dict[str, int] = {}
-        for role in STORES:
-            self.start(role)
-        for role in STORES:
-            self.procs[role].wait_for_line(role, r"listening on")
-        for role in URLSERVERS:
-            self.start(role)
-            self.procs[role].wait_for_line(role, r"listening on")
-        for role in SPIDERS:
-            self.start(role)
+    stores, urlservers, spiders, secret = STORES, URLSERVERS, SPIDERS, SECRET
 
-    def _args(self, role: str) -> list[str]:
-        secret = ["--secret-file", str(self.tmp / "secret")]
-        if role in STORES:
-            return ["-m", "wreck.storeserver.cli", "--data", str(self.tmp / role),
-                    "--listen", f"{STORES[role]}:{STORE_PORT}", *secret]
-        if role in URLSERVERS:
-            stores = [a for address in STORES.values() for a in ("--store", f"{address}:{STORE_PORT}")]
-            return ["-m", "wreck.urlserver.cli", *self.seeds, "--data", str(self.tmp / role), *stores,
-                    "--listen", f"{URLSERVERS[role]}:{URL_PORT}", "--http", "off", *secret,
-                    "--hosts", str(self.tmp / "hosts"), "--dns", self.dns, "--allow-net", SUBNET,
-                    "--exit-when-done", "--delay", str(DELAY), "--ip-delay", str(IP_DELAY), "--ip-concurrency",
-                    "1", "--scope", "any", "--robots-retry", "0.2", "--retry-delay", "0.2", "--max-retries", "2",
-                    "-v"]  # fmt: skip
-        url = next(iter(URLSERVERS.values()))
-        return ["-m", "wreck.spider.cli", "--connect", f"{url}:{URL_PORT}", "--procs", "1", "--concurrency", "20",
-                "--name", role, *secret]
-
-    def start(self, role: str) -> Proc:
-        n = self.starts.get(role, 0)
-        self.starts[role] = n + 1
-        self.procs[role] = self.net.start(role, self._args(role), self.tmp / f"{role}-{n}.log")
-        return self.procs[role]
-
-    def kill(self, role: str) -> None:
-        proc = self.procs[role]
-        proc.signal(signal.SIGKILL)
-        proc.wait(START_TIMEOUT)
+    def urlserver_args(self, role: str) -> list[str]:
+        return ["--http", "off", "--allow-net", SUBNET, "--exit-when-done", "--delay", str(DELAY),
+                "--ip-delay", str(IP_DELAY), "--ip-concurrency", "1", "--scope", "any", "--robots-retry", "0.2",
+                "--retry-delay", "0.2", "--max-retries", "2", "-v"]  # fmt: skip
 
     def urlserver(self) -> Proc:
         return self.procs[next(iter(URLSERVERS))]
 
-    def logs(self) -> str:
-        return "\n".join(f"--- {role}\n{p.out()[-2000:]}{p.err()[-3000:]}" for role, p in self.procs.items())
 
 
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
-    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": _web_ips(spec)}
+    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
     with built_net(nodes) as net:
-        web = net.start("web", [
-            "-m", "tests.web", "--hosts", str(spec.hosts), "--pages", str(spec.pages_per_host),
-            "--hosts-per-ip", str(spec.hosts_per_ip), "--no-hostile", "--first-ip", WEB_IP, "--dns-ip", WEB_IP,
-            "--log", str(tmp / "web.jsonl"), "--hosts-file", str(tmp / "hosts"),
-        ], tmp / "web.log")  # fmt: skip
-        info = json.loads(web.wait_for_line("test web", r"^\{.*\}$")[0])
-        site = build_site(spec, info["port"])
-        assert info["addresses"] == site.addresses()
+        web, site, dns = start_web(net, tmp, spec, WEB_IP)
         seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
-        crawl = Crawl(net, tmp, seeds, info["dns"])
+        crawl = Crawl(net, tmp, seeds, dns)
         killed: dict[str, int] = {}
         rng = random.Random(19)
         deadline = time.monotonic() + CRAWL_TIMEOUT
@@ -150,51 +83,13 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
                 killed[role] = killed.get(role, 0) + 1
                 crawl.start(role)
         logs = crawl.logs()
-        for role in [*SPIDERS, *URLSERVERS]:
-            crawl.procs[role].stop()
-        web.stop()
-        for role in STORES:  # the stores commit what they hold, then exit
-            crawl.procs[role].stop()
-        shards = []
-        for role in STORES:
-            reader = open_store(tmp / role)
-            try:
-                shards.append({m.doc_id: normalize(m.url) for m, _ in reader.iter_docs(with_documents=False)
-                               if fetched(m)})
-            finally:
-                reader.close()
-        return Outcome(url_rc, shards, compute_truth(site, seeds, scope="any"), read_jsonl(tmp / "web.jsonl"),
-                       killed, logs)
-
-
-def _pages(shards: list[dict[int, str]]) -> list[str]:
-    return [url for docs in shards for url in docs.values() if not urlsplit(url).path.startswith("/robots")]
-
-
-def _figures(o: Outcome) -> dict[str, int]:
-    """What issue 19 asks the chaos run to report."""
-    pages = _pages(o.shards)
-    host_gaps = [g for gaps in gaps_by_host(o.records, clock="wall_time").values() for g in gaps]
-    ip_gaps = [g for gaps in gaps_by_ip(o.records, clock="wall_time").values() for g in gaps]
-    return {
-        "components_killed": sum(o.killed.values()),
-        "documents_lost": len(set(o.truth.fetched) - set(pages)),
-        "stored_twice": len(pages) - len(set(pages)),
-        "wrong_shard": sum(1 for i, docs in enumerate(o.shards) for d in docs if d % len(o.shards) != i),
-        "politeness_violations": sum(g < DELAY - CLOCK_RESOLUTION for g in host_gaps)
-        + sum(g < IP_DELAY - CLOCK_RESOLUTION for g in ip_gaps),
-    }
+        stop_all(crawl.procs, web, first=[*SPIDERS, *URLSERVERS], stores=list(STORES))
+        return Outcome(url_rc == 0, read_shards(tmp, list(STORES)), compute_truth(site, seeds, scope="any"),
+                       read_jsonl(tmp / "web.jsonl"), killed, logs)
 
 
 def _check(o: Outcome) -> dict[str, int]:
-    assert o.url_rc == 0, o.logs
-    figures = _figures(o)
-    assert set(_pages(o.shards)) == set(o.truth.fetched)  # nothing more than the reachable allowed set
-    assert all(o.shards), "every shard holds documents"
-    assert {r.client_ip for r in o.records} <= set(SPIDERS.values())
-    assert {k: v for k, v in figures.items() if k != "components_killed"} == {
-        "documents_lost": 0, "stored_twice": 0, "wrong_shard": 0, "politeness_violations": 0}
-    return figures
+    return check(o, spiders=set(SPIDERS.values()), delay=DELAY, ip_delay=IP_DELAY)
 
 
 def test_three_shards_and_three_spider_boxes_across_namespaces(tmp_path):

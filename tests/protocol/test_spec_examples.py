@@ -23,6 +23,7 @@ from wreck.protocol import (
 )  # fmt: skip
 from wreck.protocol import codes, limits, state
 from wreck.protocol.errors import RemoteProtocolError
+from wreck.protocol.iptokens import IpGrant, IpRecall, IpReturn, IpWant
 from wreck.protocol import record
 from wreck.protocol.record import RECORD_HEADER
 from wreck.protocol.settings import CrawlSettings
@@ -230,6 +231,12 @@ EXAMPLES = {
     ]),
     "9.32": ("server", peer_opened, [LinksAck(1)]),
     "9.33": ("server", peer_opened, [Error(ErrorCode.PARTITION, "partition 0 does not own c.example")]),
+    # IP tokens on the partition link (5.11)
+    "9.40": ("client", peer_opened, [IpWant("192.0.2.10")]),
+    "9.41": ("server", peer_opened, [IpGrant("192.0.2.10", 0)]),
+    "9.42": ("server", peer_opened, [IpRecall("192.0.2.10")]),
+    "9.43": ("client", peer_opened, [IpReturn("192.0.2.10", 750)]),
+    "9.44": ("server", peer_opened, [IpGrant("192.0.2.10", 748)]),
 }
 # warc4's examples (9.25-9.29): spider capabilities, record-only assignments.
 EXAMPLES.update({
@@ -466,7 +473,8 @@ def test_state_tables():
 
 
 def test_partition_link_table():
-    found = {(Role.CLIENT if sender == "dialler" else Role.SERVER, State[current], {"LINKS": Links, "ACK": LinksAck}[m]):
+    found = {(Role.CLIENT if sender == "dialler" else Role.SERVER, State[current], {"LINKS": Links, "ACK": LinksAck, "IPWANT": IpWant, "IPRETURN": IpReturn,
+                                                                  "IPGRANT": IpGrant, "IPRECALL": IpRecall}[m]):
              State[new] for current, sender, m, new in table("Partition link transitions")}
     assert _transitions("Handshake transitions") | found == state.PEER_TABLE
 

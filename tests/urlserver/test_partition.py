@@ -113,8 +113,10 @@ def test_a_resume_with_another_partition_count_or_index_is_refused_in_one_line_e
 def _partition(tmp_path, i: int):
     from tests.urlserver_helpers import crawl_engine
 
-    return crawl_engine(tmp_path / f"p{i}", partitions=2, partition=i, peers=("127.0.0.1:1", "127.0.0.1:2"),
-                        crawl_id=CRAWL_ID)
+    c = crawl_engine(tmp_path / f"p{i}", partitions=2, partition=i, peers=("127.0.0.1:1", "127.0.0.1:2"),
+                     crawl_id=CRAWL_ID)
+    c.politeness.tokens = None  # no peer here to grant IP tokens (those are test_iptoken.py's)
+    return c
 
 
 def _hosts(owner: int, n: int = 2) -> list[str]:

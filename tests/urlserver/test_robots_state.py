@@ -68,7 +68,7 @@ def test_every_phase_is_reachable_and_every_event_is_used():
 
 def test_waiting_reasons_keep_the_words_status_shows():
     assert [w.value for w in Waiting] == ["", "dns", "robots", "robots retry", "host", "ip", "backoff", "crawl-delay",
-                                       "paused"]
+                                       "paused", "ip token"]
 
 
 def test_the_documented_robots_tables_are_the_codes():
