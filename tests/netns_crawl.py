@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import json
 import signal
@@ -18,8 +19,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.netns_helpers import START_TIMEOUT, Net, Proc
-from tests.web import build_site, gaps_by_host, gaps_by_ip
+from tests.netns_helpers import START_TIMEOUT, Net, Proc, built_net
+from tests.web import build_site, compute_truth, gaps_by_host, gaps_by_ip, read_jsonl
 from tests.web.truth import normalize
 from wreck.storeserver.reader import open_store
 
@@ -126,6 +127,27 @@ def stop_all(procs: dict, web, *, first: list[str], stores: list[str]) -> None:
     web.stop()
     for role in stores:  # the stores commit what they hold, then exit
         procs[role].stop()
+
+
+@contextlib.contextmanager
+def running(crawl_cls: type[NetCrawl], tmp: Path, spec, web_ip: str):
+    """A namespace for every role of `crawl_cls` and the web's addresses, the
+    web started on `web_ip`, and a crawl (not yet started) seeded with two of
+    its hosts: yields (crawl, web, site, seeds)."""
+    roles = {**crawl_cls.urlservers, **crawl_cls.stores, **crawl_cls.spiders}
+    with built_net({**{r: [a] for r, a in roles.items()}, "web": web_ips(spec)}) as net:
+        web, site, dns = start_web(net, tmp, spec, web_ip)
+        seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
+        yield crawl_cls(net, tmp, seeds, dns), web, site, seeds
+
+
+def outcome(crawl: NetCrawl, web, site, seeds: list[str], tmp: Path, *, finished: bool, killed: dict) -> Outcome:
+    """Stop everything (spiders and urlservers first, then the stores, which
+    commit what they hold) and read what the crawl left."""
+    logs = crawl.logs()
+    stop_all(crawl.procs, web, first=[*crawl.spiders, *crawl.urlservers], stores=list(crawl.stores))
+    return Outcome(finished, read_shards(tmp, list(crawl.stores)), compute_truth(site, seeds, scope="any"),
+                   read_jsonl(tmp / "web.jsonl"), killed, logs)
 
 
 def read_shards(tmp: Path, stores: list[str]) -> list[dict[int, str]]:

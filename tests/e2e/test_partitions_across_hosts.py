@@ -32,10 +32,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from tests.netns_helpers import built_net, get_in_ns
-from tests.netns_crawl import (URL_PORT, NetCrawl, Outcome, check, pages, read_shards, start_web, stop_all,
-                               web_ips)
-from tests.web import SiteSpec, compute_truth, read_jsonl
+from tests.netns_helpers import get_in_ns
+from tests.netns_crawl import URL_PORT, NetCrawl, Outcome, check, outcome, pages, running
+from tests.web import SiteSpec
 from wreck.local.ending import EndWatch
 from wreck.urlserver.partition import partition_of
 
@@ -87,11 +86,7 @@ class Crawl(NetCrawl):
 
 
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
-    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
-    with built_net(nodes) as net:
-        web, site, dns = start_web(net, tmp, spec, WEB_IP)
-        seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
-        crawl = Crawl(net, tmp, seeds, dns)
+    with running(Crawl, tmp, spec, WEB_IP) as (crawl, web, site, seeds):
         killed: dict[str, int] = {}
         rng = random.Random(19)
         watch = EndWatch()
@@ -114,10 +109,7 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
                 crawl.start(role)
                 next_kill = time.monotonic() + KILL_EVERY
             time.sleep(LOOK_S)
-        logs = crawl.logs()
-        stop_all(crawl.procs, web, first=[*SPIDERS, *URLSERVERS], stores=list(STORES))
-        return Outcome(ended, read_shards(tmp, list(STORES)), compute_truth(site, seeds, scope="any"),
-                       read_jsonl(tmp / "web.jsonl"), killed, logs)
+        return outcome(crawl, web, site, seeds, tmp, finished=ended, killed=killed)
 
 
 def _check(o: Outcome) -> dict[str, int]:

@@ -26,9 +26,9 @@ import secrets
 import time
 from pathlib import Path
 
-from tests.netns_helpers import Proc, built_net
-from tests.netns_crawl import NetCrawl, Outcome, check, read_shards, start_web, stop_all, web_ips
-from tests.web import SiteSpec, compute_truth, read_jsonl
+from tests.netns_helpers import Proc
+from tests.netns_crawl import NetCrawl, Outcome, check, outcome, running
+from tests.web import SiteSpec
 
 SUBNET = "10.231.0.0/24"
 URLSERVERS = {"url0": "10.231.0.2"}
@@ -62,11 +62,7 @@ class Crawl(NetCrawl):
 
 
 def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
-    nodes = {**{r: [a] for r, a in {**URLSERVERS, **STORES, **SPIDERS}.items()}, "web": web_ips(spec)}
-    with built_net(nodes) as net:
-        web, site, dns = start_web(net, tmp, spec, WEB_IP)
-        seeds = [site.url("h0.wreck.test"), site.url("h3.wreck.test")]
-        crawl = Crawl(net, tmp, seeds, dns)
+    with running(Crawl, tmp, spec, WEB_IP) as (crawl, web, site, seeds):
         killed: dict[str, int] = {}
         rng = random.Random(19)
         deadline = time.monotonic() + CRAWL_TIMEOUT
@@ -82,10 +78,7 @@ def _run(tmp: Path, spec: SiteSpec, *, chaos: bool) -> Outcome:
                 crawl.kill(role)
                 killed[role] = killed.get(role, 0) + 1
                 crawl.start(role)
-        logs = crawl.logs()
-        stop_all(crawl.procs, web, first=[*SPIDERS, *URLSERVERS], stores=list(STORES))
-        return Outcome(url_rc == 0, read_shards(tmp, list(STORES)), compute_truth(site, seeds, scope="any"),
-                       read_jsonl(tmp / "web.jsonl"), killed, logs)
+        return outcome(crawl, web, site, seeds, tmp, finished=url_rc == 0, killed=killed)
 
 
 def _check(o: Outcome) -> dict[str, int]:
