@@ -13,8 +13,6 @@ from its last commit and the crawl completes with every page stored once.
 
 from __future__ import annotations
 
-import os
-import subprocess
 import time
 from pathlib import Path
 
@@ -24,7 +22,7 @@ from tests.chaos import ChaosSpec, Crawl, Progress, verify
 from tests.web import RunningWeb, SiteSpec, compute_truth
 from wreck.urlserver.urlstate import UrlState
 
-from tests.disk_helpers import fill
+from tests.disk_helpers import SMALL_DISK, fill, small_tmpfs
 from tests.e2e_helpers import url_states as _url_states
 
 TIMEOUT = 60.0
@@ -41,18 +39,9 @@ SLOW = ("--delay", "0.15", "--timeout-update", str(TIMEOUT_UPDATE))  # a crawl o
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 16 MiB tmpfs mounted for this test, or a skip with the reason."""
-    mnt = tmp_path / "small"
-    if os.geteuid() != 0:
-        pytest.skip("filling a real disk needs root to mount a tmpfs")
-    mnt.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True)
-    if done.returncode:
-        pytest.skip(f"cannot mount a tmpfs: {done.stderr.decode().strip()}")
-    try:
+    """A small tmpfs mounted for this test, or a skip with the reason."""
+    with small_tmpfs(tmp_path / "small", SMALL_DISK) as mnt:
         yield mnt
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def _until(condition, what: str, crawl: Crawl) -> None:

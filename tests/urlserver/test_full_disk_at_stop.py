@@ -78,24 +78,16 @@ def test_a_full_disk_at_a_clean_stop_ends_a_completed_crawl_with_exit_0_and_one_
 
 
 def test_a_really_full_disk_at_a_clean_stop(tmp_path):
-    """The same on a real full disk (a 16 MiB tmpfs filled with ballast once
+    """The same on a real full disk (a small tmpfs filled with ballast once
     the crawl is committed and idle), stopped with SIGTERM as wreck-crawl does."""
-    import os
     import signal
 
-    import pytest
 
     from tests.e2e_helpers import url_states
-    from tests.disk_helpers import fill as _fill
+    from tests.disk_helpers import SMALL_DISK, fill as _fill, small_tmpfs
     from wreck.urlserver.urlstate import UrlState
 
-    if os.geteuid() != 0:
-        pytest.skip("filling a real disk needs root to mount a tmpfs")
-    mnt = tmp_path / "small"
-    mnt.mkdir()
-    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", str(mnt)], capture_output=True).returncode:
-        pytest.skip("cannot mount a tmpfs")
-    try:
+    with small_tmpfs(tmp_path / "small", SMALL_DISK) as mnt:
         cmd = _command(tmp_path, "-m", "wreck.urlserver.cli")
         cmd[cmd.index("--data") + 1] = str(mnt / "data")
         cmd.remove("--exit-when-done")  # runs until stopped, as a continuous crawl does
@@ -122,5 +114,3 @@ def test_a_really_full_disk_at_a_clean_stop(tmp_path):
         assert code == 0, err
         assert sum("seen-set not saved" in line for line in err.splitlines()) == 1
         assert FINISHED_LINE in out
-    finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
