@@ -216,6 +216,14 @@ def real_html(directory: Path, limit: int) -> list[bytes]:
     return [head + p.read_bytes() for p in files[:limit]]
 
 
+# The ingest runs: the store compresses (over TCP, over its Unix socket), or
+# the senders do, as spiders with caps=zstd (docs/protocol.txt 6.7).
+MODES = {
+    "ingest": {}, "ingest_unix": {"unix": True},
+    "ingest_spider_frames": {"pack": True}, "ingest_spider_frames_unix": {"unix": True, "pack": True},
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     # Long enough that the one-off dictionary training (about 1.3 CPU-s per
@@ -224,20 +232,24 @@ def main() -> None:
     ap.add_argument("--sites", type=int, default=40, help="site templates in the synthetic corpus")
     ap.add_argument("--html-dir", type=Path, action="append", default=[], help="also measure ratios on real HTML files here")
     ap.add_argument("--save", default="store", help="results file: bench/results/DATE-NAME.json (default store)")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"ingest runs, comma-separated, in order (default: all of "
+                    f"{', '.join(MODES)}); a mode may be given twice to alternate")
+    ap.add_argument("--no-ratios", action="store_true", help="skip the compression ratios")
     args = ap.parse_args()
     t0 = time.perf_counter()
     corpus = Corpus(sites=args.sites)
     docs = [corpus.response(i) for i in range(args.docs)]
     urls = [corpus.url(i) for i in range(args.docs)]
     print(f"corpus: {len(docs)} responses from {args.sites} sites in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    result = {
-        "date": datetime.date.today().isoformat(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "ingest": ingest(docs, urls),
-        "ingest_unix": ingest(docs, urls, unix=True),
-        "ingest_spider_frames": ingest(docs, urls, pack=True),
-        "ingest_spider_frames_unix": ingest(docs, urls, unix=True, pack=True),
-        "compression_synthetic": {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)},
-    }  # fmt: skip
+    result: dict = {"date": datetime.date.today().isoformat(), "load_before": os.getloadavg()[0],
+                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
+    for n, mode in enumerate(args.modes.split(",")):
+        key = mode if mode not in result else f"{mode}_{n}"
+        result[key] = ingest(docs, urls, **MODES[mode])
+        print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc, "
+              f"senders {result[key]['senders_cpu_ms_per_doc']}", file=sys.stderr)
+    if not args.no_ratios:
+        result["compression_synthetic"] = {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)}
     for directory in args.html_dir:
         real = real_html(directory, 4000)
         if len(real) > S.DICT_TRAIN_DOCS + 200:
