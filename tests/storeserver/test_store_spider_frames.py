@@ -144,3 +144,33 @@ def test_a_store_told_not_to_gives_no_dictionary(tmp_path):
         assert store.get(95)[0].dict_id == 1  # the store still compresses with it itself
     finally:
         store.close()
+
+
+def test_a_format_2_store_gives_no_dictionary(tmp_path):
+    """Its body hashes are BLAKE2b, not the spiders' SHA-256 (docs/storage.txt):
+    it compresses every document itself, as before."""
+    import lmdb
+
+    from wreck.storeserver import layout as L
+    from wreck.storeserver.store import store_path
+
+    with running_server(tmp_path) as (_, port):
+        send_one_by_one(Client(port), [1])
+    env = lmdb.open(str(store_path(tmp_path)), max_dbs=16)  # as an older version left it
+    with env.begin(write=True) as txn:
+        txn.put(L.META_FORMAT, b"2", db=env.open_db(L.DB_META, txn=txn))
+    env.close()
+    with running_server(tmp_path, dict_train_docs=TRAIN) as (server, port):
+        first = Client(port, caps=ZSTD)
+        send_one_by_one(first, range(2, TRAIN + 2))
+        server.compressor.wait_for_training(30)
+        send_one_by_one(first, range(TRAIN + 2, TRAIN + 4))
+        later = Client(port, caps=ZSTD)
+        later.send([page(96)])
+        later.acks(1)
+        assert not any(type(e) is Dictionary for e in first.events + later.events)
+    store = ReadStore(tmp_path)
+    try:
+        assert store.meta_info()["format"] == "2" and store.get(96)[0].dict_id == 1
+    finally:
+        store.close()
