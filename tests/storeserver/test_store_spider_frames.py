@@ -129,21 +129,29 @@ def test_with_near_dups_a_frame_that_does_not_decompress_is_refused(tmp_path):
         store.close()
 
 
-def test_a_store_told_not_to_gives_no_dictionary(tmp_path):
-    with running_server(tmp_path, dict_train_docs=TRAIN, spider_compression=False) as (server, port):
-        first = Client(port, caps=ZSTD)
-        send_one_by_one(first, range(1, TRAIN + 1))
+def no_dictionary_given(tmp_path, first: int, doc_id: int, **settings) -> tuple[dict, int]:
+    """Train a store run with `settings` from pages `first`.., then store page
+    `doc_id` from a spider connecting after that; check that neither spider,
+    both with caps=zstd, got a DICT. The store's meta and doc_id's dict id."""
+    with running_server(tmp_path, dict_train_docs=TRAIN, **settings) as (server, port):
+        early = Client(port, caps=ZSTD)
+        send_one_by_one(early, range(first, first + TRAIN))
         server.compressor.wait_for_training(30)
-        send_one_by_one(first, range(TRAIN + 1, TRAIN + 3))
+        send_one_by_one(early, range(first + TRAIN, first + TRAIN + 2))
         later = Client(port, caps=ZSTD)
-        later.send([page(95)])
+        later.send([page(doc_id)])
         later.acks(1)
-        assert not any(type(e) is Dictionary for e in first.events + later.events)
+        assert not any(type(e) is Dictionary for e in early.events + later.events)
     store = ReadStore(tmp_path)
     try:
-        assert store.get(95)[0].dict_id == 1  # the store still compresses with it itself
+        return store.meta_info(), store.get(doc_id)[0].dict_id
     finally:
         store.close()
+
+
+def test_a_store_told_not_to_gives_no_dictionary(tmp_path):
+    _, dict_id = no_dictionary_given(tmp_path, 1, 95, spider_compression=False)
+    assert dict_id == 1  # the store still compresses with it itself
 
 
 def test_a_format_2_store_gives_no_dictionary(tmp_path):
@@ -160,17 +168,5 @@ def test_a_format_2_store_gives_no_dictionary(tmp_path):
     with env.begin(write=True) as txn:
         txn.put(L.META_FORMAT, b"2", db=env.open_db(L.DB_META, txn=txn))
     env.close()
-    with running_server(tmp_path, dict_train_docs=TRAIN) as (server, port):
-        first = Client(port, caps=ZSTD)
-        send_one_by_one(first, range(2, TRAIN + 2))
-        server.compressor.wait_for_training(30)
-        send_one_by_one(first, range(TRAIN + 2, TRAIN + 4))
-        later = Client(port, caps=ZSTD)
-        later.send([page(96)])
-        later.acks(1)
-        assert not any(type(e) is Dictionary for e in first.events + later.events)
-    store = ReadStore(tmp_path)
-    try:
-        assert store.meta_info()["format"] == "2" and store.get(96)[0].dict_id == 1
-    finally:
-        store.close()
+    meta, dict_id = no_dictionary_given(tmp_path, 2, 96)
+    assert meta["format"] == "2" and dict_id == 1
