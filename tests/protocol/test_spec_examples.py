@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from wreck.protocol import (
-    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Done,
+    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, Committed, ControlConnection, Done,
     Error, ErrorCode, Get, Hello, Idle, Links, LinksAck, Notice, NoticeCode, PeerConnection, PeerLink,
     Ready, Record, Role, Specific, State, Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
@@ -261,6 +261,22 @@ EXAMPLES.update({
     ]),
 })
 
+# linkcache's examples (9.54-9.57): COMMITTED and the links a DONE leaves out (5.5.1).
+COMMITTED_CAPS = ("after", "record", "committed")
+MENU = ("http://example.com/", "http://example.com/about")
+EXAMPLES.update({
+    "9.54": ("client", lambda: after_hello(C, caps=COMMITTED_CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=COMMITTED_CAPS),
+    ]),
+    "9.55": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(13, Status.FETCHED, 200, Specific.OK, 25, outlinks=(*MENU, "http://example.com/p/1")),
+    ]),
+    "9.56": ("server", lambda: opened(C, caps=COMMITTED_CAPS), [Committed((13,))]),
+    "9.57": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(14, Status.FETCHED, 200, Specific.OK, 31, outlinks=("http://example.com/p/2",), known=2),
+    ]),
+})
+
 
 def encode(example_id: str) -> bytes:
     """The bytes the sending end produces for an example (used to write the spec)."""
@@ -453,7 +469,7 @@ def test_extension_fields_table():
 
 _MESSAGES = {
     "HELLO": Hello, "AUTH": Auth, "WELCOME": Ready, "GET": Get, "WORKING": Working,
-    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye,
+    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye, "COMMITTED": Committed,
     "record": Record, "ACK": Ack, "NOTICE": Notice,
 }  # fmt: skip
 
