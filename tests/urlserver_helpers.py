@@ -57,6 +57,7 @@ class FakeSpider:
         self.committed: list[int] = []  # the DONEs COMMITTED named (5.5.1), with caps=committed
         # with caps=committed, the links COMMITTED made known are left out (known=), as a spider does
         self.sent_links = SentLinks() if "committed" in caps else None
+        self.done_bytes = 0  # octets of the DONEs it sent
         self.secret, self.answer_delay = secret, answer_delay
         self.assignments: list[tuple[float, Assignment]] = []
         self.cancels: list[int] = []
@@ -116,7 +117,9 @@ class FakeSpider:
             links, known = sent.leave_out(done.outlinks)
             done = msgspec.structs.replace(done, outlinks=links, known=known)
             sent.sent(done.trans_id, links)
-        self._writer.write(self.conn.send(done) + self.conn.send(Get(1)))
+        data = self.conn.send(done)
+        self.done_bytes += len(data)
+        self._writer.write(data + self.conn.send(Get(1)))
 
     def working(self, *trans_ids: int) -> None:
         self._writer.write(self.conn.send(Working(trans_ids)))
