@@ -263,15 +263,17 @@ class UrlSession:
         if txn is None:  # cancelled meanwhile
             return
         a = txn.assignment
-        if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
+        tags = htmlguard.count(result.body)  # once, for heavy() here and bound() in report()
+        if htmlguard.heavy(result.body, tags) or a.extra.get("kind") == "sitemap":  # a gzipped one: 1M elements
             try:
-                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"), a.extra)
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"),
+                                                   a.extra, tags)
             except RuntimeError:  # the session is ending: the urlserver requeues it
                 return
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra)
+            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra, tags)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)
