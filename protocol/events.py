@@ -81,6 +81,7 @@ class Done(_Event):
     reason: str = ""
     extra: dict[str, str] = {}
     body: bytes | None = None  # only when the assignment asked (body=<max>)
+    known: int = 0  # outlinks left out as committed before (known=, docs/protocol.txt 5.5.1)
 
 
 # -- control protocol: urlserver -> spider ------------------------------------
@@ -107,6 +108,13 @@ class Cancel(_Event):
     """Abandon this transaction: its claim was withdrawn."""
 
     trans_id: int
+
+
+class Committed(_Event):
+    """These DONEs were applied and their commit is durable (docs/protocol.txt
+    5.5.1): the links they carried may be left out of later DONEs."""
+
+    trans_ids: tuple[int, ...]
 
 
 class Bye(_Event):

@@ -14,7 +14,7 @@ import enum
 from .codes import ErrorCode, Role
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
-    Ack, Assignment, Auth, Bye, Cancel, Dictionary, Done, Error, Get, Hello, Idle,
+    Ack, Assignment, Auth, Bye, Cancel, Committed, Dictionary, Done, Error, Get, Hello, Idle,
     Links, LinksAck, Notice, Ready, Record, Working,
 )  # fmt: skip
 from .iptokens import IpGrant, IpRecall, IpReturn, IpWant
@@ -44,6 +44,7 @@ CONTROL_TABLE = _HANDSHAKE | {
     (S, State.OPEN, Assignment): State.OPEN,
     (S, State.OPEN, Idle): State.OPEN,
     (S, State.OPEN, Cancel): State.OPEN,
+    (S, State.OPEN, Committed): State.OPEN,
     (S, State.OPEN, Bye): State.CLOSED,
 }
 

@@ -95,9 +95,11 @@ class Peer(asyncio.Protocol):
 
     # -- sending ---------------------------------------------------------------
 
-    def send(self, event: object) -> None:
-        """Encode and write `event` (LocalProtocolError if not allowed now)."""
-        self.write(self.conn.send(event))
+    def send(self, event: object) -> int:
+        """Encode and write `event` (LocalProtocolError if not allowed now); its octets."""
+        data = self.conn.send(event)
+        self.write(data)
+        return len(data)
 
     def write(self, data: bytes) -> None:
         """Write pre-encoded protocol bytes (records encoded once, resent as is)."""

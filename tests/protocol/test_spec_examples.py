@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from wreck.protocol import (
-    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Dictionary, Done, Packed,
+    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, Committed, ControlConnection, Dictionary, Done, Packed,
     Error, ErrorCode, Get, Hello, Idle, Links, LinksAck, Notice, NoticeCode, PeerConnection, PeerLink,
     Ready, Record, Role, Specific, State, Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
@@ -261,6 +261,22 @@ EXAMPLES.update({
     ]),
 })
 
+# linkcache's examples (9.54-9.57): COMMITTED and the links a DONE leaves out (5.5.1).
+COMMITTED_CAPS = ("after", "record", "committed")
+MENU = ("http://example.com/", "http://example.com/about")
+EXAMPLES.update({
+    "9.54": ("client", lambda: after_hello(C, caps=COMMITTED_CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=COMMITTED_CAPS),
+    ]),
+    "9.55": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(13, Status.FETCHED, 200, Specific.OK, 25, outlinks=(*MENU, "http://example.com/p/1")),
+    ]),
+    "9.56": ("server", lambda: opened(C, caps=COMMITTED_CAPS), [Committed((13,))]),
+    "9.57": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(14, Status.FETCHED, 200, Specific.OK, 31, outlinks=("http://example.com/p/2",), known=2),
+    ]),
+})
+
 
 # spidercomp's examples (9.49-9.52): compression on the spider (6.7). The
 # dictionary is a raw-content one, short for the example (a trained one is
@@ -494,7 +510,7 @@ def test_extension_fields_table():
 
 _MESSAGES = {
     "HELLO": Hello, "AUTH": Auth, "WELCOME": Ready, "GET": Get, "WORKING": Working,
-    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye,
+    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye, "COMMITTED": Committed,
     "record": Record, "ACK": Ack, "NOTICE": Notice, "DICT": Dictionary,
 }  # fmt: skip
 
