@@ -97,8 +97,9 @@ class StoreClient:
         if pending is not None:  # the same document again: the first record stands
             pending[1].append(on_ack)
             return
-        if self.packer is not None and record.document:
-            data = encode_record(self.packer.pack(record))
+        packed = self.packer.pack(record) if self.packer is not None else record
+        if packed is not record:
+            data = encode_record(packed)
             self.unacked[record.doc_id] = (data, [on_ack], record)
         else:
             data = encode_record(record)

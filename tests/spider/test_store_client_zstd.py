@@ -90,3 +90,18 @@ def test_a_store_that_refuses_a_frame_gets_the_records_raw(tmp_path):
         assert all(store.get(i)[1] == page(i).document for i in range(70, 80))
     finally:
         store.close()
+
+
+def test_only_documents_of_a_page_s_size_are_compressed_on_the_event_loop():
+    """A document over PACK_MAX_BYTES, or an empty one, goes raw (the store
+    compresses it in its threads): a worker's loop is never held long."""
+    from wreck.protocol import Dictionary
+    from wreck.spider.docpack import PACK_MAX_BYTES, Packer
+
+    packer = Packer(Dictionary(1, 3, CORPUS.response(1)[:4096]))
+    small = page(2)
+    big = Record(3, True, Specific.OK, http_enum(200), 5, "http://a.test/big", None,
+                 b"HTTP/1.1 200 OK\r\n\r\n" + b"x" * PACK_MAX_BYTES)
+    empty = Record(4, False, Specific.TIMEOUT, 0, 5, "http://a.test/slow", None, b"")
+    assert packer.pack(small).packed is not None
+    assert packer.pack(big) is big and packer.pack(empty) is empty
