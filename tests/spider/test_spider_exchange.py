@@ -172,9 +172,10 @@ def test_exact_exchange(web):
     uvloop.run(scenario())
 
 
-def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
+def test_the_spider_announces_its_capabilities_to_each_server():
     """docs/protocol.txt 3.1: caps= in the AUTH to the urlserver (what it
-    honours: after=, nofetch=), none to a store."""
+    honours: after=, nofetch=); to a store, zstd alone (6.7: it compresses
+    with the store's dictionary)."""
     from wreck.spider.worker import CAPS
 
     async def scenario():
@@ -184,7 +185,7 @@ def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
             async with asyncio.timeout(WAIT):
                 while not store.conns or not store.conns[-1].opened:
                     await asyncio.sleep(0.01)
-            assert store.conns[-1].caps == frozenset()
+            assert store.conns[-1].caps == frozenset({"zstd"})
 
     uvloop.run(scenario())
 
