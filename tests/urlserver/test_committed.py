@@ -6,6 +6,7 @@ links it knows out of its DONEs (known=N) still reaches every page."""
 from __future__ import annotations
 
 import asyncio
+import threading
 
 from wreck.protocol import Done, Get, Specific, Status
 from tests.urlserver_helpers import FakeSpider, fetched, not_found, running, settings_for, until
@@ -87,3 +88,34 @@ def test_a_done_the_urlserver_ignores_is_never_named_in_committed(tmp_path):
     assert sorted(spider.committed) == sorted(a.trans_id for _, a in spider.assignments)
     assert page.trans_id in spider.committed and 424242 not in spider.committed and never is None
     assert older.committed == []
+
+
+def test_committed_names_a_done_only_once_the_commit_holding_it_is_durable(tmp_path):
+    hosts = write_hosts_file({"a.test": "127.0.0.2"}, tmp_path / "hosts")
+    settings = settings_for(tmp_path, hosts_file=str(hosts), sync=True)
+
+    def respond(a):  # robots.txt at once; the page held, answered below
+        return not_found(a) if a.url.endswith("/robots.txt") else None
+
+    async def main():
+        async with running(settings, ["http://a.test/"]) as (server, addr):
+            spider = FakeSpider(addr, respond=respond, caps=("committed",), credit=1)
+            await spider.start()
+            await until(lambda: spider.silent and spider.committed)  # robots.txt's DONE named
+            page = spider.assignments[-1][1]
+            db = server.crawl.db
+            gate, synced = threading.Event(), db._sync_meta
+            db._sync_meta = lambda: (gate.wait(), synced())[1]  # the meta page's fsync, held
+            try:
+                spider._writer.write(spider.conn.send(fetched(page, "http://a.test/1")))
+                await until(lambda: server.crawl.stats["done"] == 2 and server._outgoing)  # committing
+                spider.working(424242)  # answered (CANCEL) once the commit has returned, before its sync
+                await until(lambda: 424242 in spider.cancels)
+                early = page.trans_id in spider.committed  # a COMMITTED sent before it would have come first
+            finally:
+                gate.set()  # (a failure above must not leave the server's stop waiting for the sync)
+            await until(lambda: page.trans_id in spider.committed)
+            await spider.close()
+            return early
+
+    assert asyncio.run(main()) is False
