@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
 import json
 import platform
 import pstats
@@ -211,6 +212,7 @@ def main() -> None:
         rebuilt_open_s = json.loads(child.stdout)["open_s"]
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
+        gc.freeze()  # as urlserver/cli.py does once the crawl is open: full collections skip the hosts
         hand_s, handed = handouts(crawl, min(args.handouts, urls))
         handout_profile = None
         if args.profile and handed < urls:  # more hand-outs, profiled apart from the timed ones

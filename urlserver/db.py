@@ -106,6 +106,9 @@ ENTRY = struct.Struct(f"!{FP_SIZE}sHB")  # fp, depth, hops; url follows
 # state, tries, hops, expiries, doc_id, depth, via fp, length of the lineage that follows
 # (the hop path, then SP and the via's URL when the via is no record of this urlserver)
 URLREC = struct.Struct(f"!BBBBIH{FP_SIZE}sH")
+URLREC_SIZE = URLREC.size
+_unpack_record = URLREC.unpack_from
+_new_object = object.__new__
 NO_VIA = bytes(FP_SIZE)  # a URL record's via when it has none (a seed): lineage.py
 HISTORY_FLAG = 0x80  # in a URL record's state byte: a history trails the record (UrlRecord)
 HISTORY_HEAD, HISTORY_MOVE = 4, 10  # its sizes: fetches u32, then per move f64 time, u8 event, u8 state
@@ -234,17 +237,24 @@ class UrlRecord:
 
     @classmethod
     def unpack(cls, raw: bytes) -> UrlRecord:
-        state, tries, hops, expiries, doc_id, depth, via, path_len = URLREC.unpack_from(raw)
-        end, history = len(raw), b""
+        # twice per hand-out (claim and DONE): the fields set directly, not through __init__'s keywords
+        rec = _new_object(cls)
+        state, rec.tries, rec.hops, rec.expiries, rec.doc_id, rec.depth, rec.via, path_len = _unpack_record(raw)
+        end = len(raw)
         if state & HISTORY_FLAG:
             state &= ~HISTORY_FLAG
             end -= 1 + HISTORY_HEAD + raw[-1] * HISTORY_MOVE
-            history = raw[end:-1]
-        start = URLREC.size + path_len
-        url, _, reason = raw[start:end].decode("utf-8", "surrogateescape").partition("\n")
-        path, _, via_url = raw[URLREC.size:start].decode("ascii").partition(" ")
-        return cls(url, state=state, tries=tries, hops=hops, expiries=expiries, doc_id=doc_id,
-                   depth=depth, reason=reason, history=history, via=via, path=path, via_url=via_url)
+            rec.history = raw[end:-1]
+        else:
+            rec.history = b""
+        rec.state = state
+        start = URLREC_SIZE + path_len
+        rec.url, _, rec.reason = raw[start:end].decode("utf-8", "surrogateescape").partition("\n")
+        if path_len:
+            rec.path, _, rec.via_url = raw[URLREC_SIZE:start].decode("ascii").partition(" ")
+        else:
+            rec.path = rec.via_url = ""
+        return rec
 
     def as_dict(self) -> dict:
         return {"url": self.url, "state": UrlState(self.state).name, "tries": self.tries,

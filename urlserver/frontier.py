@@ -18,14 +18,16 @@ import logging
 import os
 import time
 from concurrent.futures import Future
-from hashlib import blake2b as _blake2b
-from zlib import crc32 as _crc32
+import operator
+from collections import Counter
+from itertools import count, repeat
 
 import msgspec
 
 from wreck.urlnorm import normalize
 
 from . import db as d
+from . import pagelinks
 from .db import UrlRecord
 from .history import noted
 from .normal import match_normal, normal
@@ -33,12 +35,15 @@ from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
 from .seen import RecentLinks, SeenSet
+from .pagelinks import pick
 from .urlstate import DISCOVERED_STATE, STATE_NAME, UrlEvent, UrlState, can, move
 
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
 SEED_PREFIX = b"seedhost:"
 SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter as of a clean stop
+_SLASHES = operator.methodcaller("count", "/")  # scope's path-repeat rule looks only past 5 slashes
+_ID = operator.attrgetter("id")
 SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first grows (2 MB)
 
 
@@ -63,6 +68,7 @@ class Frontier:
         self._committing: Future | None = None  # commit_soon()'s, until settled
         self._dirty: set[Origin] = set()
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
+        self._prefixes = pagelinks.Prefixes()  # of discover_links' fingerprints
         self.on_new_work = None  # callback(host) when a host's queue grows
         self.clock = time.time  # for the history of moves (history.py); the engine sets its own
         self.url_filter = None  # urlfilter.UrlFilter when plugins or --url-filter-cmd filter URLs
@@ -337,69 +343,87 @@ class Frontier:
         normalize() and split_host(), a known one costs a Bloom probe (and
         an LMDB get only on a maybe), and a new one in scope on a known host
         becomes two LMDB items written with one putmulti per database, with
-        no record object; each host is woken once.
+        no record object; each host is woken once. The page is handled as
+        columns (pagelinks.py), each step one pass of C over the page's
+        links; only links of an origin that some rule may refuse, or whose
+        host is new or near its budget, go one by one (_admit_link).
         """
-        txn, seen, hosts, scope = self.txn, self.seen, self.origins, self.scope
-        urls_db, max_pages = self.db.urls, self.max_pages
-        record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
-        entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
-        qkey = d.QKEY.pack
-        records: list[tuple[bytes, bytes]] = []  # fp -> URL record, written after the loop
-        entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
-        touched: set[Origin] = set()
-        prefixes: dict[str, bytes] = {}  # origin -> its fingerprints' prefix: most links share a few origins
-        queued = 0
         recent = self.recent
         current, previous, pending = recent.current, recent.previous, recent.pending
-        url_filter = self.url_filter
-        forward = self.forward  # with --partitions > 1 (docs/partitions.md)
+        links = [raw for raw in links if raw not in current and raw not in previous and raw not in pending]
+        if not links:
+            return 0
+        txn, scope, hosts, url_filter = self.txn, self.scope, self.origins, self.url_filter
         if url_filter is not None:  # only links not recorded lately go to the filters
-            links = [raw for raw in links if not (raw in current or raw in previous or raw in pending)]
             url_filter.batch(links)
-        page: dict[bytes, tuple[str, bytes, str, str]] = {}  # fp -> url, its bytes, origin, host name
-        for raw in links:
-            if raw in current or raw in previous or raw in pending:
-                continue
-            match = match_normal(raw)
-            if match is not None:
-                url = raw
-                origin, name = match.group(1, 3)
-                pending.add(raw)  # whatever follows records it (known, queued or filtered)
-            else:
-                url = normalize(raw, base)
-                if url is None:
-                    continue
-                origin, name = split_host(url)
-            data = url.encode("ascii")
-            prefix = prefixes.get(origin)
-            if prefix is None:  # db.fingerprint(url), inlined: the origin's CRC-32, then the URL's hash
-                prefix = prefixes[origin] = (_crc32(origin.encode("ascii")) & 0xFFFF).to_bytes(2, "big")
-            fp = prefix + _blake2b(data, digest_size=6).digest()
-            if forward is not None and forward.foreign(name):  # another partition's host: to its outbox
-                if scope.filter_reason(url, name, depth) is None:
-                    forward.add(txn, url, fp, name, depth, via_url=via_url or base or "", path=path)
-                continue
-            page[fp] = (url, data, origin, name)  # a URL once a page
-        if not page:
+        # whatever follows records each link in normal form (known, queued, filtered or forwarded)
+        urls, origins, names = pagelinks.normal_columns(links, base, pending)
+        datas, fps = pagelinks.fingerprints(urls, origins, self._prefixes)
+        keep = None  # indices of the links left, when some are not
+        forward = self.forward  # with --partitions > 1 (docs/partitions.md): another partition's host
+        if forward is not None:
+            keep = [i for i, name in enumerate(map(names.__getitem__, origins)) if not forward.foreign(name)]
+            for i in sorted(set(range(len(urls))) - set(keep)):  # to its outbox
+                if scope.filter_reason(urls[i], names[origins[i]], depth) is None:
+                    forward.add(txn, urls[i], fps[i], names[origins[i]], depth, via_url=via_url or base or "",
+                                path=path)
+            keep = dict(zip(pick(fps, keep), keep))  # a URL once a page
+        elif len(set(fps)) != len(fps):
+            keep = dict(zip(fps, range(len(fps))))
+        if keep is not None:
+            keep = list(keep.values())
+            urls, origins, datas, fps = pick(urls, keep), pick(origins, keep), pick(datas, keep), pick(fps, keep)
+        if not fps:
             return 0
         # the Bloom filter probed for the whole page at once (seen.py): a maybe costs an LMDB get
-        for (fp, (url, data, origin, name)), maybe in zip(page.items(), seen.check_and_add_many(page)):
-            if maybe and txn.get(fp, db=urls_db) is not None:
-                continue
-            reason = scope.filter_reason(url, name, depth)
-            if reason is None and url_filter is not None:
-                reason = url_filter.reason(url, name, depth, base)
-            host = hosts.get(origin)
-            if reason is not None or host is None or host.admitted >= max_pages:
-                queued += self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
-                continue
-            records.append((fp, record_head + data))
-            entries.append((qkey(host.id, host.tail), fp + entry_tail + data))
-            host.tail += 1
-            host.admitted += 1
-            touched.add(host)
+        maybes = self.seen.check_and_add_many(fps)
+        if True in maybes:
+            urls_db = self.db.urls
+            keep = [i for i, maybe in enumerate(maybes) if not maybe or txn.get(fps[i], db=urls_db) is None]
+            urls, origins, datas, fps = pick(urls, keep), pick(origins, keep), pick(datas, keep), pick(fps, keep)
+            if not fps:
+                return 0
+        # Links of an origin whose every link the scope admits in one look (no URL
+        # rule can refuse them, its host rules admit it, its host is known with
+        # budget left) are written column-wise; the others one by one (_admit).
+        counts = Counter(origins)
+        lone: set[str] = set()  # origins whose links go one by one
+        max_len, repeats = scope.max_url_len, scope.max_path_repeats
+        if (url_filter is not None or scope.url_rules or max(map(len, urls)) > max_len
+                or (repeats and max(map(_SLASHES, urls)) > 5)):
+            lone.update(counts)
+        else:
+            max_pages = self.max_pages
+            for origin, added in counts.items():
+                host = hosts.get(origin)
+                if host is None or host.admitted + added > max_pages or scope.host_reason(names[origin], depth):
+                    lone.add(origin)
+        record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
+        entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
+        records: list[tuple[bytes, bytes]] = []  # fp -> URL record, written after the loop
+        entries: list[tuple[bytes, bytes]] = []  # queue key -> entry
+        touched: set[Origin] = set()  # the hosts whose queues grow here
+        queued = 0
+        if lone:
+            ones = [i for i, origin in enumerate(origins) if origin in lone]
+            for i in ones:
+                queued += self._admit_link(urls[i], fps[i], datas[i], origins[i], names[origins[i]], depth, base,
+                                           via, path, via_url, record_head, entry_tail, records, entries, touched)
+            keep = [i for i, origin in enumerate(origins) if origin not in lone]
+            origins, datas, fps = pick(origins, keep), pick(datas, keep), pick(fps, keep)
+        if fps:
+            queue_of = list(map(hosts.__getitem__, origins))
+            seqs = {host: count(host.tail) for host in queue_of}  # each host's next queue keys
+            keys = map(d.QKEY.pack, map(_ID, queue_of), map(next, map(seqs.__getitem__, queue_of)))
+            records.extend(zip(fps, map(record_head.__add__, datas)))
+            entries.extend(zip(keys, map(operator.add, map(operator.add, fps, repeat(entry_tail)), datas)))
+            touched.update(seqs)
+            for host in seqs:
+                added = counts[host.origin]
+                host.tail += added
+                host.admitted += added
         if entries:
-            txn.cursor(db=urls_db).putmulti(records)
+            txn.cursor(db=self.db.urls).putmulti(records)
             txn.cursor(db=self.db.queue).putmulti(entries)
             self.counts[DISCOVERED_STATE.name] += len(entries)
             self.queued_total += len(entries)
@@ -408,6 +432,26 @@ class Frontier:
                 for host in touched:
                     self.on_new_work(host)
         return queued + len(entries)
+
+    def _admit_link(self, url: str, fp: bytes, data: bytes, origin: str, name: str, depth: int,
+                    base: str | None, via: bytes, path: str, via_url: str, record_head: bytes, entry_tail: bytes,
+                    records: list, entries: list, touched: set) -> int:
+        """One link of discover_links that the column-wise path did not take:
+        filtered or queued by _admit, or its record and queue entry added to
+        `records` and `entries` and its host to `touched` (1 if queued by
+        _admit, else 0)."""
+        reason = self.scope.filter_reason(url, name, depth)
+        if reason is None and self.url_filter is not None:
+            reason = self.url_filter.reason(url, name, depth, base)
+        host = self.origins.get(origin)
+        if reason is not None or host is None or host.admitted >= self.max_pages:
+            return self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
+        records.append((fp, record_head + data))
+        entries.append((d.QKEY.pack(host.id, host.tail), fp + entry_tail + data))
+        host.tail += 1
+        host.admitted += 1
+        touched.add(host)
+        return 0
 
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
                reason: str | None, via: bytes, path: str, via_url: str = "") -> str:

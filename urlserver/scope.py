@@ -82,6 +82,12 @@ class Scope:
         """None if `url` (normalised, on `host`, at `depth`) may be crawled."""
         if len(url) > self.max_url_len:
             return "url too long"
+        return self.host_reason(host, depth) or self.url_reason(url)
+
+    def host_reason(self, host: str, depth: int) -> str | None:
+        """The rules that depend only on the host and the depth (filter_reason's
+        second and third): a page's links share a few hosts, so the frontier
+        asks once per host a page (Frontier.discover_links)."""
         if depth > self.max_depth:
             return "too deep"
         if self.mode == "host":
@@ -89,6 +95,10 @@ class Scope:
                 return "out of scope (host)"
         elif self.mode == "domain" and registered_domain(host) not in self.seed_domains:
             return "out of scope (domain)"
+        return None
+
+    def url_reason(self, url: str) -> str | None:
+        """The rules on the URL's text after the length (filter_reason's last)."""
         if self.include and not any(r.search(url) for r in self.include):
             return "not included"
         if self.exclude and any(r.search(url) for r in self.exclude):
@@ -96,6 +106,11 @@ class Scope:
         if self.max_path_repeats and url.count("/") > 5 and _repeats(url) > self.max_path_repeats:
             return "repeated path segments (trap)"
         return None
+
+    @property
+    def url_rules(self) -> bool:
+        """url_reason() may refuse a URL that is short enough and has at most 5 slashes."""
+        return bool(self.include or self.exclude)
 
 
 def _repeats(url: str) -> int:

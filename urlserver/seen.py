@@ -33,6 +33,7 @@ import os
 import struct
 import sys
 from array import array
+from itertools import islice
 
 import numpy as np
 
@@ -128,13 +129,8 @@ class SeenSet:
         self._alloc(max(capacity, MIN_CAPACITY))
         self.count = 0
         words = np.frombuffer(self._words, dtype=np.uint64)  # a view: writes land in the array
-        chunk: list[bytes] = []
-        for fp in fingerprints:
-            chunk.append(fp)
-            if len(chunk) == REBUILD_CHUNK:
-                self._add_many(words, chunk)
-                chunk = []
-        if chunk:
+        fingerprints = iter(fingerprints)
+        while chunk := list(islice(fingerprints, REBUILD_CHUNK)):  # taken by C, not a loop of Python
             self._add_many(words, chunk)
 
     def _add_many(self, words: np.ndarray, fps: list[bytes]) -> None:
