@@ -157,8 +157,11 @@ class BaseUrl:
             kind = _plain_refs.get(ref)
             if kind is None:
                 kind = _plain_refs[ref] = _kind(ref)
-                if len(_plain_refs) > PLAIN_REFS:
-                    del _plain_refs[next(iter(_plain_refs))]
+                while len(_plain_refs) > PLAIN_REFS:  # a spider's parse thread evicts too, at the same time:
+                    try:  # the oldest may be gone already, or the dict changing under the iterator
+                        del _plain_refs[next(iter(_plain_refs))]
+                    except (KeyError, RuntimeError):
+                        pass  # look again: the bound holds whoever evicted
             if kind == _ROOTED:
                 return self.origin + ref
             if kind == _RELATIVE:

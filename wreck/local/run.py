@@ -169,6 +169,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         console.print(f"wreck-crawl: {exc}", markup=False)
         _stop_all(children)
         return 1
+    except BaseException:
+        # A bug here must not leave the daemons running: forked ones would
+        # also hold this process at exit (multiprocessing joins its children).
+        if progress:
+            progress.close()
+        _stop_all(children)
+        raise
     finally:
         for sig, handler in old.items():
             signal.signal(sig, handler)
