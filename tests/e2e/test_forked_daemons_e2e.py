@@ -5,7 +5,6 @@ same command run again finishes the crawl with every page stored once."""
 
 from __future__ import annotations
 
-import signal
 import subprocess
 import sys
 import time
