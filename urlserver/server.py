@@ -407,6 +407,9 @@ class UrlServer:
         """Expire, assign, start DNS lookups, and start the commit; the rest
         (the assignments written, the timer armed) once it is durable."""
         crawl, now = self.crawl, time.time()
+        if self._timer:  # this pump's commit arms it again once durable (_after_commit); till then
+            self._timer.cancel()  # it would only fire into the commit in flight
+            self._timer = None
         if self.filter_stage is not None:
             for spider, trans_ids in self.filter_stage.held():
                 crawl.working(spider, trans_ids, now)  # in flight until applied: never expired
