@@ -56,7 +56,7 @@ TREES = (
     ("debref.docs.test", "debian-reference-en", "/usr/share/debian-reference", "/index.en.html", "DocBook"),
     ("git.docs.test", "git-doc", "/usr/share/doc/git-doc", "/git.html", "AsciiDoc"),
 )  # fmt: skip
-PORT = 18090
+PORT = 18090  # nginx's port on every address above; --port moves it (two benches at once)
 ONE_HOST = "one.docs.test"  # the startup phase's site: one page, no links, no robots.txt
 ONE_IP = "127.3.0.99"
 PROXY_IP = "127.3.0.100"  # every server block listens here too: wget's "proxy"
@@ -232,6 +232,7 @@ def startup_figures(rows, runs: list[dict]) -> dict:
 
 
 def main() -> int:
+    global PORT
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--work", type=Path, default=Path("/tmp/wreck-realdocs"))
     parser.add_argument("--max-seconds", type=float, default=600)
@@ -244,7 +245,9 @@ def main() -> int:
     parser.add_argument("--profile-at", type=float, default=None,
                         help="py-spy each WRECK component this many seconds into its crawl (bench/crawl.py Profiler)")
     parser.add_argument("--profile-seconds", type=int, default=3)
+    parser.add_argument("--port", type=int, default=PORT, help="nginx's port (another bench may hold the usual)")
     opts = parser.parse_args()
+    PORT = opts.port
     nginx = ensure_nginx()
     ensure_trees()
     wget = shutil.which("wget")

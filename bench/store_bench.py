@@ -8,6 +8,10 @@
 # and the CPU-ms per document of the store and of the senders. Run twice:
 # over loopback TCP, and over the store's Unix-domain socket (--unix,
 # docs/protocol.txt 6.6), as a spider on the store's machine sends.
+# Then both again with the senders compressing as spiders do (docs/protocol.txt
+# 6.7: caps=zstd, the store's dictionary once it is trained, each document
+# sent as the store's zstd frame with its body hash): their CPU for that is
+# measured per thread and reported apart (senders_pack_cpu_ms_per_doc).
 #
 # Compression: on documents the dictionary never saw, per document:
 # zstd with the dictionary trained from the first documents (as the store
@@ -35,7 +39,9 @@ from pathlib import Path
 
 import zstandard as zstd
 
-from wreck.protocol import NEED_DATA, Ack, Ready, Record, Role, Specific, StoreConnection, http_enum
+from wreck.protocol import NEED_DATA, Ack, Dictionary, Ready, Record, Role, Specific, StoreConnection, http_enum
+from wreck.protocol.store import ZSTD_CAP
+from wreck.spider.docpack import Packer
 from wreck.storeserver import settings as S
 from wreck.storeserver.compress import Compressor
 
@@ -72,7 +78,8 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     else:
         sock = socket.create_connection(("127.0.0.1", port))
         sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    conn = StoreConnection(Role.CLIENT, secret=b"", nonce=os.urandom(32), name="bench")
+    pack = out["pack"]
+    conn = StoreConnection(Role.CLIENT, secret=b"", nonce=os.urandom(32), name="bench", caps=(ZSTD_CAP,) if pack else ())
 
     def next_event():
         while (event := conn.next_event()) is NEED_DATA:
@@ -82,33 +89,51 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     next_event()  # Hello
     sock.sendall(conn.authenticate())
     assert type(next_event()) is Ready
-    frames = [conn.send(r) for r in records]
+    # Raw: encoded before the clock starts. Packed: encoded as they go, raw
+    # until the store gives its dictionary, then compressed as a spider would.
+    frames = None if pack else [conn.send(r) for r in records]
+    packer: Packer | None = None
+    pack_cpu = 0.0
     out["prepared"].release()
     out["ready"].wait()
     sent = acked = 0
-    while acked < len(frames):
-        if sent < len(frames) and sent - acked < WINDOW:
-            chunk = frames[sent : min(len(frames), acked + WINDOW)]
+    while acked < len(records):
+        if sent < len(records) and sent - acked < WINDOW:
+            upto = min(len(records), acked + WINDOW)
+            if pack:
+                t0 = time.thread_time()
+                chunk = [conn.send(packer.pack(r) if packer is not None else r) for r in records[sent:upto]]
+                pack_cpu += time.thread_time() - t0
+            else:
+                chunk = frames[sent:upto]
             sock.sendall(b"".join(chunk))
-            sent += len(chunk)
+            sent = upto
         event = next_event()
         if type(event) is Ack:
             acked += 1
+        elif type(event) is Dictionary:
+            packer = Packer(event)
     sock.close()
+    with out["lock"]:
+        out["pack_cpu"] += pack_cpu
+        out["packed"] += packer is not None
 
 
-def start_senders(port: int, records: list[Record], unix: str = "") -> tuple[list[threading.Thread], threading.Event]:
+def start_senders(port: int, records: list[Record], unix: str = "", *,
+                  pack: bool = False) -> tuple[list[threading.Thread], threading.Event, dict]:
     """SENDERS threads, each with its share of `records`, handshaken and
-    encoded (over the Unix socket `unix` if given); they start sending when
-    the returned event is set."""
+    encoded (over the Unix socket `unix` if given; compressing as spiders do
+    with `pack`); they start sending when the returned event is set. The
+    dict gets their compressing CPU seconds ("pack_cpu") once they are done."""
     ready, prepared = threading.Event(), threading.Semaphore(0)
-    shared = {"ready": ready, "prepared": prepared, "unix": unix}
+    shared = {"ready": ready, "prepared": prepared, "unix": unix, "pack": pack, "lock": threading.Lock(),
+              "pack_cpu": 0.0, "packed": 0}
     threads = [threading.Thread(target=sender, args=(port, records[k::SENDERS], shared)) for k in range(SENDERS)]
     for t in threads:
         t.start()
     for _ in threads:  # handshakes done, records encoded
         prepared.acquire()
-    return threads, ready
+    return threads, ready, shared
 
 
 def cpu_seconds(pid: int) -> float:
@@ -117,13 +142,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False) -> dict:
+def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bool = False) -> dict:
     data = Path(tempfile.mkdtemp(prefix="wreck-store-bench-", dir=os.environ.get("BENCH_DIR")))
     path = str(data / "store.sock") if unix else ""
     proc, port = start_server(data, *(["--unix", path] if unix else []))
     try:
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
-        threads, ready = start_senders(port, records, path)
+        threads, ready, shared = start_senders(port, records, path, pack=pack)
         server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
         t0 = time.perf_counter()
         ready.set()
@@ -142,7 +167,8 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False) -> dict:
         store.close()
         raw = sum(map(len, corpus))
         return {
-            "transport": "unix" if unix else "tcp", "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
+            "transport": "unix" if unix else "tcp", "compressed_by": "senders" if pack else "store",
+            "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
             "docs_per_s": round(len(corpus) / elapsed), "mb_per_s": round(raw / elapsed / 1e6, 1),
             "mean_doc_kb": round(raw / len(corpus) / 1024, 1),
             "store_ratio_overall": round(info["raw_bytes"] / info["stored_bytes"], 2),
@@ -150,6 +176,8 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False) -> dict:
             "server_cpu_s": round(server_cpu, 2), "senders_cpu_s": round(bench_cpu, 2),
             "server_cpu_ms_per_doc": round(server_cpu * 1000 / len(corpus), 3),
             "senders_cpu_ms_per_doc": round(bench_cpu * 1000 / len(corpus), 3),
+            "senders_pack_cpu_ms_per_doc": round(shared["pack_cpu"] * 1000 / len(corpus), 3),
+            "senders_given_the_dictionary": shared["packed"],
         }  # fmt: skip
     finally:
         if proc.poll() is None:
@@ -188,6 +216,14 @@ def real_html(directory: Path, limit: int) -> list[bytes]:
     return [head + p.read_bytes() for p in files[:limit]]
 
 
+# The ingest runs: the store compresses (over TCP, over its Unix socket), or
+# the senders do, as spiders with caps=zstd (docs/protocol.txt 6.7).
+MODES = {
+    "ingest": {}, "ingest_unix": {"unix": True},
+    "ingest_spider_frames": {"pack": True}, "ingest_spider_frames_unix": {"unix": True, "pack": True},
+}
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     # Long enough that the one-off dictionary training (about 1.3 CPU-s per
@@ -195,23 +231,30 @@ def main() -> None:
     ap.add_argument("--docs", type=int, default=30000, help="documents ingested (default 30000)")
     ap.add_argument("--sites", type=int, default=40, help="site templates in the synthetic corpus")
     ap.add_argument("--html-dir", type=Path, action="append", default=[], help="also measure ratios on real HTML files here")
+    ap.add_argument("--save", default="store", help="results file: bench/results/DATE-NAME.json (default store)")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"ingest runs, comma-separated, in order (default: all of "
+                    f"{', '.join(MODES)}); a mode may be given twice to alternate")
+    ap.add_argument("--no-ratios", action="store_true", help="skip the compression ratios")
     args = ap.parse_args()
     t0 = time.perf_counter()
     corpus = Corpus(sites=args.sites)
     docs = [corpus.response(i) for i in range(args.docs)]
     urls = [corpus.url(i) for i in range(args.docs)]
     print(f"corpus: {len(docs)} responses from {args.sites} sites in {time.perf_counter() - t0:.1f} s", file=sys.stderr)
-    result = {
-        "date": datetime.date.today().isoformat(), "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "ingest": ingest(docs, urls),
-        "ingest_unix": ingest(docs, urls, unix=True),
-        "compression_synthetic": {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)},
-    }  # fmt: skip
+    result: dict = {"date": datetime.date.today().isoformat(), "load_before": os.getloadavg()[0],
+                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
+    for n, mode in enumerate(args.modes.split(",")):
+        key = mode if mode not in result else f"{mode}_{n}"
+        result[key] = ingest(docs, urls, **MODES[mode])
+        print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc, "
+              f"senders {result[key]['senders_cpu_ms_per_doc']}", file=sys.stderr)
+    if not args.no_ratios:
+        result["compression_synthetic"] = {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)}
     for directory in args.html_dir:
         real = real_html(directory, 4000)
         if len(real) > S.DICT_TRAIN_DOCS + 200:
             result.setdefault("compression_real_html", []).append({"dir": str(directory), **ratios(real, S.DICT_TRAIN_DOCS)})
-    save(result, "store")
+    save(result, args.save)
 
 
 def save(result: dict, name: str) -> Path:

@@ -15,9 +15,13 @@
 # (Frontier.discover_links) in it.
 #
 # --commit-on-loop waits for each commit on the event loop (as before the
-# writer thread let the loop go on), for an A/B in one tree.
+# writer thread let the loop go on), for an A/B in one tree. --committed
+# makes the fake spiders announce caps=committed and leave out of their
+# DONEs the links COMMITTED made known (docs/protocol.txt 5.5.1), as real
+# spiders do; without it they send every link, as older spiders did. The
+# octets of the DONEs per page are reported either way.
 #
-#   .venv/bin/python -m bench.urlserver_bench [--hosts 50] [--pages 400] [--spiders 4] [--profile]
+#   .venv/bin/python -m bench.urlserver_bench [--hosts 50] [--pages 400] [--spiders 4] [--profile] [--committed]
 """The urlserver's pages/s and CPU-ms per page, fsync on, without spiders' or stores' work."""
 
 from __future__ import annotations
@@ -106,13 +110,14 @@ def loop_profile(prof: cProfile.Profile, top: int = 15) -> dict:
             "inclusive_share": {k: round(v, 3) for k, v in sorted(inclusive.items(), key=lambda kv: -kv[1])}}
 
 
-async def drive(port: int, spiders: int, hosts: int, pages: int, credit: int) -> None:
+async def drive(port: int, spiders: int, hosts: int, pages: int, credit: int, committed: bool) -> dict:
     def respond(a):
         if a.url.endswith("/robots.txt"):
             return not_found(a)
         return fetched(a, *links_of(a.url, hosts, pages))
 
-    fakes = [FakeSpider(("127.0.0.1", port), respond=respond, credit=credit, name=f"bench{i}")
+    caps = ("committed",) if committed else ()
+    fakes = [FakeSpider(("127.0.0.1", port), respond=respond, credit=credit, name=f"bench{i}", caps=caps)
              for i in range(spiders)]
     for fake in fakes:
         await fake.start()
@@ -120,6 +125,8 @@ async def drive(port: int, spiders: int, hosts: int, pages: int, credit: int) ->
         await asyncio.sleep(0.05)
     for fake in fakes:
         await fake.close()
+    return {"done_bytes": sum(f.done_bytes for f in fakes),
+            "links_left_out": sum(f.sent_links.left_out for f in fakes if f.sent_links is not None)}
 
 
 def main() -> None:
@@ -131,6 +138,8 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the urlserver's loop (slower)")
     parser.add_argument("--commit-on-loop", action="store_true",
                         help="A/B: wait for each commit on the event loop instead of going on meanwhile")
+    parser.add_argument("--committed", action="store_true",
+                        help="fake spiders announce caps=committed and leave known links out (5.5.1)")
     parser.add_argument("--out", help="write the result JSON here too")
     parser.add_argument("--serve", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -142,12 +151,14 @@ def main() -> None:
             (["--commit-on-loop"] if args.commit_on_loop else [])
         child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
         port = json.loads(child.stdout.readline())["port"]
-        asyncio.run(drive(port, args.spiders, args.hosts, args.pages, args.credit))
+        sent = asyncio.run(drive(port, args.spiders, args.hosts, args.pages, args.credit, args.committed))
         figures = json.loads(child.stdout.readline())
         child.wait()
     pages = figures["done"]
     result = {"hosts": args.hosts, "pages_per_host": args.pages, "spiders": args.spiders, "credit": args.credit,
-              "links_per_page": LINKS_PER_PAGE, "sync": True, "commit_on_loop": args.commit_on_loop, "done": pages,
+              "links_per_page": LINKS_PER_PAGE, "sync": True, "commit_on_loop": args.commit_on_loop,
+              "committed": args.committed, "done": pages, "done_bytes_per_page": round(sent["done_bytes"] / pages, 1),
+              "links_left_out_per_page": round(sent["links_left_out"] / pages, 1),
               "pages_per_s": round(pages / figures["wall_s"]),
               "cpu_ms_per_page": round(1000 * figures["cpu_s"] / pages, 3),
               "sys_ms_per_page": round(1000 * figures["sys_s"] / pages, 3),

@@ -9,8 +9,8 @@ from .codes import (
 from .control import ControlConnection
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
-    NEED_DATA, Ack, Assignment, Auth, Bye, Cancel, ConnectionClosed, Done, Error,
-    Get, Hello, Idle, Links, LinksAck, Notice, PeerLink, Ready, Record, Working,
+    NEED_DATA, Ack, Assignment, Auth, Bye, Cancel, Committed, ConnectionClosed, Dictionary, Done, Error,
+    Get, Hello, Idle, Links, LinksAck, Notice, Packed, PeerLink, Ready, Record, Working,
 )  # fmt: skip
 from .handshake import NONCE_BYTES
 from .peer import PeerConnection
@@ -19,8 +19,8 @@ from .store import StoreConnection
 
 __all__ = [
     "NEED_DATA", "NONCE_BYTES", "Ack", "AckResult", "Assignment", "Auth", "Bye",
-    "Cancel", "ConnectionClosed", "ControlConnection", "Done", "Error", "ErrorCode",
-    "Get", "Hello", "Idle", "Links", "LinksAck", "LocalProtocolError", "Notice", "NoticeCode",
+    "Cancel", "Committed", "ConnectionClosed", "ControlConnection", "Dictionary", "Done", "Error", "ErrorCode",
+    "Get", "Hello", "Idle", "Links", "LinksAck", "LocalProtocolError", "Notice", "NoticeCode", "Packed",
     "PeerConnection", "PeerLink", "ProtocolError", "Ready", "Record", "RemoteProtocolError", "Role", "Specific",
     "State", "Status", "StoreConnection", "Working", "http_code", "http_enum",
 ]  # fmt: skip

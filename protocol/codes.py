@@ -56,6 +56,7 @@ class ErrorCode(enum.IntEnum):
     INTERNAL = 8  # a bug on the sender's side
     CRAWL = 9  # the peer belongs to another crawl: a store of one crawl refuses another's spider (6.1)
     PARTITION = 10  # a partition link between urlservers that disagree on the partitions (5.10)
+    FRAME = 11  # a compressed document a store cannot take: unknown dictionary, or not the frame it says (6.7)
 
 
 class AckResult(enum.IntEnum):

@@ -6,10 +6,14 @@
 #
 #   spider:    GET <n> | WORKING <id>... | DONE <header> LF <links> [<body>]
 #   urlserver: <TRANS_ID> <DOC_ID> <HOST_IP> <HOST_NAME> <URL> [k=v...]
-#              | IDLE <ms> | CANCEL <id> | BYE <reason> | ERROR <code> <text>
+#              | IDLE <ms> | CANCEL <id> | COMMITTED <id>... | BYE <reason>
+#              | ERROR <code> <text>
 #
 # The connection also keeps the credit count: a server never sends more
-# assignments than the spider has asked for with GET.
+# assignments than the spider has asked for with GET. COMMITTED (5.5.1)
+# names DONEs whose commit is durable, so that a spider may leave their
+# links out of later DONEs (known=N); it goes only to a spider that
+# announced caps=committed.
 """ControlConnection: the spider <-> urlserver line protocol, sans-I/O."""
 
 from __future__ import annotations
@@ -21,15 +25,18 @@ from . import textfields as f
 from .codes import ErrorCode, Role, Specific, Status
 from .connection import Connection
 from .errors import LocalProtocolError, RemoteProtocolError, shown
-from .events import NEED_DATA, Assignment, Auth, Bye, Cancel, Done, Error, Get, Idle, Working
-from .handshake import CAP_AFTER, CAP_RECORD, decode_text, encode_error, parse_error
+from .events import NEED_DATA, Assignment, Auth, Bye, Cancel, Committed, Done, Error, Get, Idle, Working
+from .handshake import CAP_AFTER, CAP_COMMITTED, CAP_RECORD, decode_text, encode_error, parse_error
 from .peer import PeerCodec
 from .state import CONTROL_TABLE, PEER_TABLE
 
 _STATUS = {s.value.encode(): s for s in Status}
 _SPECIFIC = {s.name.encode(): s for s in Specific}
 _BYE_REASON_MAX = 32
-_DONE_KEYS = frozenset(("new", "retry", "reason", "body"))
+_DONE_KEYS = frozenset(("new", "retry", "reason", "body", "known"))
+# A DONE whose links are a feed's or a sitemap's never leaves links out
+# (known=): their guids= and listed= count the links as sent (5.5.1).
+_WHOLE_LINKS = ("feed", "sitemap")
 # Assignment keys a spider MUST honour, so sent only to one that announced
 # the capability in its AUTH (docs/protocol.txt 3.1, 5.3): an older spider
 # would ignore them (fetch a chain at once, connect where it must not).
@@ -155,6 +162,12 @@ class ControlConnection(Connection):
             return b"IDLE %d\n" % event.retry_ms
         if kind is Cancel:
             return b"CANCEL %d\n" % event.trans_id
+        if kind is Committed:
+            if CAP_COMMITTED not in self.caps:
+                raise LocalProtocolError(f"COMMITTED needs a spider that announced caps={CAP_COMMITTED}")
+            if not 1 <= len(event.trans_ids) <= limits.MAX_WORKING_IDS:
+                raise LocalProtocolError(f"COMMITTED takes 1 to {limits.MAX_WORKING_IDS} ids")
+            return ("COMMITTED " + " ".join(map(str, event.trans_ids)) + "\n").encode("ascii")
         if kind is Bye:
             if not event.reason.isidentifier() or len(event.reason) > _BYE_REASON_MAX:
                 raise LocalProtocolError("BYE reason must be a short identifier")
@@ -182,6 +195,8 @@ def _parse_server_word(word: bytes, parts: list[bytes], line: bytes) -> object:
         return Idle(f.uint(parts[1], "IDLE delay", f.MAX_U32))
     if word == b"CANCEL" and len(parts) == 2:
         return Cancel(f.uint(parts[1], "transaction id"))
+    if word == b"COMMITTED" and 2 <= len(parts) <= limits.MAX_WORKING_IDS + 1:
+        return Committed(tuple(f.uint(p, "transaction id") for p in parts[1:]))
     if word == b"BYE" and len(parts) == 2:
         reason = parts[1].decode("ascii", "replace")
         if not reason.isidentifier() or len(reason) > _BYE_REASON_MAX:
@@ -212,7 +227,12 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
     new_url = retry = None
     reason = ""
     body_size = -1
+    known = 0
     if extra:
+        if "known" in extra:
+            known = f.uint(extra["known"].encode("ascii"), "links left out", limits.MAX_OUTLINKS)
+            if known == 0 or any(k in extra for k in _WHOLE_LINKS):
+                raise RemoteProtocolError("known= is at least 1, and never with feed= or sitemap=")
         if "body" in extra:
             body_size = f.uint(extra["body"].encode("ascii"), "body size", limits.MAX_DONE_BODY)
         if "new" in extra:
@@ -224,7 +244,7 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
         extra = {k: v for k, v in extra.items() if k not in _DONE_KEYS}
     header = Done(
         f.uint(parts[1], "transaction id"), status, http, specific,
-        f.uint(parts[5], "milliseconds", f.MAX_U32), (), new_url, retry, reason, extra,
+        f.uint(parts[5], "milliseconds", f.MAX_U32), (), new_url, retry, reason, extra, known=known,
     )  # fmt: skip
     return header, count, size, body_size
 
@@ -256,6 +276,10 @@ def _encode_done(d: Done) -> bytes:
         if len(d.body) > limits.MAX_DONE_BODY:
             raise LocalProtocolError(f"a DONE body is at most {limits.MAX_DONE_BODY} bytes; truncate first")
         extra["body"] = str(len(d.body))
+    if d.known:
+        if not 0 < d.known <= limits.MAX_OUTLINKS or any(k in extra for k in _WHOLE_LINKS):
+            raise LocalProtocolError("known= is 1 to MAX_OUTLINKS, never with feed= or sitemap=")
+        extra["known"] = str(d.known)
     if d.outlinks:
         try:
             block = ("\n".join(d.outlinks) + "\n").encode("ascii")

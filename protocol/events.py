@@ -81,6 +81,7 @@ class Done(_Event):
     reason: str = ""
     extra: dict[str, str] = {}
     body: bytes | None = None  # only when the assignment asked (body=<max>)
+    known: int = 0  # outlinks left out as committed before (known=, docs/protocol.txt 5.5.1)
 
 
 # -- control protocol: urlserver -> spider ------------------------------------
@@ -109,6 +110,13 @@ class Cancel(_Event):
     trans_id: int
 
 
+class Committed(_Event):
+    """These DONEs were applied and their commit is durable (docs/protocol.txt
+    5.5.1): the links they carried may be left out of later DONEs."""
+
+    trans_ids: tuple[int, ...]
+
+
 class Bye(_Event):
     """The server is closing this connection cleanly (e.g. 'done')."""
 
@@ -118,8 +126,22 @@ class Bye(_Event):
 # -- store protocol ----------------------------------------------------------
 
 
+class Packed(_Event):
+    """A record's document sent as the store would keep it (docs/protocol.txt
+    6.7, extension fields ZSTD and DIGEST): one zstd frame made with the
+    store's dictionary `dict_id`, of a document of `doc_len` bytes whose
+    first `head_len` are its header block, and the first 16 bytes of the
+    SHA-256 of the body after it (b"" when the body is empty)."""
+
+    dict_id: int
+    doc_len: int
+    head_len: int
+    digest: bytes = b""
+
+
 class Record(_Event):
-    """One fetch record (docs/protocol.txt 6.2), spider -> store."""
+    """One fetch record (docs/protocol.txt 6.2), spider -> store. With
+    `packed`, `document` is the zstd frame it describes (6.7)."""
 
     doc_id: int
     success: bool
@@ -140,6 +162,7 @@ class Record(_Event):
     refused: tuple[str, ...] = ()
     via: str = ""  # the URL this one was first found on (the assignment's via=, 5.3)
     hops: str = ""  # its hop path from the seed, "-" for a seed (the assignment's hops=)
+    packed: Packed | None = None  # the document is a zstd frame with the store's dictionary (6.7)
 
 
 class Ack(_Event):
@@ -147,6 +170,16 @@ class Ack(_Event):
 
     doc_id: int
     result: AckResult
+
+
+class Dictionary(_Event):
+    """Store -> spider, to a spider that announced caps=zstd (6.7): the
+    store's zstd dictionary `dict_id` and the level it compresses at; the
+    spider may from now on send documents compressed so."""
+
+    dict_id: int
+    level: int
+    data: bytes
 
 
 class Notice(_Event):

@@ -46,6 +46,7 @@ _CAP = re.compile(r"[a-z][a-z0-9_]{0,15}")  # docs/protocol.txt 3.1 cap
 # The capabilities this version defines (docs/protocol.txt 3.1):
 CAP_AFTER = "after"  # honours after= on assignments (5.3)
 CAP_RECORD = "record"  # honours nofetch= on assignments (5.3)
+CAP_COMMITTED = "committed"  # reads COMMITTED lines, may send known= on DONE (5.5.1)
 
 
 def proof(secret: bytes, direction: str, service: str, server_nonce: str, client_nonce: str) -> str:

@@ -79,3 +79,8 @@ DEFAULT_MAX_DOC_SIZE = 16 * 1024 * 1024
 
 # Store -> spider frames are small and fixed or length-prefixed text.
 MAX_FRAME_TEXT = 1024
+
+# A store's zstd dictionary in a DICT frame (docs/protocol.txt 6.7): the
+# store trains 1 MiB by default (--dict-size); 16 times that is room to
+# spare, and a spider holds one per store.
+MAX_DICT_LEN = 16 * 1024 * 1024

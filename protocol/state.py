@@ -14,7 +14,7 @@ import enum
 from .codes import ErrorCode, Role
 from .errors import LocalProtocolError, ProtocolError, RemoteProtocolError
 from .events import (
-    Ack, Assignment, Auth, Bye, Cancel, Done, Error, Get, Hello, Idle,
+    Ack, Assignment, Auth, Bye, Cancel, Committed, Dictionary, Done, Error, Get, Hello, Idle,
     Links, LinksAck, Notice, Ready, Record, Working,
 )  # fmt: skip
 from .iptokens import IpGrant, IpRecall, IpReturn, IpWant
@@ -44,6 +44,7 @@ CONTROL_TABLE = _HANDSHAKE | {
     (S, State.OPEN, Assignment): State.OPEN,
     (S, State.OPEN, Idle): State.OPEN,
     (S, State.OPEN, Cancel): State.OPEN,
+    (S, State.OPEN, Committed): State.OPEN,
     (S, State.OPEN, Bye): State.CLOSED,
 }
 
@@ -65,6 +66,7 @@ STORE_TABLE = _HANDSHAKE | {
     (C, State.OPEN, Record): State.OPEN,
     (S, State.OPEN, Ack): State.OPEN,
     (S, State.OPEN, Notice): State.OPEN,
+    (S, State.OPEN, Dictionary): State.OPEN,
 }
 
 Table = dict[tuple[Role, State, type], State]

@@ -9,9 +9,14 @@ from . import limits
 from .codes import ErrorCode, Role
 from .connection import Connection
 from .errors import LocalProtocolError
-from .events import Error, Record
+from .events import Dictionary, Error, Record
 from .record import RECORD_HEADER, decode_frame, decode_record, encode_frame, encode_record
 from .state import STORE_TABLE
+
+
+# The capability of a spider that compresses documents with the store's
+# dictionary (caps= in its AUTH to a store, docs/protocol.txt 3.1 and 6.7).
+ZSTD_CAP = "zstd"
 
 
 class StoreConnection(Connection):
@@ -21,15 +26,18 @@ class StoreConnection(Connection):
     side); it can never exceed limits.MAX_DOC_LEN. A spider gives the
     `crawl_id` it learned from the urlserver (5.1), sent in its AUTH; a
     store reads the spider's from `crawl_id` once the AUTH is in (6.1).
+    A spider that compresses documents with the store's dictionary gives
+    `caps` (ZSTD_CAP, 6.7); a store sends a DICT frame only to such a one.
     """
 
     _table = STORE_TABLE
 
     def __init__(
         self, role: Role, *, secret: bytes, nonce: bytes, name: str = "spider",
-        max_doc_len: int = limits.MAX_DOC_LEN, crawl_id: str = "",
+        max_doc_len: int = limits.MAX_DOC_LEN, crawl_id: str = "", caps: tuple[str, ...] = (),
     ) -> None:  # fmt: skip
-        super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name, crawl_id=crawl_id)
+        super().__init__(role, service="storeserver", secret=secret, nonce=nonce, name=name, crawl_id=crawl_id,
+                         caps=caps)
         self.max_doc_len = min(max_doc_len, limits.MAX_DOC_LEN)
 
     def partial_record_bytes(self) -> int:
@@ -55,6 +63,8 @@ class StoreConnection(Connection):
             return encode_record(event)
         if self.our_role is Role.CLIENT:
             raise LocalProtocolError("a spider has no frame but records; close the connection instead")
+        if type(event) is Dictionary and ZSTD_CAP not in self.caps:
+            raise LocalProtocolError(f"spider {self.name} did not announce caps={ZSTD_CAP}: it gets no dictionary")
         return encode_frame(event)
 
 

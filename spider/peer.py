@@ -26,6 +26,8 @@ HANDSHAKE_TIMEOUT_S = 10.0
 class PeerError(Exception):
     """The connection failed or the peer broke the protocol; reconnect later."""
 
+    code: ErrorCode | None = None  # the code of the peer's ERROR, when it sent one
+
 
 class Refused(PeerError):
     """The peer refused us for a reason retrying will not fix (secret, version,
@@ -49,7 +51,9 @@ def refusal(what: str, error: Error) -> PeerError:
     if error.code is ErrorCode.CRAWL:  # docs/protocol.txt 6.1: a store keeps one crawl's records
         return Refused(f"{what} holds another crawl and refused this spider (it said: {said})",
                        "give this crawl its own store (another --data)")
-    return PeerError(f"{what} closed the connection: {said}")
+    failure = PeerError(f"{what} closed the connection: {said}")
+    failure.code = error.code
+    return failure
 
 
 class Peer(asyncio.Protocol):
@@ -91,9 +95,11 @@ class Peer(asyncio.Protocol):
 
     # -- sending ---------------------------------------------------------------
 
-    def send(self, event: object) -> None:
-        """Encode and write `event` (LocalProtocolError if not allowed now)."""
-        self.write(self.conn.send(event))
+    def send(self, event: object) -> int:
+        """Encode and write `event` (LocalProtocolError if not allowed now); its octets."""
+        data = self.conn.send(event)
+        self.write(data)
+        return len(data)
 
     def write(self, data: bytes) -> None:
         """Write pre-encoded protocol bytes (records encoded once, resent as is)."""
@@ -159,15 +165,19 @@ class Peer(asyncio.Protocol):
             self.closed.set_result(error)
 
 
-async def open_peer(host: str, port: int, conn: Connection, what: str, *,
-                    unix: str | None = None) -> tuple[Peer, dict[str, str]]:
+async def open_peer(host: str, port: int, conn: Connection, what: str, *, unix: str | None = None,
+                    on_event: Callable[[object], None] | None = None) -> tuple[Peer, dict[str, str]]:
     """Connect and handshake; (peer, server settings) or PeerError/Refused.
-    With `unix`, over that Unix-domain socket instead of host:port."""
+    With `unix`, over that Unix-domain socket instead of host:port. An
+    `on_event` given gets the events that arrive with READY too (a store's
+    DICT frame, docs/protocol.txt 6.7)."""
     loop = asyncio.get_running_loop()
     made: list[Peer] = []
 
     def factory() -> Peer:
         made.append(Peer(conn, what))
+        if on_event is not None:
+            made[0].on_event = on_event
         return made[0]
 
     try:

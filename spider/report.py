@@ -73,13 +73,14 @@ def lineage(assignment: dict[str, str]) -> dict[str, str]:
 
 
 def report(result: FetchResult, doc_id: int, kind: str | None = None,
-           assignment: dict[str, str] | None = None) -> Report:
+           assignment: dict[str, str] | None = None, tags: int | None = None) -> Report:
     """Outcome, outlinks and store record of one transfer.
 
     `kind` is the assignment's kind= ("feed", "sitemap" or None): a sitemap
     is parsed as one; a feed, or any non-HTML response whose body is one, is
     parsed as a feed (spider/feeds.py). `assignment` is its extension
-    fields: the record keeps their via= and hops= (lineage()).
+    fields: the record keeps their via= and hops= (lineage()). `tags` is
+    htmlguard.count(result.body) when the caller counted it already.
     """
     code = result.http_code
     page_links = outlinks.NO_LINKS
@@ -99,7 +100,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
             page_links = outlinks.PageLinks(feed.links, None)
             extra = feeds.done_fields(feed)
         elif outlinks.is_html(result.content_type, body):
-            html, why = htmlguard.bound(body)  # the page is stored whole; links from what was parsed
+            html, why = htmlguard.bound(body, tags=tags)  # the page is stored whole; links from what was parsed
             page_links = outlinks.extract(html, result.url, result.content_type)
             if why:
                 LOG.info("%s: %s", result.url, why)

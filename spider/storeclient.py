@@ -10,6 +10,11 @@
 # (through TCP again when that fails: the store may have restarted without
 # it); a socket it cannot use at all leaves it on TCP for good. The same records and
 # frames cost the kernel less over it than over loopback TCP.
+# Compression (docs/protocol.txt 6.7): the client announces caps=zstd; once
+# the store sends its dictionary (DICT, after each handshake), records are
+# sent as the store's zstd frames (docpack.py) and the raw record is kept
+# until the ack. A store that refuses a frame (ERROR code FRAME) gets every
+# unacked record raw again, and this client compresses no more for it.
 """StoreClient: records out, acks back, reconnect and resend."""
 
 from __future__ import annotations
@@ -20,10 +25,13 @@ import logging
 import os
 from collections.abc import Callable
 
-from wreck.protocol import Ack, AckResult, Notice, Record, Role, StoreConnection
+from wreck.protocol import Ack, AckResult, Dictionary, ErrorCode, Notice, Record, Role, StoreConnection
 from wreck.protocol.handshake import NONCE_BYTES
 from wreck.protocol.record import encode_record
 from wreck.protocol.settings import split_host_port
+from wreck.protocol.store import ZSTD_CAP
+
+from .docpack import Packer
 
 from .peer import Backoff, Peer, PeerError, Refused, open_peer
 
@@ -36,7 +44,7 @@ class StoreClient:
     """One store server's connection and the records it has not acked yet."""
 
     def __init__(self, address: str, *, secret: bytes, name: str, crawl_id: str = "",
-                 on_refused: Callable[[PeerError], None] | None = None) -> None:
+                 on_refused: Callable[[PeerError], None] | None = None, compress: bool = True) -> None:
         self.address = address
         self.crawl_id = crawl_id  # sent in every AUTH: the store refuses another crawl's spider (6.1)
         # Called once if the store refuses us for good (secret, version):
@@ -45,8 +53,11 @@ class StoreClient:
         self.host, self.port = split_host_port(address)
         self.secret, self.name = secret, name
         self.peer: Peer | None = None
-        # doc_id -> (encoded record, waiters); dicts keep insertion order
-        self.unacked: dict[int, tuple[bytes, list[AckCallback]]] = {}
+        # doc_id -> (encoded record, waiters, the raw record when it was sent
+        # compressed, else None); dicts keep insertion order
+        self.unacked: dict[int, tuple[bytes, list[AckCallback], Record | None]] = {}
+        self.compress = compress  # announce caps=zstd (6.7)
+        self.packer: Packer | None = None  # the store's dictionary, once it gave it on this connection
         self.backoff = Backoff()
         self._task: asyncio.Task | None = None
         self._stopping = False
@@ -86,8 +97,12 @@ class StoreClient:
         if pending is not None:  # the same document again: the first record stands
             pending[1].append(on_ack)
             return
-        data = encode_record(record)
-        self.unacked[record.doc_id] = (data, [on_ack])
+        if self.packer is not None and record.document:
+            data = encode_record(self.packer.pack(record))
+            self.unacked[record.doc_id] = (data, [on_ack], record)
+        else:
+            data = encode_record(record)
+            self.unacked[record.doc_id] = (data, [on_ack], None)
         if self.connected:
             self.peer.write(data)
 
@@ -99,8 +114,21 @@ class StoreClient:
                 return
             for waiter in pending[1]:
                 waiter(event.result)
+        elif type(event) is Dictionary:
+            if self.compress:
+                self.packer = Packer(event)
+                LOG.info("store %s: documents go compressed with its dictionary %d (zstd level %d)", self.address,
+                         event.dict_id, event.level)
         elif type(event) is Notice:
             LOG.warning("store %s: notice %d %s", self.address, event.code, event.text)
+
+    def _send_raw(self, error: PeerError) -> None:
+        """The store refused a compressed record (6.7): resend all raw, compress no more for it."""
+        self.compress = False
+        for doc_id, (data, waiters, raw) in list(self.unacked.items()):
+            if raw is not None:
+                self.unacked[doc_id] = (encode_record(raw), waiters, None)
+        LOG.error("%s; sending this store documents uncompressed from now on", error)
 
     def _refused(self, error: Refused) -> None:
         LOG.error("%s; %s. %d records not stored (the urlserver will hand their URLs out again).",
@@ -126,12 +154,15 @@ class StoreClient:
             self.peer = peer
             if self.unacked:
                 LOG.info("%s: connected, resending %d unacked records", what, len(self.unacked))
-                for data, _ in list(self.unacked.values()):
+                for data, _, _ in list(self.unacked.values()):
                     peer.write(data)
             for callback in list(self.on_up):
                 callback()
             error = await peer.closed
             self.peer = None
+            self.packer = None  # the next connection's store gives its own (it may be another)
+            if error is not None and error.code is ErrorCode.FRAME:
+                self._send_raw(error)
             if isinstance(error, Refused):  # after READY: a store of another crawl (6.1)
                 self._refused(error)
                 return
@@ -141,7 +172,7 @@ class StoreClient:
 
     def _connection(self) -> StoreConnection:
         return StoreConnection(Role.CLIENT, secret=self.secret, nonce=os.urandom(NONCE_BYTES), name=self.name,
-                               crawl_id=self.crawl_id)
+                               crawl_id=self.crawl_id, caps=(ZSTD_CAP,) if self.compress else ())
 
     async def _connect(self, what: str) -> Peer:
         """An open connection to the store: over its Unix socket once moved
@@ -149,15 +180,17 @@ class StoreClient:
         store is on this machine. PeerError/Refused as open_peer."""
         if self.unix is not None:
             try:
-                return (await open_peer(self.host, self.port, self._connection(), what, unix=self.unix))[0]
+                return (await open_peer(self.host, self.port, self._connection(), what, unix=self.unix,
+                                        on_event=self._on_event))[0]
             except PeerError:  # the store restarting, or without the socket now: TCP tells
                 self.unix = None
-        peer, settings = await open_peer(self.host, self.port, self._connection(), what)
+        peer, settings = await open_peer(self.host, self.port, self._connection(), what, on_event=self._on_event)
         path = settings.get("unix")
         if not path or self._unix_failed or not _loopback(self.host):
             return peer
         try:
-            local, _ = await open_peer(self.host, self.port, self._connection(), what, unix=path)
+            local, _ = await open_peer(self.host, self.port, self._connection(), what, unix=path,
+                                       on_event=self._on_event)
         except PeerError as exc:
             LOG.warning("%s: its Unix socket %s failed (%s); using TCP from now on", what, path, exc)
             self._unix_failed = True

@@ -16,6 +16,9 @@
 # answer (the server asks the host to slow down) the followers wait
 # SLOWED_PAUSE_S first: the urlserver slows the host once the DONE is in,
 # and hands nothing more ahead meanwhile.
+# A DONE leaves out the links that earlier DONEs of this connection carried
+# and the urlserver's COMMITTED named (sentlinks.py, docs/protocol.txt
+# 5.5.1): a page's menus go to the urlserver once a connection.
 # CANCEL aborts a fetch (no DONE). When the connection drops, the session
 # ends: fetches are aborted (the urlserver requeues them), records already
 # handed to a store stay there until acked. Records held for a store shard
@@ -37,8 +40,10 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Awaitable, Callable
 
+import msgspec
+
 from wreck.protocol import (
-    AckResult, Assignment, Bye, Cancel, Done, Get, Idle, LocalProtocolError, ProtocolError,
+    AckResult, Assignment, Bye, Cancel, Committed, Done, Get, Idle, LocalProtocolError, ProtocolError,
     Specific, Status, Working, limits,
 )  # fmt: skip
 from wreck.protocol.settings import CrawlSettings
@@ -48,6 +53,7 @@ from . import htmlguard, nofetch
 from .fetch import PLAIN, Fetcher, FetchResult, FetchSettings, Request
 from .peer import Peer
 from .report import Report, report
+from .sentlinks import SentLinks
 from .storeclient import StoreClient
 
 LOG = logging.getLogger(__name__)
@@ -124,6 +130,8 @@ class UrlSession:
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
         self.done_count = 0
+        self.sent_links = SentLinks()  # links COMMITTED made known on this connection (5.5.1)
+        self.done_bytes = 0  # octets of the DONEs sent, for the figures at the session's end
         self._behind: dict[int, list[Assignment]] = {}  # T -> assignments waiting for T's transfer (after=T)
         self._waits_for: dict[int, int] = {}  # a waiting assignment's trans_id -> the T it waits for
         self._busy = asyncio.Event()  # set while transactions are held: the WORKING ticker runs
@@ -151,6 +159,8 @@ class UrlSession:
             self.results.clear()
             self._behind.clear()
             self._waits_for.clear()
+            LOG.info("event=session_end dones=%d done_bytes=%d links_left_out=%d", self.done_count,
+                     self.done_bytes, self.sent_links.left_out)
 
     # -- urlserver events ------------------------------------------------------
 
@@ -164,6 +174,8 @@ class UrlSession:
                     parked.pop(event.trans_id, None)
                 self._cancel(event.trans_id)
                 self._refill()
+        elif kind is Committed:
+            self.sent_links.committed(event.trans_ids)
         elif kind is Bye:
             self.bye = event.reason
             LOG.info("urlserver says goodbye (%s)", event.reason)
@@ -251,15 +263,17 @@ class UrlSession:
         if txn is None:  # cancelled meanwhile
             return
         a = txn.assignment
-        if htmlguard.heavy(result.body) or a.extra.get("kind") == "sitemap":  # a gzipped one may hold 1M elements
+        tags = htmlguard.count(result.body)  # once, for heavy() here and bound() in report()
+        if htmlguard.heavy(result.body, tags) or a.extra.get("kind") == "sitemap":  # a gzipped one: 1M elements
             try:
-                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"), a.extra)
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"),
+                                                   a.extra, tags)
             except RuntimeError:  # the session is ending: the urlserver requeues it
                 return
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra)
+            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra, tags)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)
@@ -293,13 +307,24 @@ class UrlSession:
         self._send_done(trans_id, done)
 
     def _send_done(self, trans_id: int, done: Done) -> None:
-        if self.txns.pop(trans_id, None) is None or not self.peer.is_open:
+        txn = self.txns.pop(trans_id, None)
+        if txn is None or not self.peer.is_open:
             return  # cancelled, or this session is over: the urlserver requeued it
+        # a plain page's links only: a feed's or a sitemap's are sent whole (5.5.1)
+        plain = done.outlinks and "kind" not in txn.assignment.extra
+        if plain:
+            links, known = self.sent_links.leave_out(done.outlinks)
+            if known:
+                done = msgspec.structs.replace(done, outlinks=links, known=known)
         try:
-            self.peer.send(done)
+            size = self.peer.send(done)
         except LocalProtocolError as exc:  # e.g. an outlink the wire refuses
             LOG.error("DONE %d cannot be sent as is (%s); sending it without links", trans_id, exc)
-            self.peer.send(Done(done.trans_id, done.status, done.http_code, done.specific, done.ms))
+            plain = False
+            size = self.peer.send(Done(done.trans_id, done.status, done.http_code, done.specific, done.ms))
+        if plain:
+            self.sent_links.sent(trans_id, done.outlinks)
+        self.done_bytes += size or 0
         self.done_count += 1
         self._refill()
 

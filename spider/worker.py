@@ -21,7 +21,7 @@ import signal
 import uvloop
 
 from wreck.protocol import ControlConnection, ProtocolError, Role
-from wreck.protocol.handshake import CAP_AFTER, CAP_RECORD, NONCE_BYTES
+from wreck.protocol.handshake import CAP_AFTER, CAP_COMMITTED, CAP_RECORD, NONCE_BYTES
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
 from .peer import Backoff, PeerError, Refused, open_peer
@@ -34,8 +34,9 @@ LOG = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_REFUSED = 2  # the urlserver or a store refused us for good: do not restart
 # What this spider announces in its AUTH to the urlserver (docs/protocol.txt
-# 3.1): it honours after= (urlclient.py) and nofetch= (nofetch.py).
-CAPS = (CAP_AFTER, CAP_RECORD)
+# 3.1): it honours after= (urlclient.py) and nofetch= (nofetch.py), and
+# leaves out of its DONEs the links COMMITTED made known (sentlinks.py).
+CAPS = (CAP_AFTER, CAP_RECORD, CAP_COMMITTED)
 
 
 @dataclasses.dataclass(frozen=True)

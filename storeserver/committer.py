@@ -9,6 +9,10 @@
 # content fingerprint (on a thread pool, beside zstd) and the plugins'
 # document metadata; the committing stage writes them, with the duplicate
 # marks, in the document's own transaction (dedup.py).
+# A document a spider compressed with the store's dictionary (docs/protocol.txt
+# 6.7) is written as it came, its body hash taken from its DIGEST: the
+# compressing stage only decompresses it for --near-dups or document hooks. A
+# new dictionary is announced (on_dict) once the commit that stores it is done.
 #
 # Failures never lose a record: on a full map the batch is retried after
 # the map is grown; on any other write error (disk full) the batch is held
@@ -36,8 +40,8 @@ from wreck.plugins import DOCUMENT, Plugins
 
 from . import layout as L
 from . import settings as S
-from .compress import Compressor
-from .dedup import content_type, fingerprint_records
+from .compress import Compressor, CorruptDocument, SpiderFrames
+from .dedup import content_type, fingerprint_packed, fingerprint_records
 from .store import Prepared, WriteStore
 
 log = logging.getLogger("storeserver")
@@ -45,8 +49,9 @@ log = logging.getLogger("storeserver")
 # Threads computing content fingerprints: one per core, as zstd uses.
 FINGERPRINT_THREADS = max(2, os.cpu_count() or 1)
 
-# What the loop gets back per committed record: (reply_to, doc_id, result).
-Results = list[tuple[Any, int, AckResult]]
+# What the loop gets back per committed record: (reply_to, doc_id, result);
+# result None: a spider's frame that did not decompress, not stored (6.7).
+Results = list[tuple[Any, int, AckResult | None]]
 
 
 def record_cost(r: Record) -> int:
@@ -72,6 +77,7 @@ class Committer:
         self, store: WriteStore, compressor: Compressor, *, window_s: float,
         on_commit: Callable[[Results], None], on_full: Callable[[bool, str], None],
         on_fatal: Callable[[BaseException], None], dedup: bool = True, near_dups: bool = True, plugins: Plugins | None = None,
+        frames: SpiderFrames | None = None, on_dict: Callable[[int, bytes], None] = lambda dict_id, data: None,
     ) -> None:  # fmt: skip
         self.store = store
         self.dedup = dedup  # fingerprint pages and mark duplicates (dedup.py)
@@ -82,6 +88,10 @@ class Committer:
         self._on_commit = on_commit  # each callback is called from the writer thread
         self._on_full = on_full
         self._on_fatal = on_fatal
+        # The dictionaries spiders compress with (6.7), and who hears of a
+        # new one once it is committed.
+        self.frames = frames if frames is not None else SpiderFrames(compressor.level)
+        self._on_dict = on_dict
         self._queue: deque[tuple[Record, Any]] = deque()
         self._costs: deque[int] = deque()  # record_cost() of each queued record, computed once
         self._cond = threading.Condition()
@@ -172,6 +182,8 @@ class Committer:
                 results = self._write(batch, prepared, new_dict)
                 if results is None:
                     continue  # shutting down with the disk still full: unacked
+                if new_dict is not None:
+                    self._on_dict(*new_dict)  # durable now: spiders may compress with it (6.7)
                 # Freed before the loop hears of the commit, so that it sees
                 # the room when it wakes the connections waiting for some.
                 with self._cond:
@@ -181,47 +193,87 @@ class Committer:
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
 
-    def _prepare(self, batch: list[tuple[Record, Any]]) -> tuple[list[Prepared], tuple[int, bytes] | None]:
+    def _prepare(self, batch: list[tuple[Record, Any]]) -> tuple[list[Prepared | None], tuple[int, bytes] | None]:
+        """Each record's Prepared (None: a spider's frame that does not
+        decompress, refused), and the dictionary trained meanwhile."""
         comp = self.compressor
         new_dict = comp.take_new_dict()
         if new_dict is not None:
             comp.use_dict(*new_dict)
         now = time.time()
-        prepared = []
-        heads = [L.head_length(r.document) for r, _ in batch]
+        docs = self._documents(batch)
+        heads = [r.packed.head_len if r.packed is not None else L.head_length(r.document) for r, _ in batch]
         # Fingerprints are computed on a pool while zstd compresses the batch
         # in its own threads: hashlib, lexbor, numpy and zstd release the GIL.
         # One task per thread's slice of the batch, not per page: a future
-        # and its hand-offs cost about what a page's SHA-256 does.
+        # and its hand-offs cost about what a page's SHA-256 does. A frame a
+        # spider compressed comes with its body hash (6.7): nothing to do.
         if self.dedup:
-            items = [(r.url, r.http, r.document, h) for (r, _), h in zip(batch, heads)]
-            step = -(-len(items) // FINGERPRINT_THREADS)
+            whole = [i for i, d in enumerate(docs) if d is not None]
+            items = [(batch[i][0].url, batch[i][0].http, docs[i], heads[i]) for i in whole]
+            step = max(1, -(-len(items) // FINGERPRINT_THREADS))
             parts = [self._pool.submit(fingerprint_records, items[k : k + step], near=self.near_dups,
                                        store_format=self.store.format) for k in range(0, len(items), step)]
-        dict_id, frames = comp.compress_many([r.document for r, _ in batch])
-        fps = [fp for part in parts for fp in part.result()] if self.dedup else None
-        for i, ((r, _), payload) in enumerate(zip(batch, frames)):
-            head_len = heads[i]
-            value = L.encode_doc(
-                r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
-                len(r.document), head_len, now, dict_id, payload,
-            )  # fmt: skip
-            fp = fps[i] if fps is not None else None
-            extra = self._document_hooks(r, head_len) if self.plugins is not None else None
-            prepared.append(Prepared(r.doc_id, r.url, value, len(r.document), fingerprint=fp, extra=extra,
+        raw = [i for i, (r, _) in enumerate(batch) if r.packed is None]
+        dict_id, frames = comp.compress_many([batch[i][0].document for i in raw])
+        payloads = dict(zip(raw, frames))
+        fps: list[L.Fingerprint | None] = [None] * len(batch)
+        if self.dedup:
+            for i, fp in zip(whole, (fp for part in parts for fp in part.result())):
+                fps[i] = fp
+        prepared: list[Prepared | None] = []
+        for i, (r, _) in enumerate(batch):
+            p = r.packed
+            if p is not None and docs[i] is None and self.needs_documents:
+                prepared.append(None)  # its frame did not decompress (_documents)
+                continue
+            if p is None:
+                d_id, doc_len, payload = dict_id, len(r.document), payloads[i]
+            else:  # written as it came (6.7)
+                d_id, doc_len, payload = p.dict_id, p.doc_len, r.document
+                if self.dedup and docs[i] is None:
+                    fps[i] = fingerprint_packed(r.url, r.http, p)
+            value = L.encode_doc(r.doc_id, r.success, int(r.specific), r.http, r.ms, r.url, r.new_url,
+                                 doc_len, heads[i], now, d_id, payload)
+            extra = self._document_hooks(r, docs[i], heads[i]) if self.plugins is not None else None
+            prepared.append(Prepared(r.doc_id, r.url, value, doc_len, fingerprint=fps[i], extra=extra,
                                      not_modified=r.specific == Specific.NOT_MODIFIED, fetch=fetch_value(r)))
         return prepared, new_dict
 
-    def _document_hooks(self, r: Record, head_len: int) -> bytes | None:
+    @property
+    def needs_documents(self) -> bool:
+        """Whether the writer reads documents beyond their body hash: the
+        simhash of --near-dups, the document hooks of --plugin."""
+        return (self.dedup and self.near_dups) or self.plugins is not None
+
+    def _documents(self, batch: list[tuple[Record, Any]]) -> list[bytes | None]:
+        """Each record's document, where the writer needs it: a spider's
+        frame (6.7) is decompressed only for needs_documents, else None; a
+        frame that does not decompress to its doc_len is None, logged once."""
+        docs: list[bytes | None] = []
+        for r, _ in batch:
+            if r.packed is None:
+                docs.append(r.document)
+            elif not self.needs_documents:
+                docs.append(None)
+            else:
+                try:
+                    docs.append(self.frames.decompress(r))
+                except CorruptDocument as exc:
+                    log.error("event=frame_refused doc=%d reason=%r: not stored", r.doc_id, str(exc))
+                    docs.append(None)
+        return docs
+
+    def _document_hooks(self, r: Record, document: bytes, head_len: int) -> bytes | None:
         """The plugins' document metadata (JSON), computed before the commit
         so it is stored, and acked, with the document itself."""
-        head = r.document[:head_len]
+        head = document[:head_len]
         meta = {
             "doc_id": r.doc_id, "url": r.url, "new_url": r.new_url, "success": r.success,
             "http_code": http_code(r.http) or 0, "content_type": content_type(head),
             "headers": head.decode("iso-8859-1"),
         }  # fmt: skip
-        return self.plugins.document(meta, r.document[head_len:])
+        return self.plugins.document(meta, document[head_len:])
 
     def _clear_stale_readers(self) -> None:
         """Before each commit: free the reader slots of processes that died
@@ -233,14 +285,15 @@ class Committer:
         if cleared:
             log.info("cleared %d stale LMDB reader(s): a reader died mid-read", cleared)
 
-    def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared],
+    def _write(self, batch: list[tuple[Record, Any]], prepared: list[Prepared | None],
                new_dict: tuple[int, bytes] | None) -> Results | None:
         self._clear_stale_readers()
         delay = S.RETRY_FIRST_S
         crawl = self.crawl_to_keep
+        kept = [p for p in prepared if p is not None]
         while True:
             try:
-                results = self.store.commit(prepared, new_dict, crawl_id=crawl)
+                committed = iter(self.store.commit(kept, new_dict, crawl_id=crawl))
                 break
             except lmdb.MapFullError:
                 size = self.store.grow()
@@ -255,6 +308,7 @@ class Committer:
                         return None  # shutting down and still full: these stay unacked
                 time.sleep(delay)
                 delay = min(delay * 2, S.RETRY_MAX_S)
+        results = [next(committed) if p is not None else None for p in prepared]
         if crawl and self.crawl_to_keep == crawl:
             self.crawl_to_keep = ""  # kept: later commits need not write it again
         if self.full:

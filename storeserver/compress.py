@@ -11,6 +11,14 @@
 #
 # Reader side (Decompressors): one zstd decompressor per dictionary id,
 # loaded on first use through a callback.
+#
+# Spiders' frames (SpiderFrames, docs/protocol.txt 6.7): once a dictionary is
+# committed, the store gives it to the spiders that can compress, and they
+# send documents as the frames it would have written. The loop checks each
+# such frame's header against the committed dictionaries (a few
+# microseconds: no decompression, which is the work moved to the spiders);
+# the writer decompresses one only where it needs the document itself
+# (--near-dups, document hooks of --plugin).
 """Dictionary-trained zstd for documents."""
 
 from __future__ import annotations
@@ -20,6 +28,8 @@ import threading
 from collections.abc import Callable
 
 import zstandard as zstd
+
+from wreck.protocol import Dictionary, Record
 
 from .layout import NO_DICT
 
@@ -147,3 +157,59 @@ class Decompressors:
         if len(out) != doc_len:
             raise CorruptDocument(f"{what} decompressed to {len(out)} bytes, {doc_len} were stored")
         return out
+
+
+class SpiderFrames:
+    """The dictionaries spiders may compress with: those committed, by store
+    id, with zstd's own id (the one a frame header names) and their bytes.
+    Added to by the loop, read by the writer thread (decompress)."""
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+        self._zstd_id: dict[int, int] = {}
+        self._data: dict[int, bytes] = {}
+        self.offer: Dictionary | None = None  # the DICT frame of the newest dictionary (6.7)
+        self._dctx = Decompressors(self._data.get)
+
+    def add(self, dict_id: int, data: bytes) -> Dictionary:
+        """Accept frames made with dictionary `dict_id` from now on; the DICT
+        frame to give the spiders."""
+        self._data[dict_id] = data
+        self._zstd_id[dict_id] = zstd.ZstdCompressionDict(data).dict_id()
+        self.offer = Dictionary(dict_id, self.level, data)
+        return self.offer
+
+    def problem(self, record: Record) -> str | None:
+        """Why the store cannot take `record`'s frame as it is, or None.
+
+        Checked: the frame header (RFC 8878 3.1.1) names the zstd id of a
+        dictionary this store committed under the record's dict id, declares
+        the record's doc_len as its content size, and has a checksum. Not
+        checked: that its blocks decompress to that size. A spider proved the
+        shared secret, so a mismatch there is a bug, not an attack; a reader
+        decompresses with the stored doc_len as its bound and checks the
+        checksum (Decompressors), so such a bug would show as a corrupt
+        document, never as other bytes. Decompressing here would cost what
+        the spider's compression saves."""
+        p = record.packed
+        want = self._zstd_id.get(p.dict_id)
+        if want is None:
+            return f"dictionary {p.dict_id} is not one this store gave"
+        try:
+            params = zstd.get_frame_parameters(record.document)
+        except zstd.ZstdError as exc:
+            return f"not a zstd frame ({exc})"
+        if params.dict_id != want:
+            return f"frame made with zstd dictionary {params.dict_id}, not {want} (dictionary {p.dict_id})"
+        if params.content_size != p.doc_len:
+            return f"frame of {params.content_size} bytes, the record says {p.doc_len}"
+        if not params.has_checksum:
+            return "frame without a checksum"
+        return None
+
+    def decompress(self, record: Record) -> bytes:
+        """The document of a packed record (CorruptDocument if its frame does
+        not decompress to doc_len bytes): for the writer's --near-dups and
+        document hooks only."""
+        p = record.packed
+        return self._dctx.decompress(p.dict_id, record.document, p.doc_len, what=f"record {record.doc_id}'s frame")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import lmdb
 
-from wreck.protocol import http_code
+from wreck.protocol import Packed, http_code
 
 from . import layout as L
 
@@ -56,6 +56,16 @@ def fingerprint_record(url: str, http: int, document: bytes, head_len: int, *,
     from . import fingerprint as F  # noqa: F811 (see the imports)
 
     return F.of_body(document[head_len:], content_type(document[:head_len]), store_format)
+
+
+def fingerprint_packed(url: str, http: int, packed: Packed) -> L.Fingerprint | None:
+    """fingerprint_record without near duplicates for a document a spider
+    compressed (docs/protocol.txt 6.7): its DIGEST is the body hash a format 3
+    store keys on, so nothing is decompressed or hashed again."""
+    code = http_code(http) or 0
+    if not 200 <= code < 300 or packed.head_len >= packed.doc_len or url.endswith(ROBOTS_SUFFIX):
+        return None
+    return L.Fingerprint(packed.digest, None)
 
 
 def fingerprint_records(items: list[tuple[str, int, bytes, int]], *, near: bool,

@@ -32,6 +32,7 @@ import msgspec
 import zstandard
 
 from wreck.protocol.codes import Specific
+from wreck.protocol.record import head_length  # noqa: F401 (the document's layout is the wire's, 6.3)
 
 # Specific codes of a transaction in which no connection was made (6.2).
 NOT_CONNECTED = frozenset({Specific.DNS_FAILED, Specific.FORBIDDEN_ADDRESS})
@@ -167,17 +168,6 @@ def decode_fetch(value: bytes) -> FetchInfo:
     if not hasattr(_zstd, "d"):
         _zstd.d = zstandard.ZstdDecompressor()
     return _FETCH_DECODER.decode(_zstd.d.decompress(value))
-
-
-def head_length(document: bytes) -> int:
-    """Bytes of the status line + headers + blank line; 0 if there are none."""
-    if not document.startswith(b"HTTP/"):
-        return 0
-    end = document.find(b"\r\n\r\n")
-    if end >= 0:
-        return end + 4
-    end = document.find(b"\n\n")  # a tolerant reading of a bare-LF response
-    return end + 2 if end >= 0 else len(document)
 
 
 def body_key(body: bytes | memoryview, store_format: int = FORMAT_VERSION) -> bytes:

@@ -23,6 +23,12 @@
 # a spider of another crawl one ERROR frame (code crawl) right after its
 # WELCOME, then closes: none of its records is read, so none is acked, not
 # even as a duplicate of the kept crawl's document under the same doc id.
+# Compression on the spiders (docs/protocol.txt 6.7): a spider that announced
+# caps=zstd gets the store's committed dictionary in a DICT frame after its
+# WELCOME (or as soon as the first one is committed); its frames are checked
+# here (SpiderFrames.problem, the header only) and one that fails closes its
+# connection with ERROR frame (code 11). A format 2 store gives no
+# dictionary: its body hashes are not the spiders' SHA-256 (docs/storage.txt).
 # Shutdown: stop accepting, stop reading, let the writer commit what is in
 # hand, await the acks of every record it answered, close.
 """StoreServer: sockets, event loop, acks."""
@@ -39,14 +45,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import Ack, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection
-from wreck.protocol.store import other_crawl
+from wreck.protocol import (
+    Ack, Dictionary, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection,
+)  # fmt: skip
+from wreck.protocol.limits import MAX_DICT_LEN
+from wreck.protocol.store import ZSTD_CAP, other_crawl
 
 from wreck.plugins import DOCUMENT, Plugins
 
 from . import settings as S
 from .committer import Committer, Results
-from .compress import Compressor
+from . import layout as L
+from .compress import Compressor, SpiderFrames
 from .store import WriteStore
 
 if TYPE_CHECKING:
@@ -67,6 +77,7 @@ class RecordPeer(Peer):
         self.waiting_room = False  # paused until the record now arriving fits
         self.write_full = False  # paused until the spider reads its acks
         self.progress_at = 0.0  # loop time of the last bytes received
+        self.frames_seen = False  # a record compressed by the spider came (6.7)
         super().__init__(listener)
 
     def make_connection(self, nonce: bytes) -> StoreConnection:
@@ -80,9 +91,26 @@ class RecordPeer(Peer):
         refusal = self.server.check_crawl(self.conn.crawl_id, self)
         if refusal is not None:
             self.fail(refusal.code, refusal.reason)
+        elif self.server.frames.offer is not None:
+            self.offer(self.server.frames.offer)
+
+    def offer(self, dictionary: Dictionary) -> None:
+        """Give this spider the store's dictionary if it can compress (6.7)."""
+        if ZSTD_CAP in self.conn.caps and not self.closed and self.conn.state is State.OPEN:
+            self.send(dictionary)
 
     def on_event(self, event: object) -> None:
         if type(event) is Record:
+            if event.packed is not None and (problem := self.server.frames.problem(event)) is not None:
+                log.warning("event=frame_refused peer=%s name=%s doc=%d reason=%r", self.peer, self.name,
+                            event.doc_id, problem)
+                self.fail(ErrorCode.FRAME, f"record {event.doc_id}: {problem}")
+                return
+            if event.packed is not None:
+                self.server.spider_frames += 1
+                if not self.frames_seen:  # once per connection: an operator sees the work moved
+                    self.frames_seen = True
+                    log.info("event=spider_frames peer=%s name=%s dict=%d", self.peer, self.name, event.packed.dict_id)
             self.pending += 1
             self.server.submit(event, self)
             if self.server.over_bound():
@@ -126,9 +154,15 @@ class RecordPeer(Peer):
 
     # -- called by the server --------------------------------------------------
 
-    def deliver(self, acks: list[Ack]) -> None:
-        """Acks of committed records, in one write."""
-        self.pending -= len(acks)
+    def deliver(self, acks: list[Ack], refused: int = 0) -> None:
+        """Acks of committed records, in one write; `refused` records whose
+        frame did not decompress (6.7) close the connection after them."""
+        self.pending -= len(acks) + refused
+        if refused and not self.closed:
+            if acks and self.conn.state is State.OPEN:
+                self.write(b"".join(map(self.conn.send, acks)))
+            self.fail(ErrorCode.FRAME, f"{refused} record(s) whose zstd frame does not decompress to its doc_len")
+            return
         if self.closed:
             return
         if self.conn.state is State.OPEN:
@@ -157,6 +191,12 @@ class StoreServer:
             level=settings.zstd_level, dict_size=settings.dict_size, train_docs=settings.dict_train_docs,
             sample_bytes=S.DICT_SAMPLE_BYTES, dict_id=dict_id, dict_data=dict_data,
         )  # fmt: skip
+        # The dictionaries spiders may compress with (6.7): the current one, if
+        # spiders may, and the store keys bodies by SHA-256 as they do.
+        self.frames = SpiderFrames(settings.zstd_level)
+        self.spider_frames = 0  # records received as frames a spider compressed, since the start
+        if dict_data is not None:
+            self._spiders_may_use(dict_id, dict_data)
         self.listener = Listener(log=log, max_connections=settings.max_connections,
                                  max_unauthenticated=settings.max_unauthenticated,
                                  handshake_timeout=settings.handshake_timeout_s)
@@ -186,7 +226,8 @@ class StoreServer:
             on_commit=lambda results: loop.call_soon_threadsafe(self._committed, results),
             on_full=lambda full, text: loop.call_soon_threadsafe(self._full, full, text),
             on_fatal=lambda exc: loop.call_soon_threadsafe(self._die, exc), plugins=self.plugins,
-            dedup=self.settings.dedup, near_dups=self.settings.near_dups,
+            dedup=self.settings.dedup, near_dups=self.settings.near_dups, frames=self.frames,
+            on_dict=lambda dict_id, data: loop.call_soon_threadsafe(self._dict_committed, dict_id, data),
         )  # fmt: skip
         if self.settings.warc_dir:
             s = self.settings
@@ -211,6 +252,29 @@ class StoreServer:
 
     def now(self) -> float:
         return self._loop.time()
+
+    def _spiders_may_use(self, dict_id: int, data: bytes) -> Dictionary | None:
+        """Accept spiders' frames made with this committed dictionary; the DICT
+        frame to give them, or None where spiders do not compress (6.7)."""
+        if not self.settings.spider_compression or self.store.format < L.SHA256_BODIES_FROM:
+            return None
+        if len(data) > MAX_DICT_LEN:
+            log.warning("dictionary %d is %d bytes, more than a DICT frame holds (%d): spiders send documents raw",
+                        dict_id, len(data), MAX_DICT_LEN)
+            return None
+        return self.frames.add(dict_id, data)
+
+    def _dict_committed(self, dict_id: int, data: bytes) -> None:
+        """A trained dictionary is durable: give it to every spider that can compress."""
+        offer = self._spiders_may_use(dict_id, data)
+        if offer is None:
+            return
+        sent = 0
+        for conn in list(self.connections):
+            if ZSTD_CAP in conn.conn.caps and conn.opened:
+                conn.offer(offer)
+                sent += 1
+        log.info("event=dict_offered dict=%d bytes=%d spiders=%d", dict_id, len(data), sent)
 
     def _arm_stall_check(self) -> None:
         """Check for stalled connections in a few seconds, while any waits for
@@ -238,6 +302,7 @@ class StoreServer:
         counts = dict(self.store.totals)  # a copy: the committer's thread adds to them
         return {"time": time.time(), "documents": counts["docs"], "bytes": counts["raw_bytes"],
                 "compressed_bytes": counts["stored_bytes"], "not_modified": counts["not_modified"],
+                "spider_compressed": self.spider_frames,
                 "disk_free": shutil.disk_usage(self.settings.data).free}
 
     def _check_stalls(self) -> None:
@@ -323,11 +388,16 @@ class StoreServer:
 
     def _committed(self, results: Results) -> None:
         by_conn: dict[RecordPeer, list[Ack]] = {}
+        refused: dict[RecordPeer, int] = {}
         for conn, doc_id, result in results:
-            by_conn.setdefault(conn, []).append(Ack(doc_id, result))
+            if result is None:  # a spider's frame that did not decompress (6.7)
+                refused[conn] = refused.get(conn, 0) + 1
+                by_conn.setdefault(conn, [])
+            else:
+                by_conn.setdefault(conn, []).append(Ack(doc_id, result))
         for conn, acks in by_conn.items():
             try:
-                conn.deliver(acks)
+                conn.deliver(acks, refused.get(conn, 0))
             except Exception:  # noqa: BLE001 - one connection's bug must not withhold the others' acks
                 log.exception("cannot deliver %d acks to %s; closing that connection", len(acks), conn.peer)
                 conn.close()

@@ -169,6 +169,10 @@ class StoreSettings:
     dict_train_docs: int = setting(DICT_TRAIN_DOCS, help="Train the zstd dictionary from this many first documents "
                                    "(0: never)", unit="documents", min=0, panel=STORAGE)
     dict_size: int = setting(DICT_SIZE, help="Size of the trained zstd dictionary", above=0, panel=STORAGE, **SIZE)
+    spider_compression: bool = setting(True, help="Give the trained dictionary to spiders that can compress "
+                                       "(caps=zstd): they then send documents as the zstd frames this store "
+                                       "would write, and it stores them as they come (docs/protocol.txt 6.7)",
+                                       negatable=True, panel=STORAGE)
     dedup: bool = setting(True, help="Hash page bodies and mark exact duplicates (about 13 CPU-us per 15 KB page)",
                           panel=DEDUP)
     near_dups: bool = setting(False, help="Also mark near duplicates (simhash of the page text; about doubles the "

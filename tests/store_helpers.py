@@ -33,10 +33,11 @@ class Client:
     """A spider's end of one store connection, blocking, for tests."""
 
     def __init__(self, port: int, *, secret: bytes = b"", name: str = "test-spider", handshake: bool = True,
-                 crawl_id: str = "") -> None:
+                 crawl_id: str = "", caps: tuple[str, ...] = ()) -> None:
         self.sock = socket.create_connection((HOST, port), timeout=TIMEOUT)
         self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.conn = StoreConnection(Role.CLIENT, secret=secret, nonce=os.urandom(32), name=name, crawl_id=crawl_id)
+        self.conn = StoreConnection(Role.CLIENT, secret=secret, nonce=os.urandom(32), name=name, crawl_id=crawl_id,
+                                    caps=caps)
         self.settings: dict[str, str] = {}
         self.events: list = []
         if handshake:

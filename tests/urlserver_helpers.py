@@ -10,10 +10,13 @@ import socket
 import time
 from pathlib import Path
 
+import msgspec
+
 from wreck.protocol import (
-    NEED_DATA, Assignment, Bye, Cancel, ConnectionClosed, ControlConnection, Done, Get, Idle,
+    NEED_DATA, Assignment, Bye, Cancel, Committed, ConnectionClosed, ControlConnection, Done, Get, Idle,
     Role, Specific, Status, Working,
 )  # fmt: skip
+from wreck.spider.sentlinks import SentLinks
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.server import UrlServer
 from wreck.urlserver.dns import Resolution
@@ -51,6 +54,10 @@ class FakeSpider:
                  secret: bytes = b"", answer_delay: float = 0.0, caps: tuple[str, ...] = ()) -> None:
         self.address, self.respond, self.credit, self.name = address, respond, credit, name
         self.caps = caps  # announced in its AUTH (docs/protocol.txt 3.1); none: an older spider
+        self.committed: list[int] = []  # the DONEs COMMITTED named (5.5.1), with caps=committed
+        # with caps=committed, the links COMMITTED made known are left out (known=), as a spider does
+        self.sent_links = SentLinks() if "committed" in caps else None
+        self.done_bytes = 0  # octets of the DONEs it sent
         self.secret, self.answer_delay = secret, answer_delay
         self.assignments: list[tuple[float, Assignment]] = []
         self.cancels: list[int] = []
@@ -85,6 +92,9 @@ class FakeSpider:
                     asyncio.get_running_loop().call_later(self.answer_delay, self._answer, event)
                 elif type(event) is Cancel:
                     self.cancels.append(event.trans_id)
+                elif type(event) is Committed:
+                    self.committed.extend(event.trans_ids)
+                    self.sent_links.committed(event.trans_ids)
                 elif type(event) is Bye:
                     self.byes.append(event.reason)
                 elif type(event) in (Idle,):
@@ -102,7 +112,14 @@ class FakeSpider:
         if done is None:
             self.silent.add(a.trans_id)
             return
-        self._writer.write(self.conn.send(done) + self.conn.send(Get(1)))
+        sent = self.sent_links
+        if sent is not None and done.outlinks:
+            links, known = sent.leave_out(done.outlinks)
+            done = msgspec.structs.replace(done, outlinks=links, known=known)
+            sent.sent(done.trans_id, links)
+        data = self.conn.send(done)
+        self.done_bytes += len(data)
+        self._writer.write(data + self.conn.send(Get(1)))
 
     def working(self, *trans_ids: int) -> None:
         self._writer.write(self.conn.send(Working(trans_ids)))

@@ -46,6 +46,11 @@ TABLE = "urlserver"  # its table in a settings file
 # is, where this run listens and stores, and whether it exits when done.
 PER_RUN = ("data", "store", "store_data", "listen", "http", "store_http", "exit_when_done", "api_token_file")
 PART = crawlfile.part(TABLE, Settings, PER_RUN)
+# What a run imports beyond this module (lazily, so that --help and a refused
+# start stay cheap): a parent that forks the urlserver after imports
+# (wreck-crawl, wreck/local/fork.py) imports these first.
+PRELOAD = ("uvloop", "wreck.urlserver.db", "wreck.urlserver.crawl", "wreck.urlserver.api", "wreck.urlserver.http",
+           "wreck.urlserver.statusview", "wreck.urlserver.server", "wreck.urlserver.storeview")
 
 
 EXAMPLES = cmdline.examples(

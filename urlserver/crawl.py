@@ -681,13 +681,18 @@ class Crawl:
     # -- results ------------------------------------------------------------------------
 
     @translate_errors
-    def done(self, spider, event: Done, now: float) -> None:
+    def done(self, spider, event: Done, now: float) -> bool:
+        """Apply a spider's DONE. True if its links (if any) were all recorded
+        as a page's outlinks, so that once this transaction is durable the
+        spider may leave them out of later DONEs (COMMITTED, docs/protocol.txt
+        5.5.1); False if it was ignored, or its links were a feed's or a
+        sitemap's, of which only some are taken."""
         self._now = now
         claim = self.claims.get(event.trans_id)
         if claim is None or claim.spider is not spider:
             self.stats["ignored_done"] += 1
             log.warning("event=done_ignored trans_id=%d reason=unknown_or_expired", event.trans_id)
-            return
+            return False
         self.claims.remove(event.trans_id)
         self.stats["done"] += 1
         self._release(claim, now)
@@ -697,8 +702,11 @@ class Crawl:
         elif claim.kind == UNFETCHED:
             self._unfetched_done(claim, event)
         else:
-            self._page_done(claim, event, now)
+            links_recorded = self._page_done(claim, event, now)
+            self._wake(claim.host, now)
+            return links_recorded
         self._wake(claim.host, now)
+        return True
 
     def _release(self, claim: Claim, now: float) -> None:
         if claim.kind == UNFETCHED:
@@ -716,7 +724,7 @@ class Crawl:
         self._error(res.kind)
         log.info("event=unfetched_recorded url=%s specific=%s reason=%r", claim.url, event.specific.name, res.error)
 
-    def _page_done(self, claim: Claim, event: Done, now: float) -> None:
+    def _page_done(self, claim: Claim, event: Done, now: float) -> bool:
         fr, s = self.frontier, self.settings
         fp = claim.fp
         self.suspects.cleared(fp, claim.spider)
@@ -738,7 +746,7 @@ class Crawl:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
         if feed is not None and fetched:
             self._feed_done(claim, event, rec, feed, now)
-            return
+            return False
         if fetched and self.recrawl is not None:
             rec.tries = rec.doc_id = 0  # the next visit is a new document, with tries of its own
             fr.delay(claim.host, claim.entry, self.recrawl.fetched(fr.txn, fp, event, now))
@@ -762,10 +770,12 @@ class Crawl:
         if fetched and self.sitemaps.is_sitemap(fr.txn, fp):
             self.stats["sitemaps_fetched"] += 1
             self.stats["discovered"] += self.sitemaps.fetched(fp, claim.url, event, rec)
-            return
+            return False
         fr.discover_links(event.outlinks, depth=rec.depth + 1, base=claim.url, via=fp,
                           path=lineage.extend(rec.path, lineage.LINK))
-        self.stats["discovered"] += len(event.outlinks)
+        # links left out (known=) were sent and recorded before (5.5.1): they count as found
+        self.stats["discovered"] += len(event.outlinks) + event.known
+        return True
 
     def _feed_done(self, claim: Claim, event: Done, rec: d.UrlRecord, feed, now: float) -> None:
         """A feed was fetched: new stories are discovered, the feed goes back to

@@ -21,6 +21,9 @@
 # the reason, and /status keeps it (an interrupted crawl says so).
 # With --url-filter-cmd, a DONE with links waits in the FilterStage until the
 # command has answered, while every other spider is served (filterstage.py).
+# A spider that announced caps=committed is told, with the assignments a
+# commit made durable, which of its DONEs that commit holds (COMMITTED,
+# docs/protocol.txt 5.5.1): it may then leave their links out of later DONEs.
 """UrlServer: listener, spider connections, the pump."""
 
 from __future__ import annotations
@@ -32,8 +35,9 @@ import time
 from concurrent.futures import Future
 
 from wreck.listener import Listener, Peer
-from wreck.protocol import (Bye, Cancel, ControlConnection, Done, ErrorCode, Get, Idle, Links, LinksAck,
-                            LocalProtocolError, Role, Working)
+from wreck.protocol import (Bye, Cancel, Committed, ControlConnection, Done, ErrorCode, Get, Idle, Links,
+                            LinksAck, LocalProtocolError, Role, Working, limits)
+from wreck.protocol.handshake import CAP_COMMITTED
 from wreck.protocol.iptokens import IpReturn, IpWant
 from wreck.protocol.settings import CrawlSettings, split_host_port
 
@@ -97,7 +101,7 @@ class ControlPeer(Peer):
             if stage is not None and stage.wants(self, event):
                 stage.hold(self, event)  # applied once the filter command has answered
             else:
-                server.when_writable(server.crawl.done, self, event, time.time())
+                server.when_writable(server.apply_done, self, event, time.time())
         elif kind is Get:
             self.idle_sent = False
         elif kind is Working:
@@ -199,6 +203,9 @@ class UrlServer:
         # partitions (docs/partitions.md): the links to the others, and ACKs due after the next commit
         self.peer_links = None
         self.acks: list[tuple[ControlPeer, int]] = []
+        # DONEs applied since the last commit began, of spiders with caps=committed:
+        # named in COMMITTED once the commit holding them is durable (5.5.1)
+        self.committed: dict[ControlPeer, list[int]] = {}
         self.holders: dict[int, ControlPeer] = {}  # partition -> the connection it dialled here (IP tokens)
         if settings.partitions > 1:
             from .peerlink import PeerLinks
@@ -350,7 +357,13 @@ class UrlServer:
 
     def _apply_filtered(self, spider: ControlPeer, done: Done, answers: dict[str, bool], now: float) -> None:
         with self.url_filter.answering(answers):
-            self.crawl.done(spider, done, now)
+            self.apply_done(spider, done, now)
+
+    def apply_done(self, spider: ControlPeer, done: Done, now: float) -> None:
+        """A DONE to the engine; one whose links it recorded is named in
+        COMMITTED after the next commit, to a spider that can read it (5.5.1)."""
+        if self.crawl.done(spider, done, now) and CAP_COMMITTED in spider.conn.caps:
+            self.committed.setdefault(spider, []).append(done.trans_id)
 
     # -- the pump ------------------------------------------------------------------
 
@@ -407,6 +420,12 @@ class UrlServer:
         for peer, seq in acks:
             if not peer.closed:
                 outgoing.setdefault(peer, []).append(peer.conn.send(LinksAck(seq)))
+        committed, self.committed = self.committed, {}  # the DONEs this commit holds (5.5.1)
+        for peer, ids in committed.items():
+            if not peer.closed:
+                chunks = outgoing.setdefault(peer, [])
+                for start in range(0, len(ids), limits.MAX_WORKING_IDS):
+                    chunks.append(peer.conn.send(Committed(tuple(ids[start:start + limits.MAX_WORKING_IDS]))))
         if self.peer_links is not None:
             self._route_tokens(outgoing)
         futures = crawl.commit_soon()  # durable before any assignment leaves

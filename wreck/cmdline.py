@@ -6,13 +6,24 @@
 # `logging_options(usual)` decorates a command as options.command does, by
 # adding parameters to its signature, and hands the command the chosen level
 # as its keyword argument `log_level` (a logging level number).
+# Typer (0.2x) turns each option's text into its type through a pydantic
+# TypeAdapter, built for every declared option, given or not: importing
+# pydantic and building about 80 adapters cost a daemon's start about 0.08
+# CPU-s (issue 16, `python -X importtime`, time.process_time). app() puts a
+# plain conversion in their place for the types WRECK's options use (str,
+# int and float without typer bounds, Path, lists of them), the same values
+# and the same error messages; any other type goes to typer's own, built
+# only when the option is given. Typer without
+# that machinery (older or newer) is left as it is.
 """Shared command-line options: -h, --version, -v/-q/--log-level, examples."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
 import logging
+import os
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any, Optional
 
@@ -26,7 +37,79 @@ LEVELS = ("debug", "info", "warning", "error", "critical")
 
 def app(help: str) -> typer.Typer:
     """A WRECK command's typer app, without shell-completion flags."""
+    _plain_conversions()
     return typer.Typer(add_completion=False, help=help, rich_markup_mode="rich")
+
+
+# typer's message for each plain number type, as its pydantic adapter words it
+_NUMBER_ERRORS = {int: "Input should be a valid integer, unable to parse string as an integer",
+                  float: "Input should be a valid number, unable to parse string as a number"}
+
+
+def _plain_conversions() -> None:
+    """Replace typer's pydantic conversion for the plain types (see the top); once."""
+    try:
+        from pathlib import Path
+
+        from typer import _coercion, _param_types, core
+        from typer._click.exceptions import BadParameter
+        from typer._typing import get_args, get_origin
+    except ImportError:  # another typer: its own conversion stands
+        return
+    typer_build = getattr(core, "build_runtime_param", None)
+    base = getattr(_coercion, "RuntimeParam", None)
+    if typer_build is None or base is None or getattr(typer_build, "wreck_plain", False):
+        return
+
+    def convert(kind: type, info: Any, value: Any, param: Any, ctx: Any) -> Any:
+        if kind is str:
+            return value.decode() if isinstance(value, bytes) else str(value)
+        if kind in _NUMBER_ERRORS:
+            if isinstance(value, kind) and not isinstance(value, bool):
+                return value
+            try:
+                return kind(str(value).strip())
+            except ValueError:
+                raise BadParameter(_NUMBER_ERRORS[kind], ctx=ctx, param=param) from None
+        if isinstance(value, (str, os.PathLike)) and not isinstance(value, kind):
+            value = kind(value)  # what typer's adapter makes of the text, without pydantic
+        return _param_types.coerce_cli_path(value, info, path_type=kind, param=param, ctx=ctx)
+
+    class Plain(base):
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            kind = self.annotation
+            if get_origin(kind) is list:
+                items = value if isinstance(value, (list, tuple)) else [value]
+                return [convert(get_args(kind)[0], self.parameter_info, v, param, ctx) for v in items]
+            return convert(kind, self.parameter_info, value, param, ctx)
+
+    def plain_kind(kind: Any, info: Any) -> bool:
+        if kind is str:
+            return True
+        if kind in _NUMBER_ERRORS:
+            return info.min is None and info.max is None and not info.clamp
+        return (isinstance(kind, type) and issubclass(kind, Path) and info.path_type is None
+                and _param_types.routes_to_path(kind, info))
+
+    @dataclasses.dataclass(frozen=True)
+    class Deferred(base):
+        """Typer's own conversion, built only for a value given (never for None)."""
+
+        descriptor: Any = None
+
+        def _coerce_value(self, value: Any, param: Any, ctx: Any) -> Any:
+            return typer_build(self.descriptor)._coerce_value(value, param, ctx)
+
+    def build(descriptor: Any) -> Any:
+        kind, info = descriptor.annotation, descriptor.parameter_info
+        inner = get_args(kind)[0] if get_origin(kind) is list and len(get_args(kind)) == 1 else kind
+        if (descriptor.file_annotation is None and info.parser is None and getattr(info, "click_type", None) is None
+                and plain_kind(inner, info)):
+            return Plain(parameter_info=info, annotation=kind)
+        return Deferred(parameter_info=info, annotation=kind, descriptor=descriptor)
+
+    build.wreck_plain = True
+    core.build_runtime_param = build
 
 
 def command(app: typer.Typer, epilog: str) -> Callable[[Callable], Any]:

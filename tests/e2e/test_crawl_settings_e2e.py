@@ -26,7 +26,6 @@ from tests.store_helpers import Client as StoreClient
 from tests.proctree import alive, children, descendants
 from tests.web import RunningWeb, SiteSpec
 from tests.web.truth import normalize
-from wreck.deploy import SECRET_ENV
 from wreck.storeserver.store import ReadStore
 
 RUN_TIMEOUT_S = 300.0  # a whole small crawl on a loaded machine
@@ -207,14 +206,39 @@ def test_a_second_daemon_on_one_directory_is_refused_and_a_kill_9_leaves_no_lock
 
 # -- 3. private by default
 
-def test_wreck_crawls_daemons_refuse_a_local_peer_without_the_runs_secret_and_show_it_nowhere(tmp_path):
+# wreck-crawl with the run's secret known to the test: its daemons are forked
+# (wreck/local/fork.py), so their /proc/PID/environ shows the environment
+# wreck-crawl was started with, not the one they run with; the secret is
+# still drawn fresh for the run, by the test, and read from a private file.
+KNOWN_SECRET_CRAWL = """
+import secrets, types
+from pathlib import Path
+
+import wreck.local.run
+
+known = Path(__file__).with_name("secret.txt").read_text().strip()
+wreck.local.run.secrets = types.SimpleNamespace(token_urlsafe=lambda _n: known, token_hex=secrets.token_hex)
+from wreck.local.cli import main
+
+main()
+"""
+
+
+def test_wreck_crawls_daemons_refuse_a_local_peer_without_the_runs_secret_and_show_it_nowhere(tmp_path, monkeypatch):
+    import secrets as random_secrets
+
+    secret = random_secrets.token_urlsafe(32)
+    wrapper = tmp_path / "wrapper"
+    wrapper.mkdir()
+    (wrapper / "known_secret_crawl.py").write_text(KNOWN_SECRET_CRAWL)
+    (wrapper / "secret.txt").write_text(secret)
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(wrapper), os.environ.get("PYTHONPATH")])))
     with RunningWeb(SiteSpec(hosts=1, pages_per_host=5), log_path=tmp_path / "web.jsonl") as web:
         cmd = _crawl_cmd(tmp_path / "crawl", web.url("h0.wreck.test"), *_flags(web, tmp_path), "--recrawl", "1h")
+        cmd[cmd.index("wreck.local.cli")] = "known_secret_crawl"
         crawl = Crawling(cmd, web)
         try:
             url_pid, store_pid = crawl.daemons["wreck.urlserver.cli"], crawl.daemons["wreck.storeserver.cli"]
-            secret = dict(line.split("=", 1) for line in Path(f"/proc/{url_pid}/environ").read_bytes().decode(
-                errors="replace").split("\0") if "=" in line)[SECRET_ENV]
             assert len(secret) >= 32
             pages, url_port = {}, None
             for port in _listening_ports(url_pid):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from wreck.protocol import (
-    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, ControlConnection, Done,
+    NEED_DATA, Ack, AckResult, Assignment, Auth, Bye, Cancel, Committed, ControlConnection, Dictionary, Done, Packed,
     Error, ErrorCode, Get, Hello, Idle, Links, LinksAck, Notice, NoticeCode, PeerConnection, PeerLink,
     Ready, Record, Role, Specific, State, Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
@@ -261,6 +261,62 @@ EXAMPLES.update({
     ]),
 })
 
+# linkcache's examples (9.54-9.57): COMMITTED and the links a DONE leaves out (5.5.1).
+COMMITTED_CAPS = ("after", "record", "committed")
+MENU = ("http://example.com/", "http://example.com/about")
+EXAMPLES.update({
+    "9.54": ("client", lambda: after_hello(C, caps=COMMITTED_CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "urlserver"), caps=COMMITTED_CAPS),
+    ]),
+    "9.55": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(13, Status.FETCHED, 200, Specific.OK, 25, outlinks=(*MENU, "http://example.com/p/1")),
+    ]),
+    "9.56": ("server", lambda: opened(C, caps=COMMITTED_CAPS), [Committed((13,))]),
+    "9.57": ("client", lambda: opened(C, caps=COMMITTED_CAPS), [
+        Done(14, Status.FETCHED, 200, Specific.OK, 31, outlinks=("http://example.com/p/2",), known=2),
+    ]),
+})
+
+
+# spidercomp's examples (9.49-9.52): compression on the spider (6.7). The
+# dictionary is a raw-content one, short for the example (a trained one is
+# about 1 MiB and starts with zstd's dictionary magic); the frame is zstd's
+# output for ZSTD_DOCUMENT at level 3 with it, written out so the example
+# does not move with the zstd version.
+ZSTD_CAPS = ("zstd",)
+ZSTD_DICT = b"<!DOCTYPE html><html><head><meta charset=utf-8><title>"
+ZSTD_DOCUMENT = (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n"
+                 b"<!DOCTYPE html><html><head><meta charset=utf-8><title>Hi</title>")
+ZSTD_FRAME = bytes.fromhex(
+    "28b52ffd246ced01005403485454502f312e3120323030204f4b0d0a436f6e74656e742d547970653a2074"
+    "6578742f68746d6c0d0a0d0a693c2f7469746c653e010064798632fb4c044c")
+ZSTD_DIGEST = hashlib.sha256(ZSTD_DOCUMENT[44:]).digest()[:16]
+EXAMPLES.update({
+    "9.49": ("client", lambda: after_hello(S, caps=ZSTD_CAPS), [
+        Auth("spider", NAME, CLIENT_NONCE.hex(), independent_mac("client", "storeserver"), caps=ZSTD_CAPS),
+    ]),
+    "9.50": ("server", lambda: opened(S, caps=ZSTD_CAPS), [Dictionary(1, 3, ZSTD_DICT)]),
+    "9.51": ("client", lambda: opened(S, caps=ZSTD_CAPS), [
+        Record(1007, True, Specific.OK, http_enum(200), 95, "http://example.com/", None, ZSTD_FRAME,
+               packed=Packed(1, len(ZSTD_DOCUMENT), 44, ZSTD_DIGEST)),
+    ]),
+    "9.52": ("server", lambda: opened(S, caps=ZSTD_CAPS), [
+        Error(ErrorCode.FRAME, "record 1008: dictionary 2 is not one this store gave"),
+    ]),
+})
+
+
+def test_the_zstd_example_frame_is_the_example_document():
+    """Example 9.51's frame is what 6.7 says: the document, compressed with
+    9.50's dictionary, its content size and checksum in the header."""
+    import zstandard
+
+    d = zstandard.ZstdCompressionDict(ZSTD_DICT)
+    params = zstandard.get_frame_parameters(ZSTD_FRAME)
+    assert (params.content_size, params.has_checksum) == (len(ZSTD_DOCUMENT), True)
+    assert zstandard.ZstdDecompressor(dict_data=d).decompress(ZSTD_FRAME) == ZSTD_DOCUMENT
+    assert ZSTD_DOCUMENT[:44].endswith(b"\r\n\r\n")
+
 
 def encode(example_id: str) -> bytes:
     """The bytes the sending end produces for an example (used to write the spec)."""
@@ -448,13 +504,14 @@ def test_extension_fields_table():
     assert tags == {record.TAG_REQUEST: "REQUEST", record.TAG_IP: "IP",
                     record.TAG_TRUNCATED: "TRUNCATED", record.TAG_OUTLINKS: "OUTLINKS",
                     record.TAG_VIA: "VIA", record.TAG_HOPS: "HOPS",
-                    record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED"}
+                    record.TAG_NOFETCH: "NOFETCH", record.TAG_REFUSED: "REFUSED",
+                    record.TAG_ZSTD: "ZSTD", record.TAG_DIGEST: "DIGEST"}
 
 
 _MESSAGES = {
     "HELLO": Hello, "AUTH": Auth, "WELCOME": Ready, "GET": Get, "WORKING": Working,
-    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye,
-    "record": Record, "ACK": Ack, "NOTICE": Notice,
+    "DONE": Done, "assignment": Assignment, "IDLE": Idle, "CANCEL": Cancel, "BYE": Bye, "COMMITTED": Committed,
+    "record": Record, "ACK": Ack, "NOTICE": Notice, "DICT": Dictionary,
 }  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import pytest
 import uvloop
 
 from wreck.protocol import (
-    Ack, AckResult, Assignment, Bye, Cancel, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
+    Ack, AckResult, Assignment, Bye, Cancel, Committed, ControlConnection, Done, Error, ErrorCode, Get, NEED_DATA, ProtocolError, Record, Role, Specific,
     Status, StoreConnection, Working, http_enum,
 )  # fmt: skip
 from wreck.spider import urlclient
@@ -172,9 +172,10 @@ def test_exact_exchange(web):
     uvloop.run(scenario())
 
 
-def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
+def test_the_spider_announces_its_capabilities_to_each_server():
     """docs/protocol.txt 3.1: caps= in the AUTH to the urlserver (what it
-    honours: after=, nofetch=), none to a store."""
+    honours: after=, nofetch=); to a store, zstd alone (6.7: it compresses
+    with the store's dictionary)."""
     from wreck.spider.worker import CAPS
 
     async def scenario():
@@ -184,7 +185,7 @@ def test_the_spider_announces_its_capabilities_to_the_urlserver_only():
             async with asyncio.timeout(WAIT):
                 while not store.conns or not store.conns[-1].opened:
                     await asyncio.sleep(0.01)
-            assert store.conns[-1].caps == frozenset()
+            assert store.conns[-1].caps == frozenset({"zstd"})
 
     uvloop.run(scenario())
 
@@ -581,3 +582,61 @@ def test_a_deeply_nested_page_does_not_hold_up_the_others(web):
     assert {t: dones[t].status for t in (2, 3, 4)} == {2: Status.FETCHED, 3: Status.REDIRECTION, 4: Status.FETCHED}
     assert dones[1].status is Status.FETCHED and "links taken from the first" in dones[1].reason
 
+
+# -- links left out of DONEs (docs/protocol.txt 5.5.1, spider/sentlinks.py) --
+
+
+def test_a_worker_leaves_out_only_links_of_dones_committed_on_its_connection(web):
+    host = web.site.hosts["h0.wreck.test"]
+    page = f"http://h0.wreck.test:{web.port}/"
+
+    async def fetch(urlserver, store, trans_id: int) -> Done:
+        urlserver.send(Assignment(trans_id, 100 + trans_id, host.ip, "h0.wreck.test", page))
+        record = await store.next(Record)
+        assert record.specific is Specific.OK
+        store.send(Ack(record.doc_id, AckResult.STORED))
+        return await urlserver.next(Done)
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=1) as (urlserver, store):
+            await urlserver.next(Get)
+            assert "committed" in urlserver.conns[-1].caps
+            first = await fetch(urlserver, store, 1)
+            links = first.outlinks
+            assert links and first.known == 0 and first.status is Status.FETCHED
+            # DONE 1 was ignored (no COMMITTED names it): every link goes again
+            second = await fetch(urlserver, store, 2)
+            assert (second.outlinks, second.known) == (links, 0)
+            urlserver.send(Committed((2,)))  # DONE 2's commit is durable
+            third = await fetch(urlserver, store, 3)
+            assert (third.outlinks, third.known) == ((), len(links))
+            # a new connection (a urlserver restarted from an older commit) knows nothing
+            assert await urlserver.next(Get) == Get(1)  # the window refilled
+            urlserver.drop()
+            await urlserver.next(Get)
+            assert urlserver.accepted == 2
+            fourth = await fetch(urlserver, store, 4)
+            assert (fourth.outlinks, fourth.known) == (links, 0)
+
+    uvloop.run(scenario())
+
+
+def test_a_feed_assignment_sends_every_link_whatever_was_committed(web):
+    """docs/protocol.txt 5.5.1: a feed's or a sitemap's links are never left
+    out; the page is not a feed, so its links come back as a page's, whole."""
+    host = web.site.hosts["h0.wreck.test"]
+    page = f"http://h0.wreck.test:{web.port}/"
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=1) as (urlserver, store):
+            await urlserver.next(Get)
+            dones = []
+            for trans_id, extra in ((1, {}), (2, {"kind": "feed"})):
+                urlserver.send(Assignment(trans_id, 100 + trans_id, host.ip, "h0.wreck.test", page, extra))
+                record = await store.next(Record)
+                store.send(Ack(record.doc_id, AckResult.STORED))
+                dones.append(await urlserver.next(Done))
+                urlserver.send(Committed((trans_id,)))  # arrives before the next assignment
+            assert dones[0].outlinks and dones[1].known == 0 and set(dones[1].outlinks) >= set(dones[0].outlinks)
+
+    uvloop.run(scenario())

@@ -8,7 +8,9 @@
 # stays bounded; logfile.py): the threads only read and append, and the
 # pipes are enlarged where Linux allows, so a child never waits on wreck-crawl.
 # What a child must not show on its command line (the run's secret) reaches
-# it in its environment, which only its own user can read.
+# it in its environment, which only its own user can read. wreck-crawl's
+# daemons are forked from it after their imports (fork.py); then the copying
+# threads start only once every daemon is forked (start_copying()).
 """Start, watch and stop the daemons of a local crawl."""
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pathlib import Path
 
 from wreck import inherited, supervise
 
+from . import fork as forking
 from .logfile import RotatingLog
 
 READY_TIMEOUT_S = 30.0  # a daemon that has not said where it listens by then is broken
@@ -42,27 +45,42 @@ class Child:
 
     def __init__(self, name: str, module: str, args: list[str], log: Path,
                  env: dict[str, str] | None = None, *, log_file: RotatingLog | None = None,
-                 socks: Sequence[socket.socket] = ()) -> None:
+                 socks: Sequence[socket.socket] = (), fork: bool = False) -> None:
         """Start the child; `socks` are listening sockets bound for it, which
-        it serves instead of binding its --listen/--http (wreck/inherited.py)."""
+        it serves instead of binding its --listen/--http (wreck/inherited.py).
+        With `fork`, a daemon command whose imports are done (fork.preload)
+        is forked from this process while no other thread runs, and its
+        stderr is copied once start_copying() is called; otherwise (or with
+        a thread running) `python -m MODULE` is exec'd and copied at once."""
         self.name, self.log = name, log
         self._log_file = log_file or RotatingLog(log)  # 0600: logs name URLs and peers
         self._drainer: threading.Thread | None = None
         self._kept: str | None = None
+        self.forked = fork and forking.can_fork()
         if socks:
             env = {**(os.environ if env is None else env), **inherited.environ(list(socks))}
         try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE, preexec_fn=supervise.own_session_dying_with_parent,
-                bufsize=0,  # unbuffered, as supervise.read_ready_line needs
-                pass_fds=[s.fileno() for s in socks],
-            )  # fmt: skip
+            if self.forked:
+                self.proc = forking.fork_daemon(module, args, dict(os.environ if env is None else env),
+                                                keep=[s.fileno() for s in socks])
+            else:
+                self.proc = subprocess.Popen(
+                    [sys.executable, "-m", module, *args], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE, preexec_fn=supervise.own_session_dying_with_parent,
+                    bufsize=0,  # unbuffered, as supervise.read_ready_line needs
+                    pass_fds=[s.fileno() for s in socks],
+                )  # fmt: skip
         finally:
             inherited.hand_over(list(socks))  # the child's now: a dead child's port then refuses
         _enlarge(self.proc.stderr)
         self._stderr = threading.Thread(target=self._copy_stderr, name=f"{name}-stderr", daemon=True)
-        self._stderr.start()
+        if not self.forked:
+            self._stderr.start()
+
+    def start_copying(self) -> None:
+        """Copy the child's stderr to its log from now on (at once without `fork`)."""
+        if self._stderr.ident is None:
+            self._stderr.start()
 
     def _copy_stderr(self) -> None:
         read = self.proc.stderr.read
@@ -100,7 +118,7 @@ class Child:
 
     def tail(self) -> str:
         """The end of the log (after the child's last stderr is copied, if it has exited)."""
-        if self.proc.poll() is not None:
+        if self.proc.poll() is not None and self._stderr.ident is not None:
             self._stderr.join(DRAIN_TIMEOUT_S)
         try:
             with open(self.log, "rb") as f:
@@ -112,6 +130,11 @@ class Child:
 
     def running(self) -> bool:
         return supervise.running(self.proc)
+
+    @property
+    def returncode(self) -> int | None:
+        """The child's exit code (-N: signal N), None while it runs."""
+        return self.proc.poll()
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
         """SIGTERM, wait, SIGKILL if it will not go; its exit code."""

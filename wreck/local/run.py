@@ -14,6 +14,9 @@
 # it to the children in their environment (wreck.deploy.SECRET_ENV), never
 # on a command line: the daemons then refuse any peer without it
 # (docs/protocol.txt 3.3), so another local user cannot join the crawl.
+# The daemons are forked from this process once their commands are imported
+# here (fork.py: one interpreter start and one set of imports for the crawl),
+# all of them before this process starts any thread of its own.
 # With --partitions M it starts M urlservers, each told the others, and the
 # spider connects to the first (it learns the others from the handshake); a
 # one-shot partitioned crawl ends when ending.py sees every partition quiet.
@@ -21,6 +24,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import secrets
@@ -38,6 +42,7 @@ from wreck.protocol.handshake import CRAWL_ID_BYTES
 
 from wreck.storeserver.reader import StoreError, read_crawl_id
 
+from . import fork
 from .children import Child, ChildFailed
 from .ending import EndWatch
 from .layout import Layout
@@ -52,6 +57,8 @@ URLSERVER_LISTENING = "urlserver listening on "
 URLSERVER_STATUS = "urlserver status on "
 URLSERVER_FINISHED = "urlserver finished "
 EXIT_INTERRUPTED = 130
+# The daemon commands a local crawl runs, imported here before they are forked.
+DAEMON_COMMANDS = ("wreck.storeserver.cli", "wreck.urlserver.cli", "wreck.spider.cli")
 # A crawl that ended having fetched nothing because the address policy
 # refused its hosts (names that resolve to loopback or private addresses are
 # known only after resolution, so this is said at the end, not refused at start).
@@ -85,6 +92,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     progress = None
     started = time.monotonic()
     finished = False
+    fork.preload(DAEMON_COMMANDS)
+    gc.freeze()  # what is loaded now is shared with the forked daemons: no collection touches (copies) it
     try:
         # Every daemon starts at once: the ports they find each other by are
         # bound here first and handed to the daemon that serves them
@@ -101,7 +110,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             store = Child(name, "wreck.storeserver.cli", ["--data", str(store_dir), "--listen", inherited.address(listen),
                                                           "--http", inherited.address(status), *where.store_socket(store_dir),
                                                           *store_args, *log_args],
-                          where.log(name), env, socks=(listen, status))  # fmt: skip
+                          where.log(name), env, socks=(listen, status), fork=True)  # fmt: skip
             children.append(store)
             stores.append(store)
         urlservers = _start_urlservers(where, urls, urlserver_args, store_flags, store_http, http, continuous,
@@ -109,8 +118,11 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
         children.extend(urlservers)
         url = urlservers[0]
         spider = Child("spider", "wreck.spider.cli", ["--connect", url_addr, "--procs", str(procs),
-                                                "--concurrency", str(concurrency), *log_args], where.log("spider"), env)
+                                                "--concurrency", str(concurrency), *log_args], where.log("spider"), env,
+                       fork=True)
         children.append(spider)
+        for child in children:  # every daemon forked: this process's threads may start
+            child.start_copying()
         for store in stores:  # each started: its lines read, the rest of its stdout to its log
             store.read_line(STORE_LISTENING)
             store.drain()
@@ -136,15 +148,15 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
                 finished = True  # every partition quiet twice over (ending.py): stop them all
                 break
             if not url.running():
-                finished = url.proc.returncode == 0
+                finished = url.returncode == 0
                 if not finished:
-                    raise ChildFailed(f"urlserver exited with {url.proc.returncode}:\n{url.tail()}")
+                    raise ChildFailed(f"urlserver exited with {url.returncode}:\n{url.tail()}")
                 break
             for child in (*stores, *urlservers[1:], spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
-                    raise ChildFailed(f"{child.name} exited with {child.proc.returncode}:\n{child.tail()}")
+                    raise ChildFailed(f"{child.name} exited with {child.returncode}:\n{child.tail()}")
             _tick(url.proc.pid)
     except OtherCrawl as exc:
         progress.close()
@@ -195,7 +207,7 @@ def _start_urlservers(where: Layout, urls, urlserver_args, store_flags, store_ht
         started.append(Child(name, "wreck.urlserver.cli", [
             *urls, *urlserver_args, "--data", str(frontier), *store_flags, "--store-http", store_http,
             "--listen", listen[i], "--http", http if i == 0 else "127.0.0.1:0", *partition, *one_shot, *log_args,
-        ], where.log(name), env, socks=(socks[i],)))  # fmt: skip
+        ], where.log(name), env, socks=(socks[i],), fork=True))  # fmt: skip
     return started
 
 

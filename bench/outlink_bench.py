@@ -1,0 +1,132 @@
+# The work per outlink between a page and the urlserver, in one process on
+# one core, without sockets: what a spider worker spends extracting a page's
+# links (spider/outlinks.py's extract, and htmlguard's count of its tags)
+# and encoding its DONE, what the urlserver spends decoding that DONE, and
+# the DONE's octets -- each with every link sent, and with the links that
+# earlier DONEs carried left out (known=N, docs/protocol.txt 5.5.1: here
+# every DONE is taken as committed at once, the best case).
+#
+# The pages are the benchmark web's (bench/webgen.py, the same generator as
+# make bench: 30-100 links a page, mostly to the same host), a smaller copy
+# of it written once under --work. Each figure is the least of --repeat
+# passes of process CPU time, per page.
+#
+#   .venv/bin/python -m bench.outlink_bench [--hosts 20] [--pages 2000] [--out FILE]
+"""CPU per page of link extraction and of the DONE's encoding and decoding; DONE octets."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from bench import webgen
+from wreck.protocol import NEED_DATA, ControlConnection, Done, Role, Specific, Status
+from wreck.spider import htmlguard, outlinks
+from wreck.spider.sentlinks import SentLinks
+
+HTML = b"text/html"
+
+
+def load(web: webgen.Web) -> list[tuple[bytes, str]]:
+    """(body, URL) of every page, host after host, each host's in crawl order."""
+    pages = []
+    for i in range(web.hosts):
+        top = web.root / "www" / web.name(i)
+        pages.append(((top / "index.html").read_bytes(), f"{web.base(i)}/"))
+        pages += [((top / "p" / f"{k}.html").read_bytes(), f"{web.base(i)}/p/{k}.html") for k in range(web.per_host)]
+    return pages
+
+
+def least(passes: int, work) -> float:
+    """The least process CPU seconds of `passes` runs of work()."""
+    best = float("inf")
+    for _ in range(passes):
+        t = time.process_time()
+        work()
+        best = min(best, time.process_time() - t)
+    return best
+
+
+def opened_pair() -> tuple[ControlConnection, ControlConnection]:
+    """A urlserver end and a spider end (caps=committed) past the handshake."""
+    server = ControlConnection(Role.SERVER, secret=b"", nonce=b"\x11" * 32)
+    spider = ControlConnection(Role.CLIENT, secret=b"", nonce=b"\x22" * 32, name="bench", caps=("committed",))
+    spider.receive_data(server.hello())
+    spider.next_event()
+    server.receive_data(spider.authenticate())
+    server.next_event()
+    spider.receive_data(server.welcome({}))
+    spider.next_event()
+    return server, spider
+
+
+def dones(links_of_pages: list[tuple[str, ...]], leave_out: bool) -> dict:
+    """Encode every page's DONE (leaving known links out or not), then decode them all."""
+    server, spider = opened_pair()
+    sent = SentLinks()
+    encoded: list[bytes] = []
+    t = time.process_time()
+    for trans_id, links in enumerate(links_of_pages, 1):
+        known = 0
+        if leave_out:
+            links, known = sent.leave_out(links)
+        encoded.append(spider.send(Done(trans_id, Status.FETCHED, 200, Specific.OK, 5, links, known=known)))
+        if leave_out:
+            sent.sent(trans_id, links)
+            sent.committed((trans_id,))
+    encode_s = time.process_time() - t
+    t = time.process_time()
+    for data in encoded:
+        server.receive_data(data)
+        while server.next_event() is not NEED_DATA:
+            pass
+    decode_s = time.process_time() - t
+    n = len(links_of_pages)
+    return {"encode_us_per_done": round(1e6 * encode_s / n, 2), "decode_us_per_done": round(1e6 * decode_s / n, 2),
+            "octets_per_done": round(sum(map(len, encoded)) / n, 1),
+            "links_sent_per_done": round(sum(map(len, links_of_pages)) / n - sent.left_out / n, 1)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--hosts", type=int, default=20)
+    parser.add_argument("--pages", type=int, default=2000, help="pages in all, over every host")
+    parser.add_argument("--work", default="/tmp/wreck-outlink-bench", help="where the web is written once")
+    parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
+    parser.add_argument("--out", help="write the result JSON here too")
+    args = parser.parse_args()
+    web = webgen.Web(Path(args.work) / f"web-{args.hosts}x{args.pages}", args.hosts, args.pages, 18462)
+    webgen.generate(web)
+    pages = load(web)
+    n = len(pages)
+    extracted = [outlinks.extract(body, url, HTML).outlinks for body, url in pages]
+
+    def extract_all() -> None:
+        for body, url in pages:
+            outlinks.extract(body, url, HTML)
+
+    def guard_all() -> None:  # as a session does: counted once, for both
+        for body, _ in pages:
+            tags = htmlguard.count(body)
+            htmlguard.heavy(body, tags)
+            htmlguard.bound(body, tags=tags)
+
+    result = {
+        "pages": n, "bytes_per_page": round(sum(len(b) for b, _ in pages) / n),
+        "links_per_page": round(sum(map(len, extracted)) / n, 1),
+        "extract_us_per_page": round(1e6 * least(args.repeat, extract_all) / n, 1),
+        "htmlguard_us_per_page": round(1e6 * least(args.repeat, guard_all) / n, 1),
+        "done_every_link": min((dones(extracted, False) for _ in range(args.repeat)),
+                               key=lambda d: d["encode_us_per_done"] + d["decode_us_per_done"]),
+        "done_known_left_out": min((dones(extracted, True) for _ in range(args.repeat)),
+                                   key=lambda d: d["encode_us_per_done"] + d["decode_us_per_done"]),
+    }  # fmt: skip
+    print(json.dumps(result, indent=1))
+    if args.out:
+        Path(args.out).write_text(json.dumps(result, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
