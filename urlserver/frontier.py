@@ -349,8 +349,8 @@ class Frontier:
         host is new or near its budget, go one by one (_admit_link).
         """
         recent = self.recent
-        current, previous, pending = recent.current, recent.previous, recent.pending
-        links = [raw for raw in links if raw not in current and raw not in previous and raw not in pending]
+        known, pending = recent.known, recent.pending
+        links = [raw for raw in links if raw not in known and raw not in pending]
         if not links:
             return 0
         txn, scope, hosts, url_filter = self.txn, self.scope, self.origins, self.url_filter
