@@ -30,7 +30,7 @@ from . import db as d
 from . import pagelinks
 from .db import UrlRecord
 from .history import noted
-from .normal import match_normal, normal
+from .normal import normal
 from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
