@@ -104,3 +104,21 @@ def test_absolute_links_kept_between_pages_resolve_as_on_each_page_and_stay_boun
     for i in range(outlinks.ABSOLUTE_CACHE + 10):
         outlinks._resolve_absolute(f"http://h{i}.test/")
     assert len(outlinks._absolute) == outlinks.ABSOLUTE_CACHE
+
+
+def test_links_with_fragments_resolve_as_without_them_and_once_a_page():
+    from wreck.urlnorm import normalize
+
+    refs = ['#top', 'a.html#s1', 'a.html#s2', '../up/b.html?q=1#x', '/r#', 'c.html?x=#y#z', ' d.html#\te',
+            'http://Other.test/p#f', '//other.test/q#f', '#', 'e.html%23not#yes']
+    got = links("".join(f'<a href="{ref}">x</a>' for ref in refs))
+    expected = []
+    for ref in refs:  # a full URL parse of each, fragment and all
+        url = normalize(ref, PAGE)
+        if url and url != PAGE and url not in expected:
+            expected.append(url)
+    assert got.outlinks == tuple(expected)
+    assert "http://example.com/dir/e.html%23not" in got.outlinks
+    # with another base, a fragment-only link names the base: a link like any other
+    based = links('<base href="http://example.com/other/"><a href="#frag">to base</a>')
+    assert based.outlinks == ("http://example.com/other/",)
