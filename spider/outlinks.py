@@ -35,6 +35,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
@@ -88,11 +89,14 @@ def is_html(content_type: bytes | None, body: bytes) -> bool:
     return _SNIFF.match(body[:SNIFF_BYTES]) is not None
 
 
-def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> PageLinks:
+def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
+            between: Callable[[], None] | None = None) -> PageLinks:
     """Outlinks (normalised, unique, page order, bounded) and refresh target.
 
     `content_type` is the response's raw Content-Type header, whose charset
-    (if any) decides the page's encoding before its <meta>.
+    (if any) decides the page's encoding before its <meta>. `between` is
+    called once, after the parse and before the link walk (the two halves
+    of a page's cost): the worker serves libcurl there (spider/report.py).
     """
     encoding = htmlcharset.sniff(html, content_type)
     if encoding == htmlcharset.UTF8:
@@ -103,6 +107,8 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> Pa
         query_encoding = htmlcharset.query_encoding(encoding)
         if query_encoding == htmlcharset.UTF8:
             query_encoding = None
+    if between is not None:
+        between()
     base = page_url
     for node in tree.tags("base"):
         href = node.attributes.get("href")

@@ -122,3 +122,12 @@ def test_links_with_fragments_resolve_as_without_them_and_once_a_page():
     # with another base, a fragment-only link names the base: a link like any other
     based = links('<base href="http://example.com/other/"><a href="#frag">to base</a>')
     assert based.outlinks == ("http://example.com/other/",)
+
+
+def test_the_worker_hook_runs_once_between_the_parse_and_the_links():
+    calls = []
+    html = '<a href="a.html">1</a><a href="../b.html">2</a>'
+    got = extract(html.encode(), PAGE, between=lambda: calls.append("served"))
+    assert calls == ["served"]
+    assert got == links(html)
+    assert got.outlinks == ("http://example.com/dir/a.html", "http://example.com/b.html")
