@@ -8,10 +8,14 @@
 #
 # The pages are the benchmark web's (bench/webgen.py, the same generator as
 # make bench: 30-100 links a page, mostly to the same host), a smaller copy
-# of it written once under --work. Each figure is the least of --repeat
-# passes of process CPU time, per page.
+# of it written once under --work. With --realdocs the pages are instead
+# the HTML files of bench/realdocs.py's Debian documentation trees (real
+# pages written by others: 34 KB and up to 1,500 links a page), under the
+# URLs that bench serves them at. report_us_per_page is a worker's whole
+# analysis of a page (spider/report.py: the guard, extract, the record).
+# Each figure is the least of --repeat passes of process CPU time, per page.
 #
-#   .venv/bin/python -m bench.outlink_bench [--hosts 20] [--pages 2000] [--out FILE]
+#   .venv/bin/python -m bench.outlink_bench [--hosts 20] [--pages 2000] [--realdocs] [--out FILE]
 """CPU per page of link extraction and of the DONE's encoding and decoding; DONE octets."""
 
 from __future__ import annotations
@@ -22,8 +26,10 @@ import time
 from pathlib import Path
 
 from bench import webgen
+from bench.realdocs import TREES
 from wreck.protocol import NEED_DATA, ControlConnection, Done, Role, Specific, Status
-from wreck.spider import htmlguard, outlinks
+from wreck.spider import htmlguard, outlinks, report
+from wreck.spider.fetch import FetchResult
 from wreck.spider.sentlinks import SentLinks
 
 HTML = b"text/html"
@@ -37,6 +43,17 @@ def load(web: webgen.Web) -> list[tuple[bytes, str]]:
         pages.append(((top / "index.html").read_bytes(), f"{web.base(i)}/"))
         pages += [((top / "p" / f"{k}.html").read_bytes(), f"{web.base(i)}/p/{k}.html") for k in range(web.per_host)]
     return pages
+
+
+def load_realdocs(limit: int) -> list[tuple[bytes, str]]:
+    """(body, URL) of the realdocs trees' HTML files (those installed), tree
+    after tree, at most `limit` of them."""
+    pages = []
+    for host, _package, directory, _start, _kind in TREES:
+        root = Path(directory)
+        for path in sorted(root.rglob("*.html")) if root.is_dir() else ():
+            pages.append((path.read_bytes(), f"http://{host}/{path.relative_to(root)}"))
+    return pages[:limit]
 
 
 def least(passes: int, work) -> float:
@@ -93,13 +110,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hosts", type=int, default=20)
     parser.add_argument("--pages", type=int, default=2000, help="pages in all, over every host")
+    parser.add_argument("--realdocs", action="store_true",
+                        help="the installed realdocs trees' pages (at most --pages) instead of the generated web")
     parser.add_argument("--work", default="/tmp/wreck-outlink-bench", help="where the web is written once")
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
     parser.add_argument("--out", help="write the result JSON here too")
     args = parser.parse_args()
-    web = webgen.Web(Path(args.work) / f"web-{args.hosts}x{args.pages}", args.hosts, args.pages, 18462)
-    webgen.generate(web)
-    pages = load(web)
+    if args.realdocs:
+        pages = load_realdocs(args.pages)
+    else:
+        web = webgen.Web(Path(args.work) / f"web-{args.hosts}x{args.pages}", args.hosts, args.pages, 18462)
+        webgen.generate(web)
+        pages = load(web)
     n = len(pages)
     extracted = [outlinks.extract(body, url, HTML).outlinks for body, url in pages]
 
@@ -113,11 +135,19 @@ def main() -> None:
             htmlguard.heavy(body, tags)
             htmlguard.bound(body, tags=tags)
 
+    results = [FetchResult(i, url, 1, http_code=200, connected=True, head=b"HTTP/1.1 200 OK\r\n\r\n", body=body,
+                           content_type=HTML) for i, (body, url) in enumerate(pages)]
+
+    def report_all() -> None:  # as a session does: count, then the whole analysis
+        for result in results:
+            report.report(result, result.key, None, {}, htmlguard.count(result.body))
+
     result = {
         "pages": n, "bytes_per_page": round(sum(len(b) for b, _ in pages) / n),
         "links_per_page": round(sum(map(len, extracted)) / n, 1),
         "extract_us_per_page": round(1e6 * least(args.repeat, extract_all) / n, 1),
         "htmlguard_us_per_page": round(1e6 * least(args.repeat, guard_all) / n, 1),
+        "report_us_per_page": round(1e6 * least(args.repeat, report_all) / n, 1),
         "done_every_link": min((dones(extracted, False) for _ in range(args.repeat)),
                                key=lambda d: d["encode_us_per_done"] + d["decode_us_per_done"]),
         "done_known_left_out": min((dones(extracted, True) for _ in range(args.repeat)),

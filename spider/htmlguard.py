@@ -52,7 +52,7 @@ def bound(body: bytes, max_tags: int = MAX_PARSE_TAGS, tags: int | None = None) 
         tags = body.count(b"<")
     if tags <= max_tags:
         return body, ""
-    at = -1
-    for _ in range(max_tags + 1):  # only for the rare page past the bound
-        at = body.find(b"<", at + 1)
+    # the (max_tags+1)-th '<' starts what split() leaves last: found at C
+    # speed (a find() per tag in Python cost 2 % of a worker on the realdocs web)
+    at = len(body) - len(body.split(b"<", max_tags + 1)[-1]) - 1
     return body[:at], f"links taken from the first {max_tags} of {tags} tags only"

@@ -18,6 +18,13 @@
 # page's encoding before resolution, as the URL Standard says (docs/urls.md);
 # its path is UTF-8 whatever the page.
 #
+# A link's fragment plays no part in its normal form (URL Standard: it
+# starts at the first '#', whatever comes before), so it is cut before the
+# link is resolved: on documentation sites most links carry one ('#foo',
+# 'page.html#section'; 70 % of the realdocs pages' anchors), and each would
+# otherwise miss BaseUrl's string fast path and cost a full URL parse, and
+# 'a.html#x' and 'a.html#y' are resolved once a page, not twice (issue 16).
+#
 # An absolute link (http:// or https://) has one normal form whatever page
 # it is on, and the same ones come back page after page (a site's links to
 # other sites, navigation written in full): a worker keeps the last
@@ -28,6 +35,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from selectolax.lexbor import LexborHTMLParser
@@ -81,11 +89,14 @@ def is_html(content_type: bytes | None, body: bytes) -> bool:
     return _SNIFF.match(body[:SNIFF_BYTES]) is not None
 
 
-def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> PageLinks:
+def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
+            between: Callable[[], None] | None = None) -> PageLinks:
     """Outlinks (normalised, unique, page order, bounded) and refresh target.
 
     `content_type` is the response's raw Content-Type header, whose charset
-    (if any) decides the page's encoding before its <meta>.
+    (if any) decides the page's encoding before its <meta>. `between` is
+    called once, after the parse and before the link walk (the two halves
+    of a page's cost): the worker serves libcurl there (spider/report.py).
     """
     encoding = htmlcharset.sniff(html, content_type)
     if encoding == htmlcharset.UTF8:
@@ -96,6 +107,8 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> Pa
         query_encoding = htmlcharset.query_encoding(encoding)
         if query_encoding == htmlcharset.UTF8:
             query_encoding = None
+    if between is not None:
+        between()
     base = page_url
     for node in tree.tags("base"):
         href = node.attributes.get("href")
@@ -126,7 +139,11 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None) -> Pa
         for node in tree.tags(tag):
             attrs = node.attributes
             raw = attrs.get(attr)
-            if not raw or raw in raw_seen:
+            if not raw:
+                continue
+            if "#" in raw:  # the fragment is dropped anyway: 'page.html#s2' is 'page.html' (see the top)
+                raw = raw[: raw.index("#")]
+            if raw in raw_seen:
                 continue
             rel = attrs.get("rel")
             if rel is not None:

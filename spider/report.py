@@ -1,7 +1,8 @@
 # From a finished transfer to what the spider reports: the FetchOutcome (status
 # mapping), the outlinks of an HTML page, and the binary Record for the
 # store. Pure: the worker calls it for each result, in batches, after the
-# fetch loop has handled its sockets (link extraction is the costly part),
+# fetch loop has handled its sockets (link extraction is the costly part;
+# the worker's `between` hook serves those sockets again mid-page),
 # or on its parse thread for a page spider/htmlguard.py calls heavy; an HTML
 # page is parsed only as far as htmlguard.bound() allows.
 """report(result) -> Report(outcome, outlinks, record)."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import zlib
+from collections.abc import Callable
 from typing import NamedTuple
 
 from wreck.protocol import Record, Specific, http_enum, limits
@@ -73,7 +75,8 @@ def lineage(assignment: dict[str, str]) -> dict[str, str]:
 
 
 def report(result: FetchResult, doc_id: int, kind: str | None = None,
-           assignment: dict[str, str] | None = None, tags: int | None = None) -> Report:
+           assignment: dict[str, str] | None = None, tags: int | None = None, *,
+           between: Callable[[], None] | None = None) -> Report:
     """Outcome, outlinks and store record of one transfer.
 
     `kind` is the assignment's kind= ("feed", "sitemap" or None): a sitemap
@@ -81,6 +84,11 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
     parsed as a feed (spider/feeds.py). `assignment` is its extension
     fields: the record keeps their via= and hops= (lineage()). `tags` is
     htmlguard.count(result.body) when the caller counted it already.
+    `between` is called in the middle of an HTML page's analysis (after its
+    parse): the worker's loop serves libcurl there, so a transfer that ended
+    meanwhile is collected and its host's next request leaves without
+    waiting for the link walk (issue 16). Never on the parse thread:
+    libcurl's handles belong to the loop's thread.
     """
     code = result.http_code
     page_links = outlinks.NO_LINKS
@@ -101,7 +109,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
             extra = feeds.done_fields(feed)
         elif outlinks.is_html(result.content_type, body):
             html, why = htmlguard.bound(body, tags=tags)  # the page is stored whole; links from what was parsed
-            page_links = outlinks.extract(html, result.url, result.content_type)
+            page_links = outlinks.extract(html, result.url, result.content_type, between=between)
             if why:
                 LOG.info("%s: %s", result.url, why)
     plain_success = 200 <= code < 300 or code == 304

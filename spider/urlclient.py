@@ -4,7 +4,8 @@
 # GET goes out once a refill batch is free. Each assignment starts a fetch;
 # each result is analysed in a batch after the loop has served its sockets
 # (report.report: outcome, outlinks, record; libcurl is served again every
-# SERVE_EVERY_S within a batch), stored, and only when the store
+# SERVE_EVERY_S within a batch, between pages and between a page's parse
+# and its link walk), stored, and only when the store
 # has acked it is DONE sent. A ticker sends WORKING for every transaction
 # held longer than a third of Timeout_Update since its last report; with no
 # transaction held it sleeps until the next assignment (no idle timer).
@@ -68,10 +69,12 @@ LOG = logging.getLogger(__name__)
 # analyses anyway, it starts as its transfer's result arrives (after=).
 PARSE_BATCH = 32
 # Within a batch, libcurl is served at least this often (Fetcher.serve_ready:
-# one poll() of its sockets): a response that arrives while other hosts'
-# pages are analysed is collected, and its host's next request (after=)
-# leaves, after at most one page's analysis, not the whole batch's (1 to
-# 5 ms a documentation page; issue 16, bench/realdocs.py's per-host gap).
+# one poll() of its sockets), between two pages and in the middle of one
+# (after its parse: report()'s `between`): a response that arrives while
+# other hosts' pages are analysed is collected, and its host's next request
+# (after=) leaves after at most half a page's analysis, not the whole
+# batch's (a documentation page: 0.6 ms to parse, as much again for a long
+# one's links; issue 16, bench/realdocs.py's per-host gap).
 # One poll() of a few hundred fds costs a few us: under 1 % of this.
 SERVE_EVERY_S = 0.001
 # Wait after a 429/5xx answer before a transaction handed after it starts
@@ -126,6 +129,7 @@ class UrlSession:
         self.parked: dict[int, dict[int, None]] = {}
         self.results: deque[FetchResult] = deque()
         self._parse_scheduled = False
+        self._served = 0.0  # when the batch under way last served libcurl (perf_counter)
         self.loop = asyncio.get_running_loop()
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
@@ -248,15 +252,19 @@ class UrlSession:
     def _analyse_batch(self) -> None:
         self._parse_scheduled = False
         results = self.results
-        served = time.perf_counter()
+        self._served = time.perf_counter()
         for _ in range(min(PARSE_BATCH, len(results))):
             self._analyse(results.popleft())
-            if (now := time.perf_counter()) - served >= SERVE_EVERY_S:
-                self.fetcher.serve_ready()  # may add results, and schedule their batch
-                served = now
+            self._serve_due()
         if results and not self._parse_scheduled:
             self._parse_scheduled = True
             self.loop.call_soon(self._analyse_batch)
+
+    def _serve_due(self) -> None:
+        """Serve libcurl if SERVE_EVERY_S passed since it last was, within a batch."""
+        if (now := time.perf_counter()) - self._served >= SERVE_EVERY_S:
+            self._served = now
+            self.fetcher.serve_ready()  # may add results, and schedule their batch
 
     def _analyse(self, result: FetchResult) -> None:
         txn = self.txns.get(result.key)
@@ -273,7 +281,7 @@ class UrlSession:
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra, tags)
+            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra, tags, between=self._serve_due)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)

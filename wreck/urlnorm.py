@@ -117,26 +117,41 @@ _PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&+,;:@!$()*]*")
 # page (issue 16: the test was most of a spider's link resolution). About
 # 100 octets a reference: under 2 MB.
 PLAIN_REFS = 16_384
-_plain_refs: dict[str, int] = {}  # ref -> _ROOTED, _RELATIVE or _OTHER, oldest first
+_plain_refs: dict[str, int] = {}  # ref -> _ROOTED, _RELATIVE, _OTHER or -N (N x '../'), oldest first
 _ROOTED, _RELATIVE, _OTHER = 1, 2, 0
+_UP = "../"
+# A relative reference that climbs ('../../index.html', Javadoc's and
+# Doxygen's usual link) resolves to the page's directory less one segment
+# per '../' (never above the root: WHATWG's "shorten a path"), then the rest
+# as a plain relative reference. Climbs deeper than this go to normalize().
+MAX_UPS = 32
 
 
 def _kind(ref: str) -> int:
-    """How BaseUrl.resolve joins `ref`: origin + ref, directory + ref, or normalize()."""
-    if not (0 < len(ref) < 1024 and "/." not in ref and _PLAIN.fullmatch(ref)
-            and ("=" not in ref or not _SESSION_HINT.search(ref))):
+    """How BaseUrl.resolve joins `ref`: origin + ref, directory + ref,
+    directory less N segments + the rest (-N), or normalize()."""
+    ups = 0
+    while ref.startswith(_UP, 3 * ups) and ups < MAX_UPS:
+        ups += 1
+    rest = ref[3 * ups :] if ups else ref
+    if not (len(ref) < 1024 and (rest or ups) and "/." not in rest and _PLAIN.fullmatch(rest)
+            and ("=" not in rest or not _SESSION_HINT.search(rest))):
         return _OTHER
-    first = ref[0]
+    if not rest:
+        return -ups  # '../../': a directory itself
+    first = rest[0]
     if first == "/":
-        return _ROOTED if ref[1:2] != "/" else _OTHER  # '//host/...' names another host
-    return _RELATIVE if first != "." and first != "?" and ":" not in ref else _OTHER
+        return _ROOTED if rest[1:2] != "/" and not ups else _OTHER  # '//host/...' names another host
+    if first == "." or first == "?" or ":" in rest:
+        return _OTHER
+    return -ups if ups else _RELATIVE
 
 
 class BaseUrl:
     """A page's base URL, resolving its links: normalize(ref, base), faster.
 
     Most links on a page are plain relative paths ('/news/1.html',
-    'item?id=3'); those are joined by string operations, which WHATWG
+    'item?id=3', '../../index.html'); those are joined by string operations, which WHATWG
     parsing would leave unchanged, and everything else goes to normalize().
     """
 
@@ -166,6 +181,16 @@ class BaseUrl:
                 return self.origin + ref
             if kind == _RELATIVE:
                 url = self.directory + ref
+                if len(url) <= limits.MAX_URL_LEN:
+                    return url
+            elif kind < 0:
+                directory = self.directory
+                root = len(self.origin) + 1  # the directory's path is at least '/'
+                for _ in range(-kind):
+                    if len(directory) == root:
+                        break
+                    directory = directory[: directory.rfind("/", 0, len(directory) - 1) + 1]
+                url = directory + ref[-3 * kind :]
                 if len(url) <= limits.MAX_URL_LEN:
                     return url
         return normalize(ref, self.base)

@@ -77,6 +77,9 @@ RESOLVER_CASES = [
     ".hidden", "/x/..", "a:b", "mailto:x@y", "/p%7e", "/é", "x y", "/a'b", "/a\\\\b", "", "#f",
     "/a;b=c,d@e!$()*+", "http://h/x", "/" + "z" * 9000, "z" * 9000,
     "/s;jsessionid=A1/page2", "page2;JSESSIONID=A1", "x.php?PHPSESSID=9&p=2", "/m?sid=" + "f" * 32,
+    "../", "../../", "../../../../../x.html", "../a/b.html?x=1", "../../c/", "..", "../..", "../.x", "../?q",
+    "..//x", "../a/../b", "../a/./b", "../x:y", "../%2e%2e/x", "../x;jsessionid=1", "../" * 40 + "deep",
+    "../s?sid=" + "f" * 32, ".../x", "..%2fx", "../" + "z" * 9000,
 ]
 
 
@@ -101,7 +104,8 @@ def test_session_ids_are_stripped(url, expected):
     assert normalize(expected) == expected
 
 
-@pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "http://ex.org/f?q=/x/y"])
+@pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "http://ex.org/f?q=/x/y",
+                                  "http://ex.org/a//b/c/d.html", "http://ex.org:8080/a/b/"])
 @pytest.mark.parametrize("ref", RESOLVER_CASES)
 def test_resolver_agrees_with_normalize(base, ref):
     assert BaseUrl(base).resolve(ref) == normalize(ref, base)

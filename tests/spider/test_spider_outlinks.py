@@ -104,3 +104,30 @@ def test_absolute_links_kept_between_pages_resolve_as_on_each_page_and_stay_boun
     for i in range(outlinks.ABSOLUTE_CACHE + 10):
         outlinks._resolve_absolute(f"http://h{i}.test/")
     assert len(outlinks._absolute) == outlinks.ABSOLUTE_CACHE
+
+
+def test_links_with_fragments_resolve_as_without_them_and_once_a_page():
+    from wreck.urlnorm import normalize
+
+    refs = ['#top', 'a.html#s1', 'a.html#s2', '../up/b.html?q=1#x', '/r#', 'c.html?x=#y#z', ' d.html#\te',
+            'http://Other.test/p#f', '//other.test/q#f', '#', 'e.html%23not#yes']
+    got = links("".join(f'<a href="{ref}">x</a>' for ref in refs))
+    expected = []
+    for ref in refs:  # a full URL parse of each, fragment and all
+        url = normalize(ref, PAGE)
+        if url and url != PAGE and url not in expected:
+            expected.append(url)
+    assert got.outlinks == tuple(expected)
+    assert "http://example.com/dir/e.html%23not" in got.outlinks
+    # with another base, a fragment-only link names the base: a link like any other
+    based = links('<base href="http://example.com/other/"><a href="#frag">to base</a>')
+    assert based.outlinks == ("http://example.com/other/",)
+
+
+def test_the_worker_hook_runs_once_between_the_parse_and_the_links():
+    calls = []
+    html = '<a href="a.html">1</a><a href="../b.html">2</a>'
+    got = extract(html.encode(), PAGE, between=lambda: calls.append("served"))
+    assert calls == ["served"]
+    assert got == links(html)
+    assert got.outlinks == ("http://example.com/dir/a.html", "http://example.com/b.html")
