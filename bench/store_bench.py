@@ -56,7 +56,11 @@ from wreck.storeserver.compress import Compressor
 from tests.web.corpus import Corpus
 
 SENDERS = 4
-WINDOW = 64  # records in flight per sender
+# Records in flight per sender (--window). A spider sends each record as its
+# fetch ends and does not wait for acks, so what is in flight is its rate
+# times the store's commit latency (an fsync); a sender's window caps how
+# many records one commit can take from it.
+WINDOW = 64
 
 
 def start_server(data: Path, *extra: str) -> tuple[subprocess.Popen, int]:
@@ -107,8 +111,8 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     out["ready"].wait()
     sent = acked = 0
     while acked < len(records):
-        if sent < len(records) and sent - acked < WINDOW:
-            upto = min(len(records), acked + WINDOW)
+        if sent < len(records) and sent - acked < out["window"]:
+            upto = min(len(records), acked + out["window"])
             if pack:
                 t0 = time.thread_time()
                 chunk = [conn.send(packer.pack(r) if packer is not None else r) for r in records[sent:upto]]
@@ -179,14 +183,14 @@ def warm_up(port: int, corpus: Corpus, first: int) -> int:
 
 
 def start_senders(port: int, records: list[Record], unix: str = "", *, pack: bool = False,
-                  prepack: bool = False) -> tuple[list[threading.Thread], threading.Event, dict]:
+                  prepack: bool = False, window: int = WINDOW) -> tuple[list[threading.Thread], threading.Event, dict]:
     """SENDERS threads, each with its share of `records`, handshaken and
     encoded (over the Unix socket `unix` if given; compressing as spiders do
     with `pack`, or before they are released with `prepack`); they start
     sending when the returned event is set. The dict gets their compressing
     CPU seconds ("pack_cpu") once they are done."""
     ready, prepared = threading.Event(), threading.Semaphore(0)
-    shared = {"ready": ready, "prepared": prepared, "unix": unix, "pack": pack, "prepack": prepack,
+    shared = {"ready": ready, "prepared": prepared, "unix": unix, "pack": pack, "prepack": prepack, "window": window,
               "lock": threading.Lock(), "pack_cpu": 0.0, "packed": 0}
     threads = [threading.Thread(target=sender, args=(port, records[k::SENDERS], shared)) for k in range(SENDERS)]
     for t in threads:
@@ -203,7 +207,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bool = False,
-           prepack: Corpus | None = None) -> dict:
+           prepack: Corpus | None = None, window: int = WINDOW) -> dict:
     """One timed ingest into a fresh store; with `prepack`, after a warm-up
     from that corpus, with every document compressed before the clock."""
     data = Path(tempfile.mkdtemp(prefix="wreck-store-bench-", dir=os.environ.get("BENCH_DIR")))
@@ -212,7 +216,8 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
     try:
         warmup = warm_up(port, prepack, len(corpus)) if prepack is not None else 0
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
-        threads, ready, shared = start_senders(port, records, path, pack=pack, prepack=prepack is not None)
+        threads, ready, shared = start_senders(port, records, path, pack=pack, prepack=prepack is not None,
+                                               window=window)
         server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
         # The clock starts now (a profiler of the store may start here too).
         print(f"{'unix' if unix else 'tcp'}: timed ingest of {len(corpus)} documents starts", file=sys.stderr)
@@ -236,7 +241,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
             "transport": "unix" if unix else "tcp",
             "compressed_by": "senders before the clock" if prepack else "senders" if pack else "store",
             "warmup_docs_untimed": warmup,
-            "docs": len(corpus), "senders": SENDERS, "seconds": round(elapsed, 3),
+            "docs": len(corpus), "senders": SENDERS, "window_per_sender": window, "seconds": round(elapsed, 3),
             "docs_per_s": round(len(corpus) / elapsed), "mb_per_s": round(raw / elapsed / 1e6, 1),
             "mean_doc_kb": round(raw / len(corpus) / 1024, 1),
             "store_ratio_overall": round(info["raw_bytes"] / info["stored_bytes"], 2),
@@ -304,6 +309,7 @@ def main() -> None:
     ap.add_argument("--save", default="store", help="results file: bench/results/DATE-NAME.json (default store)")
     ap.add_argument("--modes", default=",".join(MODES), help=f"ingest runs, comma-separated, in order (default: all of "
                     f"{', '.join(MODES)}); a mode may be given twice to alternate")
+    ap.add_argument("--window", type=int, default=WINDOW, help=f"records in flight per sender (default {WINDOW})")
     ap.add_argument("--no-ratios", action="store_true", help="skip the compression ratios")
     args = ap.parse_args()
     t0 = time.perf_counter()
@@ -318,7 +324,7 @@ def main() -> None:
         options = dict(MODES[mode])
         if options.pop("prepack", False):
             options["prepack"] = corpus
-        result[key] = ingest(docs, urls, **options)
+        result[key] = ingest(docs, urls, window=args.window, **options)
         print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc, "
               f"senders {result[key]['senders_cpu_ms_per_doc']}", file=sys.stderr)
     if not args.no_ratios:
