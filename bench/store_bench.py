@@ -25,7 +25,7 @@
 # zstd with the dictionary trained from the first documents (as the store
 # does), plain zstd at the same level, and gzip -6 (what a WARC.gz holds:
 # one gzip member per record). `--html-dir` adds a corpus of real HTML files.
-"""python -m bench.store_bench [--docs N] [--html-dir DIR]"""
+"""python -m bench.store_bench [--docs N] [--modes M,...] [--window N] [--html-dir DIR]"""
 
 from __future__ import annotations
 
@@ -56,10 +56,10 @@ from wreck.storeserver.compress import Compressor
 from tests.web.corpus import Corpus
 
 SENDERS = 4
-# Records in flight per sender (--window). A spider sends each record as its
-# fetch ends and does not wait for acks, so what is in flight is its rate
-# times the store's commit latency (an fsync); a sender's window caps how
-# many records one commit can take from it.
+# Records in flight per sender (--window). A spider worker's records awaiting
+# their ack count against its concurrency window (spider/urlclient.py,
+# default 200), not one at a time; a sender's window caps how many records
+# one commit can take from it.
 WINDOW = 64
 
 
