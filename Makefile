@@ -75,7 +75,7 @@ bench-spider: $(STAMP)
 	$(BIN)/python -m bench.spider_bench
 
 bench-store: $(STAMP)
-	$(BIN)/python -m bench.store_bench
+	$(BIN)/python -m bench.store_bench $(ARGS)
 
 # WARC files as the crawl goes (--warc-dir) against none, and wreck-dump --warc.
 bench-warc: $(STAMP)

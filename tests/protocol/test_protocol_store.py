@@ -33,6 +33,21 @@ def test_store_frames_round_trip_at_any_split(events, chunks):
     assert feed(client, data, chunks) == events
 
 
+@pytest.mark.parametrize("chunk", [1000, 7, 65536 + 3, None])
+def test_large_documents_arrive_whole_and_immutable_however_the_stream_is_cut(chunk):
+    # Documents of 16 KiB and more are copied out through a memoryview, and
+    # the buffer compacts (drops consumed bytes) between them: every record
+    # must still come out byte for byte, as bytes, whatever the read sizes.
+    server, client = open_store_pair()
+    recs = [Record(i, True, Specific.OK, http_enum(200), 1, f"http://example.com/{i}", None,
+                   bytes([i]) * size) for i, size in enumerate((16 * 1024, 40_000, 16 * 1024 - 1, 70_000, 0, 200_000))]
+    data = b"".join(client.send(r) for r in recs)
+    chunks = None if chunk is None else [chunk] * (len(data) // chunk + 1)
+    got = feed(server, data, chunks)
+    assert got == recs
+    assert all(type(r.document) is bytes for r in got)
+
+
 def test_the_record_is_the_seeds_004_layout_in_network_byte_order():
     server, client = open_store_pair()
     data = client.send(RECORD)
