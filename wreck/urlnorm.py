@@ -24,6 +24,7 @@
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 
 import ada_url
 
@@ -117,7 +118,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9\-._~/?=&+,;:@!$()*]*")
 # page (issue 16: the test was most of a spider's link resolution). About
 # 100 octets a reference: under 2 MB.
 PLAIN_REFS = 16_384
-_plain_refs: dict[str, int] = {}  # ref -> _ROOTED, _RELATIVE, _OTHER or -N (N x '../'), oldest first
+# An OrderedDict: its oldest key is evicted in O(1) (next(iter()) on a dict
+# scans the slots of earlier deletions: spider/outlinks.py).
+_plain_refs: OrderedDict[str, int] = OrderedDict()  # ref -> _ROOTED, _RELATIVE, _OTHER or -N (N x '../'), oldest first
 _ROOTED, _RELATIVE, _OTHER = 1, 2, 0
 _UP = "../"
 # A relative reference that climbs ('../../index.html', Javadoc's and
@@ -173,9 +176,9 @@ class BaseUrl:
             if kind is None:
                 kind = _plain_refs[ref] = _kind(ref)
                 while len(_plain_refs) > PLAIN_REFS:  # a spider's parse thread evicts too, at the same time:
-                    try:  # the oldest may be gone already, or the dict changing under the iterator
-                        del _plain_refs[next(iter(_plain_refs))]
-                    except (KeyError, RuntimeError):
+                    try:  # the oldest may be gone already (the other thread evicted it)
+                        _plain_refs.popitem(last=False)
+                    except KeyError:
                         pass  # look again: the bound holds whoever evicted
             if kind == _ROOTED:
                 return self.origin + ref
