@@ -64,6 +64,11 @@ from .urlstate import UrlEvent, UrlState, can
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
+# The URLs of the pages new URLs were found on (an assignment's via=), by
+# fingerprint: a host's first pages are the via of most of its others, and a
+# fingerprint's URL never changes. Bounded (a URL is at most MAX_URL_LEN),
+# cleared when full.
+VIA_CACHE = 4096
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
 # What a record-only transaction says when a host has no address (nofetch=,
@@ -138,6 +143,7 @@ class Crawl:
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
                                       "sitemaps_fetched": 0, "handed_ahead": 0, "unfetched_handouts": 0}
         self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
+        self._vias: dict[bytes, str] = {}  # via fingerprint -> its URL (VIA_CACHE)
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
@@ -651,7 +657,13 @@ class Crawl:
     def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
         """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
         where its URL was first found and its hop path, hops=- for a seed."""
-        via = self.frontier.via_url(rec)
+        via = rec.via_url or self._vias.get(rec.via)
+        if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
+            via = self.frontier.via_url(rec)
+            if via is not None:
+                if len(self._vias) >= VIA_CACHE:
+                    self._vias.clear()
+                self._vias[rec.via] = via
         out = {"hops": rec.path or lineage.SEED_MARK}
         if via is not None:
             out["via"] = via
