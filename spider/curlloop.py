@@ -110,8 +110,11 @@ class CurlLoop:
         if self._closed:
             return
         if what == pycurl.POLL_REMOVE:
-            if fd in self._watched:
-                self._watched[fd] = IDLE  # stays in the set: no syscall
+            old = self._watched.get(fd)
+            if old is not None and old & select.EPOLLOUT:  # writable: it would wake the loop at once
+                self._forget(fd)
+            elif old is not None:
+                self._watched[fd] = IDLE  # stays in the set, for reading: no syscall
             return
         mask = EPOLL_MASK[what]
         old = self._watched.get(fd)
@@ -179,8 +182,8 @@ class CurlLoop:
                 return
 
     def _forget(self, fd: int) -> None:
-        """Take an idle fd that turned ready out of the set, so it does not
-        wake the loop again; libcurl sees its state when it next uses it."""
+        """Take an idle fd out of the set, so it does not wake the loop
+        again; libcurl sees its state when it next uses it."""
         self._watched.pop(fd, None)
         try:
             self._epoll.unregister(fd)
