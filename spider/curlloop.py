@@ -83,6 +83,7 @@ class CurlLoop:
         loop.add_reader(self._epoll.fileno(), self._ready)
         self._timer: asyncio.Handle | None = None
         self._due_now = False  # the timer is a zero one, queued with call_soon
+        self._due = 0.0  # when the timer fires (loop time)
         self.running = 0
         self._closed = False
 
@@ -97,8 +98,7 @@ class CurlLoop:
 
     def close(self) -> None:
         self._closed = True
-        if self._timer:
-            self._timer.cancel()
+        self._cancel_timer()
         self.loop.remove_reader(self._epoll.fileno())
         self._epoll.close()
         self._watched.clear()
@@ -137,17 +137,34 @@ class CurlLoop:
         return bool(self._watched.get(fd))
 
     def _on_timer(self, timeout_ms: int) -> None:
-        if self._timer:
-            self._timer.cancel()
-            self._timer = None
-        self._due_now = timeout_ms == 0 and not self._closed
-        if timeout_ms == 0 and not self._closed:
+        # libcurl moves its timer about twice a transfer. A timer already
+        # due no later than the one asked for is kept (cancelling and making
+        # a new one was most of this callback's cost): firing early is
+        # harmless, libcurl then asks for the rest. -1 removes the timer.
+        if self._closed:
+            return
+        if timeout_ms < 0:
+            self._cancel_timer()
+            return
+        due = self.loop.time() + timeout_ms / 1000
+        if self._timer is not None and self._due <= due:
+            return
+        self._cancel_timer()
+        self._due = due
+        if timeout_ms == 0:
             # "now" (a transfer just added): before the callbacks already
             # queued, such as the analysis of the page that just arrived, so
             # a host's next request leaves at once (issue 16)
+            self._due_now = True
             self._timer = self.loop.call_soon(self._action, pycurl.SOCKET_TIMEOUT, 0)
-        elif timeout_ms > 0 and not self._closed:
+        else:
             self._timer = self.loop.call_later(timeout_ms / 1000, self._action, pycurl.SOCKET_TIMEOUT, 0)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due_now = False
 
     # -- driving -------------------------------------------------------------
 
@@ -194,10 +211,7 @@ class CurlLoop:
         if self._closed:
             return
         if fd == pycurl.SOCKET_TIMEOUT:
-            if self._timer is not None:  # run early by serve_ready(): not again when its turn comes
-                self._timer.cancel()
-            self._timer = None
-            self._due_now = False
+            self._cancel_timer()  # run early by serve_ready(): not again when its turn comes
         try:
             self.multi.socket_action(fd, events)
         except pycurl.error as exc:  # only on misuse: log and go on
