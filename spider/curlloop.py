@@ -109,14 +109,14 @@ class CurlLoop:
     def _on_socket(self, what: int, fd: int, multi: object, data: object) -> None:
         if self._closed:
             return
-        if what == pycurl.POLL_REMOVE:
+        mask = EPOLL_MASK.get(what)
+        if mask is None:  # POLL_REMOVE (or POLL_NONE: nothing to wait for yet)
             old = self._watched.get(fd)
             if old is not None and old & select.EPOLLOUT:  # writable: it would wake the loop at once
                 self._forget(fd)
             elif old is not None:
                 self._watched[fd] = IDLE  # stays in the set, for reading: no syscall
             return
-        mask = EPOLL_MASK[what]
         old = self._watched.get(fd)
         if old == mask:
             return
