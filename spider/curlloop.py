@@ -1,11 +1,24 @@
 # libcurl's multi interface driven by the asyncio (uvloop) event loop, the
 # way libcurl's docs describe for event-based programs (multi_socket):
 #
-#   M_SOCKETFUNCTION  libcurl says which fd to watch for what -> add_reader /
-#                     add_writer / remove them on the loop
+#   M_SOCKETFUNCTION  libcurl says which fd to watch for what -> our own
+#                     epoll set, whose one fd the loop watches
 #   M_TIMERFUNCTION   libcurl asks for a wake-up in N ms -> loop.call_later
 #   socket_action     called when an fd is ready or the timer fires; then
 #                     info_read() collects finished transfers -> on_done
+#
+# libcurl's sockets live in an epoll set of our own rather than in the
+# loop's: the loop's add_reader/remove_reader cost five syscalls a transfer
+# on a kept-alive connection (uvloop: FIONBIO, an ADD, three DELs), the set
+# one at most. When a transfer ends libcurl says POLL_REMOVE, yet keeps the
+# connection for the host's next URL: its fd stays in the set ("idle"), and
+# the next transfer's POLL_IN is one epoll_ctl MOD. An idle fd that turns
+# ready (the server closed it, or sent bytes nobody asked for) leaves the
+# set then; libcurl finds that out itself when it next picks the
+# connection. A socket libcurl closes leaves the set by itself (epoll(7):
+# closing the last descriptor of an open file removes it), which is why
+# fetch.py's OPENSOCKETFUNCTION closes its own copy of a socket at once;
+# its number may come back as a new socket, which the MOD's ENOENT tells.
 #
 # Each finished transfer is ended on its own: a failure in our completion
 # handling (on_complete, on_done) is logged and handed to on_failed for that
@@ -33,6 +46,13 @@ MAX_CACHED_CONNECTIONS = 2_000
 # connect-to address, so every name on a shared IP would queue behind one
 # limit and churn connections. The urlserver's per-host and per-IP
 # politeness already bounds what reaches one server.
+# Ready sockets taken from the epoll set per call: the rest are there at
+# the next call (level-triggered), so one loop turn stays short.
+MAX_EVENTS = 256
+# libcurl's POLL_* -> the epoll events to wait for (POLL_REMOVE: see above)
+EPOLL_MASK = {pycurl.POLL_IN: select.EPOLLIN, pycurl.POLL_OUT: select.EPOLLOUT,
+              pycurl.POLL_INOUT: select.EPOLLIN | select.EPOLLOUT}
+IDLE = 0  # a watched fd libcurl has no transfer on (its connection kept for reuse)
 
 DoneCallback = Callable[[pycurl.Curl, int, str], None]
 FailedCallback = Callable[[pycurl.Curl, Exception], None]
@@ -56,12 +76,14 @@ class CurlLoop:
         self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
         self.multi.setopt(pycurl.M_MAXCONNECTS, MAX_CACHED_CONNECTIONS)
         self.multi.setopt(pycurl.M_PIPELINING, pycurl.PIPE_MULTIPLEX)
-        self._watched: dict[int, int] = {}  # fd -> POLL_* currently registered
-        # The same fds for serve_ready(), which asks the kernel itself between
-        # two pieces of other work (registering is bookkeeping, no syscall).
-        self._poller = select.poll()
+        # fd -> epoll mask libcurl wants now, IDLE for one kept in the set
+        # after its transfer ended (the opening comment)
+        self._watched: dict[int, int] = {}
+        self._epoll = select.epoll()
+        loop.add_reader(self._epoll.fileno(), self._ready)
         self._timer: asyncio.Handle | None = None
         self._due_now = False  # the timer is a zero one, queued with call_soon
+        self._due = 0.0  # when the timer fires (loop time)
         self.running = 0
         self._closed = False
 
@@ -76,62 +98,73 @@ class CurlLoop:
 
     def close(self) -> None:
         self._closed = True
-        if self._timer:
-            self._timer.cancel()
-        for fd in list(self._watched):
-            self._unwatch(fd)
+        self._cancel_timer()
+        self.loop.remove_reader(self._epoll.fileno())
+        self._epoll.close()
+        self._watched.clear()
         self.multi.close()
 
     # -- libcurl callbacks ---------------------------------------------------
 
     def _on_socket(self, what: int, fd: int, multi: object, data: object) -> None:
-        old = self._watched.get(fd, 0)
-        if what == pycurl.POLL_REMOVE:
-            self._unwatch(fd)
+        if self._closed:
             return
-        if old == what:
+        mask = EPOLL_MASK.get(what)
+        if mask is None:  # POLL_REMOVE (or POLL_NONE: nothing to wait for yet)
+            old = self._watched.get(fd)
+            if old is not None and old & select.EPOLLOUT:  # writable: it would wake the loop at once
+                self._forget(fd)
+            elif old is not None:
+                self._watched[fd] = IDLE  # stays in the set, for reading: no syscall
             return
-        loop = self.loop
-        want_in = what in (pycurl.POLL_IN, pycurl.POLL_INOUT)
-        want_out = what in (pycurl.POLL_OUT, pycurl.POLL_INOUT)
-        had_in = old in (pycurl.POLL_IN, pycurl.POLL_INOUT)
-        had_out = old in (pycurl.POLL_OUT, pycurl.POLL_INOUT)
-        if want_in and not had_in:
-            loop.add_reader(fd, self._action, fd, pycurl.CSELECT_IN)
-        elif had_in and not want_in:
-            loop.remove_reader(fd)
-        if want_out and not had_out:
-            loop.add_writer(fd, self._action, fd, pycurl.CSELECT_OUT)
-        elif had_out and not want_out:
-            loop.remove_writer(fd)
-        self._poller.register(fd, (select.POLLIN if want_in else 0) | (select.POLLOUT if want_out else 0))
-        self._watched[fd] = what
+        old = self._watched.get(fd)
+        if old == mask:
+            return
+        self._watched[fd] = mask
+        if old is None:
+            try:
+                self._epoll.register(fd, mask)
+            except FileExistsError:
+                self._epoll.modify(fd, mask)
+            return
+        try:  # an idle fd may have been closed and its number reused since: ENOENT
+            self._epoll.modify(fd, mask)
+        except FileNotFoundError:
+            self._epoll.register(fd, mask)
 
     def watching(self, fd: int) -> bool:
         """Whether libcurl has `fd` watched now, i.e. a transfer is using it."""
-        return fd in self._watched
-
-    def _unwatch(self, fd: int) -> None:
-        if fd in self._watched:
-            self._poller.unregister(fd)
-        old = self._watched.pop(fd, 0)
-        if old in (pycurl.POLL_IN, pycurl.POLL_INOUT):
-            self.loop.remove_reader(fd)
-        if old in (pycurl.POLL_OUT, pycurl.POLL_INOUT):
-            self.loop.remove_writer(fd)
+        return bool(self._watched.get(fd))
 
     def _on_timer(self, timeout_ms: int) -> None:
-        if self._timer:
-            self._timer.cancel()
-            self._timer = None
-        self._due_now = timeout_ms == 0 and not self._closed
-        if timeout_ms == 0 and not self._closed:
+        # libcurl moves its timer about twice a transfer. A timer already
+        # due no later than the one asked for is kept (cancelling and making
+        # a new one was most of this callback's cost): firing early is
+        # harmless, libcurl then asks for the rest. -1 removes the timer.
+        if self._closed:
+            return
+        if timeout_ms < 0:
+            self._cancel_timer()
+            return
+        due = self.loop.time() + timeout_ms / 1000
+        if self._timer is not None and self._due <= due:
+            return
+        self._cancel_timer()
+        self._due = due
+        if timeout_ms == 0:
             # "now" (a transfer just added): before the callbacks already
             # queued, such as the analysis of the page that just arrived, so
             # a host's next request leaves at once (issue 16)
+            self._due_now = True
             self._timer = self.loop.call_soon(self._action, pycurl.SOCKET_TIMEOUT, 0)
-        elif timeout_ms > 0 and not self._closed:
+        else:
             self._timer = self.loop.call_later(timeout_ms / 1000, self._action, pycurl.SOCKET_TIMEOUT, 0)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._due_now = False
 
     # -- driving -------------------------------------------------------------
 
@@ -146,24 +179,39 @@ class CurlLoop:
             return
         if self._due_now:
             self._action(pycurl.SOCKET_TIMEOUT, 0)
-        for fd, revents in self._poller.poll(0):
-            if fd not in self._watched:  # a transfer ended above gave it up
-                continue
-            events = (pycurl.CSELECT_IN if revents & (select.POLLIN | select.POLLHUP) else 0) | (
-                pycurl.CSELECT_OUT if revents & select.POLLOUT else 0) | (
-                pycurl.CSELECT_ERR if revents & select.POLLERR else 0)
-            self._action(fd, events)
+        self._ready()
         if self._due_now:  # a transfer those ended let the next one start: send its request
             self._action(pycurl.SOCKET_TIMEOUT, 0)
+
+    def _ready(self) -> None:
+        """The sockets of the set that are ready, each handed to libcurl."""
+        if self._closed:
+            return
+        watched = self._watched
+        for fd, events in self._epoll.poll(0, MAX_EVENTS):
+            if not watched.get(fd):  # idle, or a transfer ended above gave it up
+                self._forget(fd)
+                continue
+            self._action(fd, (pycurl.CSELECT_IN if events & (select.EPOLLIN | select.EPOLLHUP) else 0) | (
+                pycurl.CSELECT_OUT if events & select.EPOLLOUT else 0) | (
+                pycurl.CSELECT_ERR if events & select.EPOLLERR else 0))
+            if self._closed:
+                return
+
+    def _forget(self, fd: int) -> None:
+        """Take an idle fd out of the set, so it does not wake the loop
+        again; libcurl sees its state when it next uses it."""
+        self._watched.pop(fd, None)
+        try:
+            self._epoll.unregister(fd)
+        except OSError:  # closed meanwhile: it left the set with it
+            pass
 
     def _action(self, fd: int, events: int) -> None:
         if self._closed:
             return
         if fd == pycurl.SOCKET_TIMEOUT:
-            if self._timer is not None:  # run early by serve_ready(): not again when its turn comes
-                self._timer.cancel()
-            self._timer = None
-            self._due_now = False
+            self._cancel_timer()  # run early by serve_ready(): not again when its turn comes
         try:
             self.multi.socket_action(fd, events)
         except pycurl.error as exc:  # only on misuse: log and go on

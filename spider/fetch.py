@@ -71,6 +71,11 @@ from .curlloop import CurlLoop
 # Response header block bound. Real servers send 1-16 KB; libcurl itself
 # refuses far more, and a 200 KB block is abuse, not a web page.
 MAX_HEADER_BYTES = 64 * 1024
+# libcurl's receive buffer (CURLOPT_BUFFERSIZE, default 16 KiB): a page of
+# up to this size that has arrived is read in one recv and handed to the
+# write callback in one piece, where 16 KiB took three of each for a 38 KB
+# page. libcurl 8 keeps one such buffer per multi handle, not per transfer.
+RECV_BUFFER_BYTES = 256 * 1024
 # Bytes of a desynced connection read and dropped before it is shut down;
 # more than a socket buffer's worth is not worth draining.
 MAX_STRAY_BYTES = 256 * 1024
@@ -159,11 +164,30 @@ class FetchResult:
     refused: tuple[str, ...] = ()  # ... and the addresses it refused
 
 
+class _Handover:
+    """A new socket for libcurl. pycurl gives libcurl a duplicate of its
+    descriptor (fileno()), then drops this object, which closes ours: the
+    socket then has one descriptor, libcurl's, and leaves CurlLoop's epoll
+    set when libcurl closes it (curlloop.py). A socket object collected
+    open would also cost a ResourceWarning."""
+
+    __slots__ = ("sock",)
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def fileno(self) -> int:
+        return self.sock.fileno()
+
+    def __del__(self) -> None:
+        self.sock.close()
+
+
 class _Slot:
     """An easy handle with its callbacks; one transfer at a time."""
 
     __slots__ = ("handle", "key", "url", "ip", "started", "head", "head_size", "body", "size",
-                 "max_size", "aborted", "allow", "sockets", "poll", "request", "accept", "filtering",
+                 "max_size", "aborted", "allow", "poll", "request", "accept", "filtering",
                  "in_head", "head_type", "sent")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
@@ -172,7 +196,6 @@ class _Slot:
         self.max_size = fs.max_doc_size
         self.accept = fs.accept_type
         self.request = PLAIN
-        self.sockets: list[socket.socket] = []
         self.poll = select.poll()  # for shut_if_desynced: no fd-number limit, unlike select()
         c.slot = self  # pycurl handles accept attributes: the way back from on_done
         c.setopt(pycurl.NOSIGNAL, 1)
@@ -190,6 +213,7 @@ class _Slot:
         c.setopt(pycurl.LOW_SPEED_TIME, fs.low_speed_window_s)
         c.setopt(pycurl.MAXFILESIZE_LARGE, fs.max_doc_size)
         c.setopt(pycurl.TCP_NODELAY, 1)
+        c.setopt(pycurl.BUFFERSIZE, RECV_BUFFER_BYTES)
         if fs.ca_file:
             c.setopt(pycurl.CAINFO, fs.ca_file)
         c.setopt(pycurl.WRITEFUNCTION, self._write)
@@ -267,16 +291,12 @@ class _Slot:
             return False
         return not accepts(self.accept, _header(self.head, b"content-type"))
 
-    def _open_socket(self, purpose: int, address: tuple) -> socket.socket | int:
+    def _open_socket(self, purpose: int, address: tuple) -> _Handover | int:
         family, socktype, protocol, addr = address
         if not self.allow.admits(addr[0]):
             self.aborted = Specific.FORBIDDEN_ADDRESS
             return pycurl.SOCKET_BAD
-        sock = socket.socket(family, socktype, protocol)
-        # libcurl works on a duplicate of this descriptor; close ours when
-        # the transfer ends (a garbage-collected open socket costs a warning)
-        self.sockets.append(sock)
-        return sock
+        return _Handover(socket.socket(family, socktype, protocol))
 
     def shut_if_desynced(self, in_use: Callable[[int], bool]) -> bool:
         """Shut this transfer's plain HTTP/1.x connection if bytes nobody
@@ -471,10 +491,6 @@ class Fetcher:
             slot.handle.setopt(pycurl.HTTPGET, 1)
             slot.handle.setopt(pycurl.FORBID_REUSE, 0)
         slot.head = slot.body = []
-        if slot.sockets:
-            for sock in slot.sockets:
-                sock.close()
-            slot.sockets.clear()
         self._free.append(slot)
 
 

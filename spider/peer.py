@@ -69,6 +69,9 @@ class Peer(asyncio.Protocol):
         # Writes of one loop turn go out as one send: many DONEs or records
         # finish together, and a syscall each would cost more than they do.
         self._out: list[bytes] = []
+        # handshaken and not closed: read per DONE and per GET, so a plain
+        # attribute (set with `ready`, cleared with `closed`)
+        self.is_open = False
 
     # -- asyncio.Protocol ------------------------------------------------------
 
@@ -110,16 +113,14 @@ class Peer(asyncio.Protocol):
     def _flush(self) -> None:
         out, self._out = self._out, []
         if out and self.transport is not None and not self.transport.is_closing():
-            self.transport.write(b"".join(out) if len(out) > 1 else out[0])
+            # one writev of the pieces: a turn's records are a megabyte or
+            # more, not worth copying into one buffer first
+            self.transport.writelines(out)
 
     def close(self) -> None:
         if self.transport is not None:
             self._flush()
             self.transport.close()
-
-    @property
-    def is_open(self) -> bool:
-        return self.ready.done() and not self.closed.done()
 
     # -- receiving -------------------------------------------------------------
 
@@ -135,6 +136,7 @@ class Peer(asyncio.Protocol):
                     self.write(conn.authenticate())
                 elif kind is Ready:
                     self.ready.set_result(event.settings)
+                    self.is_open = True
                 elif kind is Error:
                     self._fail(refusal(self.what, event))
                 elif kind is ConnectionClosed:
@@ -158,6 +160,7 @@ class Peer(asyncio.Protocol):
         self.close()
 
     def _finish(self, error: PeerError) -> None:
+        self.is_open = False
         if not self.ready.done():
             self.ready.set_exception(error)
             self.ready.exception()  # retrieved: no "never retrieved" warning

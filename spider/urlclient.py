@@ -349,10 +349,16 @@ class UrlSession:
     def _held(self) -> int:
         """Transactions and records counted against the window: parked ones
         and a down shard's backlog up to its bound are spared."""
-        spared = sum(min(len(s.unacked), self.window * SHARD_BACKLOG_WINDOWS)
-                     for s in self.stores if not s.connected)
-        spared += sum(len(parked) for parked in self.parked.values())
-        return max(len(self.txns), sum(len(s.unacked) for s in self.stores)) - spared
+        # one pass over the stores: this runs for every DONE and GET
+        unacked = spared = 0
+        for store in self.stores:
+            pending = len(store.unacked)
+            unacked += pending
+            if not store.connected:
+                spared += min(pending, self.window * SHARD_BACKLOG_WINDOWS)
+        if self.parked:
+            spared += sum(len(parked) for parked in self.parked.values())
+        return max(len(self.txns), unacked) - spared
 
     def _unpark(self) -> None:
         """Fetch parked assignments of shards back up, as the window allows."""
