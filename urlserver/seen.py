@@ -46,6 +46,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 import mmap
 import os
@@ -79,6 +80,7 @@ MANY_MIN = 24
 _ONE, _6, _12, _18, _24, _63 = (np.uint64(n) for n in (1, 6, 12, 18, 24, 63))
 
 
+@functools.cache  # read once: a process never outlives its boot
 def boot_id() -> bytes:
     """This boot of the kernel's id (16 bytes), b"" where there is none to read."""
     try:

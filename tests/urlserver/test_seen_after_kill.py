@@ -110,3 +110,20 @@ def test_a_file_left_open_that_cannot_be_trusted_is_rebuilt(tmp_path, tamper):
     assert c.frontier.seen.mapped  # rebuilt into a new file
     assert c.frontier.discover_links(_links(committed - 1), depth=1) == 0
     c.close()
+
+
+def test_a_filter_whose_file_cannot_be_made_lives_in_memory_and_is_saved_at_a_clean_stop(tmp_path, monkeypatch,
+                                                                                          caplog):
+    def full(fd, offset, length):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "posix_fallocate", full)
+    c = crawl_engine(tmp_path, scope="any")
+    assert not c.frontier.seen.mapped and not (tmp_path / "d" / SEEN_FILE).exists()
+    assert any("seen-set file" in r.getMessage() and "No space" in r.getMessage() for r in caplog.records)
+    c.frontier.discover_links(_links(1), depth=1)
+    c.close()  # space enough to write it whole now
+    monkeypatch.setattr(frontier.Frontier, "_rebuild_seen", lambda self: pytest.fail("rebuilt"))
+    c = crawl_engine(tmp_path, scope="any")
+    assert c.frontier.seen.mapped and c.frontier.discover_links(_links(1), depth=1) == 0
+    c.close()
