@@ -203,6 +203,10 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true", help="links/s so far on stderr")
     parser.add_argument("--profile", action="store_true",
                         help="profile the last tenth of the ingest (cProfile) and the hand-outs, into the result")
+    parser.add_argument("--ingest-only", metavar="DIR",
+                        help="only ingest, into DIR, and keep it: its opens are then timed with --measure-open DIR "
+                             "(after a clean stop) and --kill-mid-insert DIR then --measure-open DIR, by any "
+                             "WRECK's copy of this file (the 30M reopen in bench/results/2026-11-24-frontier7.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -212,7 +216,13 @@ def main() -> None:
     urls = args.urls or (200_000 if args.quick else 10_000_000)
     if args.kill_mid_insert:
         return kill_mid_insert(args.kill_mid_insert, urls, hosts, args.site_links)
-    tmp = tempfile.mkdtemp(prefix="wreck-frontier-bench-")
+    tmp = args.ingest_only or tempfile.mkdtemp(prefix="wreck-frontier-bench-")
+    if args.ingest_only:
+        settings = Settings(data=tmp, delay=0.0, scope="any", max_pages=10**9, sync=args.sync, http=None)
+        crawl = Crawl.open(settings)
+        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), urls, args.progress)
+        crawl.close()
+        return print(json.dumps({"known_urls": urls, "hosts": hosts, "links_per_s": round(counted / ingest_s)}))
     try:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
                             max_pages=10**9, sync=args.sync, http=None)
