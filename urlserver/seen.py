@@ -112,7 +112,7 @@ class SeenSet:
         else:
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o600)
             try:
-                os.posix_fallocate(fd, 0, size)  # every block now: a full disk is an OSError here, not a SIGBUS later
+                _allocate(fd, size)
                 mapped = mmap.mmap(fd, size)
             finally:
                 os.close(fd)
@@ -295,6 +295,16 @@ class SeenSet:
             self._map.close()
         except BufferError:
             pass
+
+
+def _allocate(fd: int, size: int) -> None:
+    """Take every block of the file now: a full disk is an OSError here, not a SIGBUS through the map later."""
+    if hasattr(os, "posix_fallocate"):
+        os.posix_fallocate(fd, 0, size)
+        return
+    zeros = bytes(1 << 20)  # no posix_fallocate (macOS): zeros written, a MB at a time
+    for offset in range(0, size, len(zeros)):
+        os.pwrite(fd, zeros[:size - offset], offset)
 
 
 def _unlink(path: str) -> None:

@@ -127,3 +127,14 @@ def test_a_filter_whose_file_cannot_be_made_lives_in_memory_and_is_saved_at_a_cl
     c = crawl_engine(tmp_path, scope="any")
     assert c.frontier.seen.mapped and c.frontier.discover_links(_links(1), depth=1) == 0
     c.close()
+
+
+def test_without_posix_fallocate_the_file_is_made_whole_with_zeros(tmp_path, monkeypatch):
+    monkeypatch.delattr(os, "posix_fallocate")  # as on macOS
+    from wreck.urlserver import db as d
+    fps = [d.fingerprint(u) for u in _links(3)]
+    filt = seen.SeenSet()
+    filt.rebuild(iter(fps), capacity=1 << 18, path=str(tmp_path / SEEN_FILE), stamp=7)
+    assert filt.mapped and os.path.getsize(tmp_path / SEEN_FILE) == seen.FILE_HEADER + filt.memory_bytes
+    reread = seen.SeenSet()
+    assert reread.load(str(tmp_path / SEEN_FILE), 7) and all(map(reread.might_contain, fps))
