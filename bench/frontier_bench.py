@@ -163,6 +163,10 @@ def handouts(crawl: Crawl, count: int) -> tuple[float, int]:
 
 def measure_open(data: str) -> None:
     """Child process: open a crawl of this size and print its anonymous RSS growth."""
+    from wreck.urlserver.frontier import Frontier
+    rebuilds = []  # whether this open rebuilt the seen-set from LMDB's keys or found it whole
+    rebuild = Frontier._rebuild_seen
+    Frontier._rebuild_seen = lambda self: (rebuilds.append(1), rebuild(self))[1]
     before = rss()
     t0, c0 = time.perf_counter(), time.process_time()
     crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
@@ -172,7 +176,7 @@ def measure_open(data: str) -> None:
     print(json.dumps({"open_s": round(open_s, 2), "open_cpu_s": round(open_cpu_s, 2),
                       "anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
                       "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
-                      "bloom_mapped": getattr(crawl.frontier.seen, "mapped", False),
+                      "bloom_mapped": getattr(crawl.frontier.seen, "mapped", False), "rebuilt": bool(rebuilds),
                       "hosts": len(crawl.frontier.origins)}))
     crawl.close()
 
