@@ -14,6 +14,12 @@
 #          --delay 0 (wget's default: no wait), names from a hosts file,
 #          --allow-net for loopback.
 #
+# WRECK's own modules are compiled to bytecode first, as an installed WRECK
+# has them (pip compiles at install): an editable install run with
+# PYTHONDONTWRITEBYTECODE=1, as on the session machines, would otherwise
+# compile the 120 modules a crawl loads at every start (0.2 CPU-s of
+# wreck-crawl's; --no-compile leaves them as they are).
+#
 #   startup  (--only ...,startup) wreck-crawl of one page without links,
 #          --startup-runs times: its fixed costs (wall, CPU of the tree and
 #          per component, time from the command to its first request).
@@ -73,6 +79,22 @@ def ensure_trees() -> None:
         log(f"installing {missing}")
         env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
         subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True, env=env)
+
+
+# WRECK's packages (pyproject.toml), each compiled where it lies
+PACKAGES = ("wreck", "wreck.protocol", "wreck.urlserver", "wreck.spider", "wreck.storeserver")
+
+
+def compile_wreck() -> None:
+    """Write the bytecode of WRECK's own modules (only what is missing or
+    stale), as pip does when it installs a package."""
+    import compileall
+    import importlib
+
+    for name in PACKAGES:
+        for path in importlib.import_module(name).__path__:
+            if not compileall.compile_dir(path, quiet=1):
+                raise SystemExit(f"compiling {path} failed")
 
 
 def warm() -> tuple[int, int]:
@@ -245,6 +267,9 @@ def main() -> int:
     parser.add_argument("--profile-at", type=float, default=None,
                         help="py-spy each WRECK component this many seconds into its crawl (bench/crawl.py Profiler)")
     parser.add_argument("--profile-seconds", type=int, default=3)
+    parser.add_argument("--no-compile", action="store_true",
+                        help="leave WRECK's bytecode as it is (with PYTHONDONTWRITEBYTECODE: none, each start "
+                        "compiles)")
     parser.add_argument("--port", type=int, default=PORT, help="nginx's port (another bench may hold the usual)")
     opts = parser.parse_args()
     PORT = opts.port
@@ -254,13 +279,16 @@ def main() -> int:
     run = opts.work / f"run-{os.getpid()}"
     shutil.rmtree(run, ignore_errors=True)
     run.mkdir(parents=True)
+    if not opts.no_compile:
+        compile_wreck()
     files, size = warm()
     log(f"web: {len(TREES)} trees, {files} files, {size >> 20} MiB (page cache warmed)")
     seeds = [f"http://{name}:{PORT}{start}" for name, _, _, start, _ in TREES]
     (run / "hosts").write_text("".join(f"{ip(i)} {t[0]}\n" for i, t in enumerate(TREES)) + f"{ONE_IP} {ONE_HOST}\n")
     results: dict = {"date": datetime.date.today().isoformat(), "machine": {"cpus": os.cpu_count()},
                      "trees": [{"host": n, "package": p, "root": r, "start": s, "generator": g}
-                               for n, p, r, s, g in TREES], "served_files": files, "served_bytes": size}  # fmt: skip
+                               for n, p, r, s, g in TREES], "served_files": files, "served_bytes": size,
+                     "wreck_bytecode_compiled": not opts.no_compile}  # fmt: skip
     from . import crawl as bench_crawl
 
     proc = subprocess.Popen([nginx, "-c", str(nginx_conf(run)), "-p", str(run), "-g", "daemon off;"],

@@ -44,6 +44,9 @@ GATED_KEYS = {"after": CAP_AFTER, "nofetch": CAP_RECORD}
 # HOST_IP of a record-only assignment (nofetch=, 5.3): "this host" of RFC
 # 1122 3.2.1.3, never a destination, which every spider refuses besides.
 NO_ADDRESS = "0.0.0.0"
+# (IP, host name) pairs of assignments already checked, as sent: bounded, cleared when full
+_ADDRESSES: dict[tuple[str, str], bytes] = {}
+_ADDRESSES_MAX = 4096
 
 
 class ControlConnection(Connection):
@@ -249,15 +252,28 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
     return header, count, size, body_size
 
 
+def _address(a: Assignment) -> bytes:
+    """`IP SP host` of an assignment, checked (a name and address checked once
+    are remembered: a crawl hands out many URLs per host)."""
+    key = (a.host_ip, a.host_name)
+    known = _ADDRESSES.get(key)
+    if known is None:
+        try:
+            ip, host = a.host_ip.encode("ascii"), a.host_name.encode("ascii")
+            f.ip(ip), f.host(host)
+        except (UnicodeEncodeError, RemoteProtocolError) as exc:
+            raise LocalProtocolError(f"assignment {a.trans_id} cannot be sent: {exc}") from None
+        if len(_ADDRESSES) >= _ADDRESSES_MAX:
+            _ADDRESSES.clear()
+        known = _ADDRESSES[key] = b"%s %s" % (ip, host)
+    return known
+
+
 def _encode_assignment(a: Assignment) -> bytes:
-    try:
-        ip, host = a.host_ip.encode("ascii"), a.host_name.encode("ascii")
-        f.ip(ip), f.host(host)
-    except (UnicodeEncodeError, RemoteProtocolError) as exc:
-        raise LocalProtocolError(f"assignment {a.trans_id} cannot be sent: {exc}") from None
+    address = _address(a)
     if not 0 <= a.doc_id <= f.MAX_U32:
         raise LocalProtocolError(f"doc id {a.doc_id} does not fit in 32 bits")
-    line = b"%d %d %s %s %s" % (a.trans_id, a.doc_id, ip, host, f.check_url_out(a.url))
+    line = b"%d %d %s %s" % (a.trans_id, a.doc_id, address, f.check_url_out(a.url))
     if a.extra:
         line += f.encode_extras(a.extra).encode("ascii")
     return line + b"\n"

@@ -64,6 +64,11 @@ from .urlstate import UrlEvent, UrlState, can
 
 log = logging.getLogger("urlserver")
 MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
+# The URLs of the pages new URLs were found on (an assignment's via=), by
+# fingerprint: a host's first pages are the via of most of its others, and a
+# fingerprint's URL never changes. Bounded (a URL is at most MAX_URL_LEN),
+# cleared when full.
+VIA_CACHE = 4096
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
 # What a record-only transaction says when a host has no address (nofetch=,
@@ -138,6 +143,7 @@ class Crawl:
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
                                       "sitemaps_fetched": 0, "handed_ahead": 0, "unfetched_handouts": 0}
         self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
+        self._vias: dict[bytes, str] = {}  # via fingerprint -> its URL (VIA_CACHE)
         self.frontier.on_new_work = self._on_new_work
         self.on_handout = None  # callback(now, assignment), for tests and tracing
         self._now = clock()
@@ -147,6 +153,7 @@ class Crawl:
         self.limit: str | None = None  # the global limit reached, once it is
         with self.db.begin() as txn:  # document bytes (size=) fetched in all runs, for --max-bytes
             self.bytes_fetched = self.db.counter(txn, BYTES_COUNTER, default=0)
+        self._bytes_saved = self.bytes_fetched  # written once per commit (_write_slots), not per page
         self.crawl_id = self.db.crawl_id(self.frontier.txn, s.crawl_id)  # committed below, before any spider hears it
         self._requeue_claims()
         for host in self.frontier.origins.values():
@@ -203,8 +210,12 @@ class Crawl:
         self.frontier.commit()
 
     def _write_slots(self) -> None:
-        """The politeness slots touched, and which IP tokens are out, into the
-        commit: durable before the assignments and grants are sent (server.py)."""
+        """The politeness slots touched, which IP tokens are out, and the bytes
+        fetched, into the commit: durable before the assignments and grants are
+        sent (server.py)."""
+        if self.bytes_fetched != self._bytes_saved:  # one put per commit: it was one per page
+            self.db.set_counter(self.frontier.txn, BYTES_COUNTER, self.bytes_fetched)
+            self._bytes_saved = self.bytes_fetched
         for pace in self.politeness.take_touched():
             self.db.put_pace(self.frontier.txn, *pace)
         if self.politeness.tokens is not None:
@@ -479,7 +490,9 @@ class Crawl:
             if rules.allowed(url):
                 return self._claim_page(host, entry, rec, fp, url, spider, now, chain)
             fr.move(fp, UrlEvent.DISALLOWED, "robots.txt", rec=rec)
-            log.info("event=disallowed url=%s", url)
+            # DEBUG (-v): one line per URL is noise in a large crawl (2,100 lines in
+            # make bench); their count is /status urls.DISALLOWED
+            log.debug("event=disallowed url=%s", url)
         if chain is None:
             self.politeness.schedule(host, now)
         return None
@@ -644,7 +657,13 @@ class Crawl:
     def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
         """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
         where its URL was first found and its hop path, hops=- for a seed."""
-        via = self.frontier.via_url(rec)
+        via = rec.via_url or self._vias.get(rec.via)
+        if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
+            via = self.frontier.via_url(rec)
+            if via is not None:
+                if len(self._vias) >= VIA_CACHE:
+                    self._vias.clear()
+                self._vias[rec.via] = via
         out = {"hops": rec.path or lineage.SEED_MARK}
         if via is not None:
             out["via"] = via
@@ -668,7 +687,7 @@ class Crawl:
                               now + self.settings.timeout_update, now, job=job))
         self.politeness.started(host, now)
         self.stats["robots_handouts"] += 1
-        log.info("event=robots_fetch origin=%s url=%s hops=%d", job.origin, job.url, job.hops)
+        log.debug("event=robots_fetch origin=%s url=%s hops=%d", job.origin, job.url, job.hops)  # event=robots says how it ended
         return Assignment(trans_id, doc_id, host.ip, host.name, job.url, dict(ROBOTS_BODY))
 
     def _fail_robots_jobs(self, host: Origin, why: str) -> None:
@@ -740,8 +759,7 @@ class Crawl:
         fr.board.answered(claim.host, fetched=fetched, error=step.reason if failed else None,
                           seconds=now - claim.started)
         if fetched:
-            self.bytes_fetched += _size(event)
-            self.db.set_counter(fr.txn, BYTES_COUNTER, self.bytes_fetched)
+            self.bytes_fetched += _size(event)  # into the state at commit (_write_slots)
         if feed is None and "feed" in event.extra and fetched:
             feed = self.feeds.add(fr.txn, fp, claim.url, claim.host.name, marked=False)
         if feed is not None and fetched:

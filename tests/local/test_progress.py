@@ -61,3 +61,23 @@ def test_the_line_says_what_the_crawl_waits_for_when_nothing_is_in_flight():
     text = line(idle, STORE, 9.0)
     assert text.endswith("waiting for robots retry, backoff") and "0 pages/s" in text
     assert "waiting for" not in line({**idle, "in_flight": 2}, STORE, 9.0)
+
+
+def test_a_terminal_gets_the_live_panel_and_a_log_the_plain_line(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    from wreck.local import progress
+
+    monkeypatch.setattr(progress, "fetch_status", lambda url: STATUS)
+    shown = {}
+    for kind, console in (("terminal", Console(file=io.StringIO(), force_terminal=True, width=100)),
+                          ("log", Console(file=io.StringIO(), force_terminal=False, width=100))):
+        p = progress.Progress("http://127.0.0.1:9/status", tmp_path / "no-store-yet", console)
+        p._plain_at = -progress.PLAIN_EVERY_S  # the first plain line is due at once
+        p.update()
+        p.close()
+        shown[kind] = console.file.getvalue()
+    assert "pages fetched" in shown["terminal"] and "40" in shown["terminal"]  # the panel's rows
+    assert "fetched 40" in shown["log"] and "pages fetched" not in shown["log"]  # one plain line

@@ -241,3 +241,15 @@ def test_ipv4_mapped_addresses_are_never_accepted():
         feed(client, b"1 2 ::ffff:7f00:1 h http://h/\n")
     with pytest.raises(LocalProtocolError):
         server.send(Assignment(1, 2, "::ffff:127.0.0.1", "h", "http://h/"))
+
+
+def test_a_host_checked_once_is_sent_alike_and_a_bad_name_on_its_address_still_refused():
+    # issue 16: an assignment's address and host name are checked once per pair
+    server, client = open_pair()
+    feed(server, client.send(Get(3)))
+    first = server.send(Assignment(1, 2, "127.0.0.9", "h.test", "http://h.test/a"))
+    again = server.send(Assignment(3, 4, "127.0.0.9", "h.test", "http://h.test/b"))
+    assert (first, again) == (b"1 2 127.0.0.9 h.test http://h.test/a\n", b"3 4 127.0.0.9 h.test http://h.test/b\n")
+    with pytest.raises(LocalProtocolError):
+        server.send(Assignment(5, 6, "127.0.0.9", "h test", "http://h.test/c"))
+    assert [a.url for a in feed(client, first + again)] == ["http://h.test/a", "http://h.test/b"]

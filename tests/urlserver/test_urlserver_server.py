@@ -38,6 +38,23 @@ def test_robots_first_then_pages_and_exit_when_done(tmp_path):
     assert spider.settings["allow_net"] == "127.0.0.0/8"
 
 
+def test_a_disallowed_url_is_counted_in_status_not_logged_one_line_each(tmp_path, caplog):
+    # issue 16: one INFO line per disallowed URL (and per robots.txt handout)
+    # was most of a large crawl's log; the count is in /status, the lines at -v
+    import logging
+
+    pages = {"http://a.test/": tuple(f"http://a.test/private/{i}" for i in range(5))}
+    robots = {"http://a.test/robots.txt": b"User-agent: *\nDisallow: /private\n"}
+    caplog.set_level(logging.INFO)
+    spider, states = crawl_once(_settings(tmp_path, exit_when_done=True), ["http://a.test/"],
+                                site_responder(pages, robots), ["http://a.test/private/0"])
+    assert states["http://a.test/private/0"]["state"] == "DISALLOWED"
+    assert "event=robots origin=http://a.test" in caplog.text  # how robots.txt ended, once per origin
+    assert "event=disallowed" not in caplog.text and "event=robots_fetch" not in caplog.text
+    finished = [r.getMessage() for r in caplog.records if "event=crawl_finished" in r.getMessage()]
+    assert "'DISALLOWED': 5" in finished[-1]
+
+
 def test_host_and_ip_delays_and_no_double_handout(tmp_path):
     seeds = [f"http://{h}/{i}" for h in ("a.test", "b.test", "c.test") for i in range(4)]
     delay, ip_delay = 0.15, 0.05
