@@ -5,9 +5,11 @@
 # per second (politeness heap, LMDB pop + claim, commit per batch, DONE),
 # all per CPU-second of the process (time.process_time(): the engine is one
 # thread, and a busy machine must not make it look slower than it is),
-# and resident memory per known URL (anonymous RSS: LMDB's mapped pages are
+# and resident memory per known URL (anonymous RSS, plus the Bloom filter's
+# words, which are a mapped file's pages (seen.py); LMDB's mapped pages are
 # the kernel's page cache, reported apart as file RSS), and how long a crawl
-# of that size takes to open after a clean stop and after a kill -9.
+# of that size takes to open after a clean stop and after a kill -9 (a child
+# killed while it inserts a page past a commit, then a fresh open).
 #
 # A page's links: --site-links of them (default 0.8) on the page's own host,
 # the rest on hosts spread over the whole web, as on real sites where most
@@ -24,9 +26,11 @@ import argparse
 import cProfile
 import gc
 import json
+import os
 import platform
 import pstats
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -39,7 +43,6 @@ from wreck.urlserver import robots as r
 from wreck.urlserver.crawl import Crawl
 from wreck.urlserver.dns import Resolution
 from wreck.urlserver.robotsstate import RobotsEvent
-from wreck.urlserver.frontier import SEEN_FILE
 from wreck.urlserver.settings import Settings
 
 RESULTS = Path(__file__).parent / "results"
@@ -160,17 +163,36 @@ def handouts(crawl: Crawl, count: int) -> tuple[float, int]:
 
 def measure_open(data: str) -> None:
     """Child process: open a crawl of this size and print its anonymous RSS growth."""
+    from wreck.urlserver.frontier import Frontier
+    rebuilds = []  # whether this open rebuilt the seen-set from LMDB's keys or found it whole
+    rebuild = Frontier._rebuild_seen
+    Frontier._rebuild_seen = lambda self: (rebuilds.append(1), rebuild(self))[1]
     before = rss()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
-    open_s = time.perf_counter() - t0
+    open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     prepare_hosts(crawl)
     after = rss()
-    print(json.dumps({"open_s": round(open_s, 2),
+    print(json.dumps({"open_s": round(open_s, 2), "open_cpu_s": round(open_cpu_s, 2),
                       "anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
                       "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
+                      "bloom_mapped": getattr(crawl.frontier.seen, "mapped", False), "rebuilt": bool(rebuilds),
                       "hosts": len(crawl.frontier.origins)}))
     crawl.close()
+
+
+def kill_mid_insert(data: str, urls: int, hosts: int, site_links: float) -> None:
+    """Child process: open the crawl, add a commit's worth of new links past
+    `urls`, then kill -9 itself while adding a page more."""
+    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    web = Web(hosts, site_links)
+    step = LINKS_PER_PAGE * PAGES_PER_COMMIT
+    for page in web.pages(urls, urls + step):
+        crawl.frontier.discover_links(page, depth=1, base=page[0])
+    crawl.commit()
+    page = web.pages(urls + step, urls + step + LINKS_PER_PAGE)[0]
+    crawl.frontier.discover_links(page, depth=1, base=page[0])
+    os.kill(os.getpid(), signal.SIGKILL)
 
 
 def main() -> None:
@@ -185,13 +207,26 @@ def main() -> None:
     parser.add_argument("--progress", action="store_true", help="links/s so far on stderr")
     parser.add_argument("--profile", action="store_true",
                         help="profile the last tenth of the ingest (cProfile) and the hand-outs, into the result")
+    parser.add_argument("--ingest-only", metavar="DIR",
+                        help="only ingest, into DIR, and keep it: its opens are then timed with --measure-open DIR "
+                             "(after a clean stop) and --kill-mid-insert DIR then --measure-open DIR, by any "
+                             "WRECK's copy of this file (the 30M reopen in bench/results/2026-11-24-frontier7.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
+    parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_open:
         return measure_open(args.measure_open)
     hosts = args.hosts or (1_000 if args.quick else 100_000)
     urls = args.urls or (200_000 if args.quick else 10_000_000)
-    tmp = tempfile.mkdtemp(prefix="wreck-frontier-bench-")
+    if args.kill_mid_insert:
+        return kill_mid_insert(args.kill_mid_insert, urls, hosts, args.site_links)
+    tmp = args.ingest_only or tempfile.mkdtemp(prefix="wreck-frontier-bench-")
+    if args.ingest_only:
+        settings = Settings(data=tmp, delay=0.0, scope="any", max_pages=10**9, sync=args.sync, http=None)
+        crawl = Crawl.open(settings)
+        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), urls, args.progress)
+        crawl.close()
+        return print(json.dumps({"known_urls": urls, "hosts": hosts, "links_per_s": round(counted / ingest_s)}))
     try:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
                             max_pages=10**9, sync=args.sync, http=None)
@@ -205,11 +240,13 @@ def main() -> None:
         child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
                                capture_output=True, text=True, check=True)
         memory = json.loads(child.stdout)
-        # The same after a kill -9: no saved Bloom filter, rebuilt from LMDB's keys.
-        Path(tmp, SEEN_FILE).unlink()
+        # The same after a kill -9 mid-insert.
+        subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--kill-mid-insert", tmp, "--urls", str(urls),
+                        "--hosts", str(hosts), "--site-links", str(args.site_links)], check=False)
         child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
                                capture_output=True, text=True, check=True)
-        rebuilt_open_s = json.loads(child.stdout)["open_s"]
+        reopened = json.loads(child.stdout)
+        rebuilt_open_s = reopened["open_s"]
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         gc.freeze()  # as urlserver/cli.py does once the crawl is open: full collections skip the hosts
@@ -223,7 +260,7 @@ def main() -> None:
         crawl.close()
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    anon = memory["anon"]
+    anon = memory["anon"] + (memory["bloom"] if memory.get("bloom_mapped") else 0)
     result = {
         "date": date.today().isoformat(),
         "python": sys.version.split()[0],
@@ -239,7 +276,9 @@ def main() -> None:
         "bytes_per_url": round(anon / urls, 1),
         "open_s_after_clean_stop": memory["open_s"],
         "open_s_after_kill": rebuilt_open_s,
-        "rss_anon_bytes": anon,
+        "open_cpu_s_after_clean_stop": memory["open_cpu_s"],  # the process's CPU: less noisy than the wall clock
+        "open_cpu_s_after_kill": reopened["open_cpu_s"],
+        "rss_anon_bytes": memory["anon"],
         "rss_file_bytes": memory["file"],
         "bloom_bytes": memory["bloom"],
         "targets": TARGETS,

@@ -41,7 +41,7 @@ from .urlstate import DISCOVERED_STATE, STATE_NAME, UrlEvent, UrlState, can, mov
 log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
 SEED_PREFIX = b"seedhost:"
-SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter as of a clean stop
+SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter, mapped (seen.py)
 _SLASHES = operator.methodcaller("count", "/")  # scope's path-repeat rule looks only past 5 slashes
 _ID = operator.attrgetter("id")
 SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first grows (2 MB)
@@ -138,6 +138,7 @@ class Frontier:
 
     def _committed(self) -> None:
         self.recent.committed()
+        self.seen.committed(self._stamp())  # the filter's file covers this transaction (seen.py)
         if self.seen.full:
             self._rebuild_seen()
 
@@ -199,22 +200,23 @@ class Frontier:
         return self.db.last_txnid()
 
     def save_seen(self) -> None:
-        """After the last commit: save the Bloom filter for a fast next start.
+        """After the last commit: mark the Bloom filter's file clean (or write
+        it, if it lives in anonymous memory) for a fast next start.
 
         A write that fails (a full disk, a read-only remount) is one log
         line, not an error: the committed state is whole without the file,
-        and the next start rebuilds a missing or stale one (its stamp is
-        the last transaction id, see load())."""
+        and the next start rebuilds a missing one (seen.py)."""
         self.commit()
         try:
             self.seen.save(self._seen_path, self._stamp())
         except OSError as exc:
             log.warning("seen-set not saved (%s); the next start rebuilds it from the state",
                         exc.strerror or exc)
-            try:
-                os.unlink(f"{self._seen_path}.tmp")  # a partial file must not hold the space
-            except OSError:
-                pass
+            for path in (f"{self._seen_path}.tmp", self._seen_path):  # a partial file must not hold the space
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
 
     def _rebuild_seen(self) -> None:
         with self.db.begin() as txn:
@@ -222,7 +224,8 @@ class Frontier:
             keys = txn.cursor(db=self.db.urls).iternext(values=False)
             # a quarter more than is known: rounded up to a power of two, the
             # filter doubles when it filled, and after a kill -9 it has room
-            self.seen.rebuild(keys, capacity=max(total + total // 4, SEEN_START))
+            self.seen.rebuild(keys, capacity=max(total + total // 4, SEEN_START), path=self._seen_path,
+                              stamp=txn.id())
 
     # -- hosts -----------------------------------------------------------------
 
