@@ -106,6 +106,23 @@ def dones(links_of_pages: list[tuple[str, ...]], leave_out: bool) -> dict:
             "links_sent_per_done": round(sum(map(len, links_of_pages)) / n - sent.left_out / n, 1)}
 
 
+def absolute_links(n: int) -> list[str]:
+    """`n` distinct links as make bench's web writes them to other hosts
+    (1,000 hosts of 100 pages, bench/webgen.py): most are new to a worker's
+    cache of absolute links (spider/outlinks.py ABSOLUTE_CACHE)."""
+    web = webgen.Web(Path("/nonexistent"), 1000, 100_000, 18462)
+    return [f"{web.base(i % web.hosts)}/p/{i // web.hosts}.html" for i in range(n)]
+
+
+def absolute_us(passes: int, links: list[str]) -> float:
+    """Least CPU us per link of resolving `links`, each new to the cache."""
+    def work() -> None:
+        outlinks._absolute.clear()
+        for link in links:
+            outlinks._resolve_absolute(link)
+    return round(1e6 * least(passes, work) / len(links), 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hosts", type=int, default=20)
@@ -148,6 +165,7 @@ def main() -> None:
         "extract_us_per_page": round(1e6 * least(args.repeat, extract_all) / n, 1),
         "htmlguard_us_per_page": round(1e6 * least(args.repeat, guard_all) / n, 1),
         "report_us_per_page": round(1e6 * least(args.repeat, report_all) / n, 1),
+        "absolute_link_us": absolute_us(args.repeat, absolute_links(50_000)),
         "done_every_link": min((dones(extracted, False) for _ in range(args.repeat)),
                                key=lambda d: d["encode_us_per_done"] + d["decode_us_per_done"]),
         "done_known_left_out": min((dones(extracted, True) for _ in range(args.repeat)),

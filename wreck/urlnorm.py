@@ -50,6 +50,55 @@ def _escape(match: re.Match[str]) -> str:
     return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
 
 
+# An absolute http(s) URL already in its normal form is its own normal form
+# (plus '/' for an empty path): proved by the string alone, without ada-url's
+# parse (issue 16: the links a page gives to other sites are mostly new to a
+# spider's link cache, and each cost a parse). The proof is conservative:
+# whatever it does not cover goes to the full path, which gives the same
+# answer (tests/shared/test_urlnorm_fast.py compares the two). It covers:
+# - a lower-case scheme, then '//' and no user:password;
+# - a host of lower-case labels of letters, digits and '-', the last one
+#   starting with a letter (a last label that is a number makes the host an
+#   IPv4 address, which the URL Standard rewrites: '127.1', '0x7f.1'), none
+#   holding 'xn--' (punycode is checked, and may be refused); or an IPv4
+#   address in its canonical dotted-decimal form;
+# - no port, or a decimal one without leading zero, at most 65535, and
+#   neither 80 nor 443 (a scheme's default port is dropped);
+# - a path and query of characters the URL Standard's percent-encode sets
+#   leave alone (URL Standard 4.4: unreserved and sub-delimiters, ':', '@',
+#   '/'; the query neither "'" -- the special-query set encodes it), with no
+#   '%' (escapes are rewritten here), no '\\' (a '/' in special URLs), no
+#   whitespace, no '#', and no '/.' (dot segments are removed);
+# - and no session id (_SESSION_HINT).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_NORMAL_ABSOLUTE = re.compile(
+    r"https?://"
+    rf"((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:{_OCTET}\.){{3}}{_OCTET})"  # host
+    r"(?::([1-9][0-9]{0,4}))?"  # port
+    r"(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?"  # path
+    r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?"  # query
+)
+_DEFAULT_PORTS = ("80", "443")  # either, whatever the scheme: 'http://a:443' is rare, and parsed
+
+
+def normal_absolute(url: str) -> str | None:
+    """normalize(url) when `url` proves it by its characters alone (see
+    above: an absolute http(s) URL already in its normal form), else None:
+    then only normalize() can tell."""
+    found = _NORMAL_ABSOLUTE.fullmatch(url)
+    if found is None or len(url) >= limits.MAX_URL_LEN:
+        return None
+    host, port, path = found.groups()
+    if port is not None and (port in _DEFAULT_PORTS or (len(port) == 5 and port > "65535")):
+        return None
+    if "xn--" in host or (path is not None and "/." in path) or ("=" in url and _SESSION_HINT.search(url)):
+        return None
+    if path is None:  # 'http://a.example?q' is 'http://a.example/?q'
+        end = found.end(2 if port is not None else 1)
+        return url[:end] + "/" + url[end:]
+    return url
+
+
 def normalize(url: str, base: str | None = None) -> str | None:
     """The canonical form of `url` (resolved against `base` if given).
 
@@ -57,6 +106,14 @@ def normalize(url: str, base: str | None = None) -> str | None:
     another scheme (javascript:, mailto:, data:, ftp: ...), no host, not
     printable ASCII, or longer than limits.MAX_URL_LEN.
     """
+    if base is None and (fast := normal_absolute(url)) is not None:
+        return fast
+    return normalize_parsed(url, base)
+
+
+def normalize_parsed(url: str, base: str | None = None) -> str | None:
+    """normalize(url, base) always by ada-url's parse, without the string
+    fast path of normal_absolute(): what that path is checked against."""
     if len(url) > limits.MAX_URL_LEN:
         return None
     try:
