@@ -16,6 +16,11 @@
 # Each figure is the least of --repeat passes of process CPU time, per page.
 #
 #   .venv/bin/python -m bench.outlink_bench [--hosts 20] [--pages 2000] [--realdocs] [--out FILE]
+#       [--links FILE]
+#
+# --links writes every page's outlinks: run it in two trees (a copy of main
+# beside a branch) and diff the files to see that a change of the link walk
+# kept every link of every page, in its order.
 """CPU per page of link extraction and of the DONE's encoding and decoding; DONE octets."""
 
 from __future__ import annotations
@@ -27,10 +32,12 @@ from pathlib import Path
 
 from bench import webgen
 from bench.realdocs import TREES
+from wreck import urlnorm
 from wreck.protocol import NEED_DATA, ControlConnection, Done, Role, Specific, Status
 from wreck.spider import htmlguard, outlinks, report
 from wreck.spider.fetch import FetchResult
 from wreck.spider.sentlinks import SentLinks
+from wreck.urlnorm import BaseUrl
 
 HTML = b"text/html"
 
@@ -109,7 +116,7 @@ def dones(links_of_pages: list[tuple[str, ...]], leave_out: bool) -> dict:
 def absolute_links(n: int) -> list[str]:
     """`n` distinct links as make bench's web writes them to other hosts
     (1,000 hosts of 100 pages, bench/webgen.py): most are new to a worker's
-    cache of absolute links (spider/outlinks.py ABSOLUTE_CACHE)."""
+    cache of absolute links (wreck/urlnorm.py ABSOLUTE_REFS)."""
     web = webgen.Web(Path("/nonexistent"), 1000, 100_000, 18462)
     return [f"{web.base(i % web.hosts)}/p/{i // web.hosts}.html" for i in range(n)]
 
@@ -117,9 +124,10 @@ def absolute_links(n: int) -> list[str]:
 def absolute_us(passes: int, links: list[str]) -> float:
     """Least CPU us per link of resolving `links`, each new to the cache."""
     def work() -> None:
-        outlinks._absolute.clear()
+        resolve = BaseUrl("http://w0000.bench.test:18462/").resolve
+        urlnorm._absolute_refs.clear()
         for link in links:
-            outlinks._resolve_absolute(link)
+            resolve(link)
     return round(1e6 * least(passes, work) / len(links), 2)
 
 
@@ -132,6 +140,8 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/wreck-outlink-bench", help="where the web is written once")
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
     parser.add_argument("--out", help="write the result JSON here too")
+    parser.add_argument("--links", help="write every page's outlinks here, a line a page (URL, then its links, "
+                        "tab-separated): two trees' extract compared by diff")
     args = parser.parse_args()
     if args.realdocs:
         pages = load_realdocs(args.pages)
@@ -141,6 +151,9 @@ def main() -> None:
         pages = load(web)
     n = len(pages)
     extracted = [outlinks.extract(body, url, HTML).outlinks for body, url in pages]
+    if args.links:
+        Path(args.links).write_text("".join("\t".join((url, *links)) + "\n"
+                                            for (_, url), links in zip(pages, extracted, strict=True)))
 
     def extract_all() -> None:
         for body, url in pages:
