@@ -125,7 +125,7 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     followed: list[str] = []
     add = followed.append
     for tag, attr in _LINK_TAGS:
-        anchor = tag == "a"  # most links: rel only matters if it says nofollow
+        is_link = tag == "link"  # followed only with rel=alternate (a feed); the others unless rel=nofollow
         for attrs in map(_ATTRIBUTES, tree.tags(tag)):
             raw = attrs.get(attr)
             if not raw:
@@ -133,9 +133,9 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()
-                if "nofollow" in rel or (not anchor and tag == "link" and "alternate" not in rel.split()):
+                if "nofollow" in rel or (is_link and "alternate" not in rel.split()):
                     continue
-            elif not anchor and tag == "link":
+            elif is_link:
                 continue
             add(raw[: raw.index("#")] if "#" in raw else raw)  # 'page.html#s2' is 'page.html' (see the top)
     refs = dict.fromkeys(followed)
