@@ -16,6 +16,11 @@
 # Each figure is the least of --repeat passes of process CPU time, per page.
 #
 #   .venv/bin/python -m bench.outlink_bench [--hosts 20] [--pages 2000] [--realdocs] [--out FILE]
+#       [--links FILE]
+#
+# --links writes every page's outlinks: run it in two trees (a copy of main
+# beside a branch) and diff the files to see that a change of the link walk
+# kept every link of every page, in its order.
 """CPU per page of link extraction and of the DONE's encoding and decoding; DONE octets."""
 
 from __future__ import annotations
@@ -27,12 +32,18 @@ from pathlib import Path
 
 from bench import webgen
 from bench.realdocs import TREES
+from wreck import urlnorm
 from wreck.protocol import NEED_DATA, ControlConnection, Done, Role, Specific, Status
 from wreck.spider import htmlguard, outlinks, report
 from wreck.spider.fetch import FetchResult
 from wreck.spider.sentlinks import SentLinks
+from wreck.urlnorm import BaseUrl
 
 HTML = b"text/html"
+# The header block nginx sends with a static page (make bench's web server)
+NGINX_HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 13:38:13 GMT\r\n"
+              b"Content-Type: text/html\r\nContent-Length: %d\r\nLast-Modified: Tue, 24 Nov 2026 13:32:00 GMT\r\n"
+              b"Connection: keep-alive\r\nETag: \"6743a7e0-9543\"\r\nAccept-Ranges: bytes\r\n\r\n")
 
 
 def load(web: webgen.Web) -> list[tuple[bytes, str]]:
@@ -106,6 +117,28 @@ def dones(links_of_pages: list[tuple[str, ...]], leave_out: bool) -> dict:
             "links_sent_per_done": round(sum(map(len, links_of_pages)) / n - sent.left_out / n, 1)}
 
 
+def absolute_links(n: int) -> list[str]:
+    """`n` distinct links as make bench's web writes them to other hosts
+    (1,000 hosts of 100 pages, bench/webgen.py): most are new to a worker's
+    cache of absolute links (wreck/urlnorm.py ABSOLUTE_REFS)."""
+    web = webgen.Web(Path("/nonexistent"), 1000, 100_000, 18462)
+    return [f"{web.base(i % web.hosts)}/p/{i // web.hosts}.html" for i in range(n)]
+
+
+def absolute_us(passes: int, links: list[str]) -> float:
+    """Least CPU us per link of resolving `links`, each new to the cache."""
+    def work() -> None:
+        if hasattr(urlnorm, "_absolute_refs"):
+            urlnorm._absolute_refs.clear()
+            resolve = BaseUrl("http://w0000.bench.test:18462/").resolve
+        else:  # a tree before the cache moved from spider/outlinks.py (a copy of main, compared)
+            outlinks._absolute.clear()  # type: ignore[attr-defined]
+            resolve = outlinks._resolve_absolute  # type: ignore[attr-defined]
+        for link in links:
+            resolve(link)
+    return round(1e6 * least(passes, work) / len(links), 2)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--hosts", type=int, default=20)
@@ -115,6 +148,8 @@ def main() -> None:
     parser.add_argument("--work", default="/tmp/wreck-outlink-bench", help="where the web is written once")
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
     parser.add_argument("--out", help="write the result JSON here too")
+    parser.add_argument("--links", help="write every page's outlinks here, a line a page (URL, then its links, "
+                        "tab-separated): two trees' extract compared by diff")
     args = parser.parse_args()
     if args.realdocs:
         pages = load_realdocs(args.pages)
@@ -124,6 +159,9 @@ def main() -> None:
         pages = load(web)
     n = len(pages)
     extracted = [outlinks.extract(body, url, HTML).outlinks for body, url in pages]
+    if args.links:
+        Path(args.links).write_text("".join("\t".join((url, *links)) + "\n"
+                                            for (_, url), links in zip(pages, extracted, strict=True)))
 
     def extract_all() -> None:
         for body, url in pages:
@@ -135,7 +173,7 @@ def main() -> None:
             htmlguard.heavy(body, tags)
             htmlguard.bound(body, tags=tags)
 
-    results = [FetchResult(i, url, 1, http_code=200, connected=True, head=b"HTTP/1.1 200 OK\r\n\r\n", body=body,
+    results = [FetchResult(i, url, 1, http_code=200, connected=True, head=NGINX_HEAD % len(body), body=body,
                            content_type=HTML) for i, (body, url) in enumerate(pages)]
 
     def report_all() -> None:  # as a session does: count, then the whole analysis
@@ -148,6 +186,7 @@ def main() -> None:
         "extract_us_per_page": round(1e6 * least(args.repeat, extract_all) / n, 1),
         "htmlguard_us_per_page": round(1e6 * least(args.repeat, guard_all) / n, 1),
         "report_us_per_page": round(1e6 * least(args.repeat, report_all) / n, 1),
+        "absolute_link_us": absolute_us(args.repeat, absolute_links(50_000)),
         "done_every_link": min((dones(extracted, False) for _ in range(args.repeat)),
                                key=lambda d: d["encode_us_per_done"] + d["decode_us_per_done"]),
         "done_known_left_out": min((dones(extracted, True) for _ in range(args.repeat)),

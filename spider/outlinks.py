@@ -25,17 +25,17 @@
 # otherwise miss BaseUrl's string fast path and cost a full URL parse, and
 # 'a.html#x' and 'a.html#y' are resolved once a page, not twice (issue 16).
 #
-# An absolute link (http:// or https://) has one normal form whatever page
-# it is on, and the same ones come back page after page (a site's links to
-# other sites, navigation written in full): a worker keeps the last
-# ABSOLUTE_CACHE of them, so each is parsed by ada-url once, not on every
-# page (issue 16: link resolution was 12 % of a spider worker's CPU).
+# Links are resolved by wreck.urlnorm.BaseUrl (string joins for plain
+# relative links, the normal forms of absolute links kept from page to page)
+# in one call a page. Each href is resolved once a page: the hrefs of the
+# followed links are gathered first (one dict of attributes a node), then
+# de-duplicated in order at C speed (dict.fromkeys), as are the URLs.
 """HTML -> (outlinks, meta refresh target)."""
 
 from __future__ import annotations
 
+import operator
 import re
-from collections import OrderedDict
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -54,29 +54,7 @@ _SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)
 _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
 # Tags whose attribute names a link: tag -> attribute.
 _LINK_TAGS = (("a", "href"), ("area", "href"), ("link", "href"), ("frame", "src"), ("iframe", "src"))
-
-
-# Absolute links whose normal form a worker keeps: about 150 bytes each, so
-# a few MB, for the links of the last few hundred pages of many sites.
-ABSOLUTE_CACHE = 16_384
-_ABSOLUTE = ("http://", "https://")  # with both slashes: the page's URL plays no part (URL Standard)
-# An OrderedDict, not a dict: evicting a dict's oldest key with
-# next(iter(d)) scans the slots its earlier deletions left (O(n) until the
-# dict is resized), which made this cache 6.5 % of a worker's CPU in
-# make bench; popitem(last=False) is O(1).
-_absolute: OrderedDict[str, str | None] = OrderedDict()  # raw href -> normalize(href), oldest first
-_MISS = object()
-
-
-def _resolve_absolute(raw: str) -> str | None:
-    """normalize(raw) for an absolute http(s) link, kept for the next pages."""
-    url = _absolute.get(raw, _MISS)
-    if url is _MISS:
-        url = normalize(raw)
-        if len(_absolute) >= ABSOLUTE_CACHE:
-            _absolute.popitem(last=False)
-        _absolute[raw] = url
-    return url  # type: ignore[return-value]
+_ATTRIBUTES = operator.attrgetter("attributes")  # a node's attributes as a dict, read once a node
 
 
 class PageLinks(NamedTuple):
@@ -135,42 +113,47 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
             refresh = _refresh_target(attrs.get("content") or "", base, query_encoding)
     if not follow:
         return PageLinks((), refresh)
-    resolve = BaseUrl(base).resolve
-    seen: set[str] = {page_url}
-    raw_seen: set[str] = set()
-    out: list[str] = []
-    size = 0
+    return PageLinks(_walk(tree, page_url, base, query_encoding), refresh)
+
+
+def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str | None) -> tuple[str, ...]:
+    """The links of `tree` (the opening comment says which), resolved
+    against `base`: unique, in order (the tags of _LINK_TAGS one after the
+    other, each in page order), without `page_url`, bounded."""
+    # Only a followed link's href counts: a nofollow one earlier in the page
+    # must not hide a plain link to the same URL.
+    followed: list[str] = []
+    add = followed.append
     for tag, attr in _LINK_TAGS:
-        for node in tree.tags(tag):
-            attrs = node.attributes
+        is_link = tag == "link"  # followed only with rel=alternate (a feed); the others unless rel=nofollow
+        for attrs in map(_ATTRIBUTES, tree.tags(tag)):
             raw = attrs.get(attr)
             if not raw:
-                continue
-            if "#" in raw:  # the fragment is dropped anyway: 'page.html#s2' is 'page.html' (see the top)
-                raw = raw[: raw.index("#")]
-            if raw in raw_seen:
                 continue
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()
-                if "nofollow" in rel or (tag == "link" and "alternate" not in rel.split()):
+                if "nofollow" in rel or (is_link and "alternate" not in rel.split()):
                     continue
-            elif tag == "link":
+            elif is_link:
                 continue
-            # Only a followed link marks its href as seen: a nofollow one
-            # earlier in the page must not hide a plain link to the same URL.
-            raw_seen.add(raw)
-            if query_encoding is not None:
-                raw = encode_query(raw, query_encoding)
-            url = _resolve_absolute(raw) if raw.startswith(_ABSOLUTE) else resolve(raw)
-            if url is None or url in seen:
-                continue
-            seen.add(url)
-            size += len(url) + 1
-            if len(out) >= limits.MAX_OUTLINKS or size > limits.MAX_OUTLINKS_BYTES:
-                return PageLinks(tuple(out), refresh)
-            out.append(url)
-    return PageLinks(tuple(out), refresh)
+            add(raw[: raw.index("#")] if "#" in raw else raw)  # 'page.html#s2' is 'page.html' (see the top)
+    refs = dict.fromkeys(followed)
+    if query_encoding is not None:
+        refs = dict.fromkeys([encode_query(ref, query_encoding) for ref in refs])
+    urls = dict.fromkeys(BaseUrl(base).resolve_all(refs))
+    urls.pop(None, None)
+    urls.pop(page_url, None)
+    if len(urls) <= limits.MAX_OUTLINKS and sum(map(len, urls)) + len(urls) <= limits.MAX_OUTLINKS_BYTES:
+        return tuple(urls)  # type: ignore[arg-type]
+    out: list[str] = []
+    size = 0
+    for url in urls:
+        size += len(url) + 1  # type: ignore[arg-type]
+        if len(out) >= limits.MAX_OUTLINKS or size > limits.MAX_OUTLINKS_BYTES:
+            break
+        out.append(url)  # type: ignore[arg-type]
+    return tuple(out)
 
 
 def _refresh_target(content: str, base: str, query_encoding: str | None) -> str | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
+from collections.abc import Iterable
 
 import ada_url
 
@@ -50,6 +51,55 @@ def _escape(match: re.Match[str]) -> str:
     return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
 
 
+# An absolute http(s) URL already in its normal form is its own normal form
+# (plus '/' for an empty path): proved by the string alone, without ada-url's
+# parse (issue 16: the links a page gives to other sites are mostly new to a
+# spider's link cache, and each cost a parse). The proof is conservative:
+# whatever it does not cover goes to the full path, which gives the same
+# answer (tests/shared/test_urlnorm_fast.py compares the two). It covers:
+# - a lower-case scheme, then '//' and no user:password;
+# - a host of lower-case labels of letters, digits and '-', the last one
+#   starting with a letter (a last label that is a number makes the host an
+#   IPv4 address, which the URL Standard rewrites: '127.1', '0x7f.1'), none
+#   holding 'xn--' (punycode is checked, and may be refused); or an IPv4
+#   address in its canonical dotted-decimal form;
+# - no port, or a decimal one without leading zero, at most 65535, and
+#   neither 80 nor 443 (a scheme's default port is dropped);
+# - a path and query of characters the URL Standard's percent-encode sets
+#   leave alone (URL Standard 4.4: unreserved and sub-delimiters, ':', '@',
+#   '/'; the query neither "'" -- the special-query set encodes it), with no
+#   '%' (escapes are rewritten here), no '\\' (a '/' in special URLs), no
+#   whitespace, no '#', and no '/.' (dot segments are removed);
+# - and no session id (_SESSION_HINT).
+_OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
+_NORMAL_ABSOLUTE = re.compile(
+    r"https?://"
+    rf"((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:{_OCTET}\.){{3}}{_OCTET})"  # host
+    r"(?::([1-9][0-9]{0,4}))?"  # port
+    r"(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?"  # path
+    r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?"  # query
+)
+_DEFAULT_PORTS = ("80", "443")  # either, whatever the scheme: 'http://a:443' is rare, and parsed
+
+
+def normal_absolute(url: str) -> str | None:
+    """normalize(url) when `url` proves it by its characters alone (see
+    above: an absolute http(s) URL already in its normal form), else None:
+    then only normalize() can tell."""
+    found = _NORMAL_ABSOLUTE.fullmatch(url)
+    if found is None or len(url) >= limits.MAX_URL_LEN:
+        return None
+    host, port, path = found.groups()
+    if port is not None and (port in _DEFAULT_PORTS or (len(port) == 5 and port > "65535")):
+        return None
+    if "xn--" in host or (path is not None and "/." in path) or ("=" in url and _SESSION_HINT.search(url)):
+        return None
+    if path is None:  # 'http://a.example?q' is 'http://a.example/?q'
+        end = found.end(2 if port is not None else 1)
+        return url[:end] + "/" + url[end:]
+    return url
+
+
 def normalize(url: str, base: str | None = None) -> str | None:
     """The canonical form of `url` (resolved against `base` if given).
 
@@ -57,6 +107,14 @@ def normalize(url: str, base: str | None = None) -> str | None:
     another scheme (javascript:, mailto:, data:, ftp: ...), no host, not
     printable ASCII, or longer than limits.MAX_URL_LEN.
     """
+    if base is None and (fast := normal_absolute(url)) is not None:
+        return fast
+    return normalize_parsed(url, base)
+
+
+def normalize_parsed(url: str, base: str | None = None) -> str | None:
+    """normalize(url, base) always by ada-url's parse, without the string
+    fast path of normal_absolute(): what that path is checked against."""
     if len(url) > limits.MAX_URL_LEN:
         return None
     try:
@@ -128,6 +186,16 @@ _UP = "../"
 # per '../' (never above the root: WHATWG's "shorten a path"), then the rest
 # as a plain relative reference. Climbs deeper than this go to normalize().
 MAX_UPS = 32
+# An absolute link (http:// or https://, both slashes: the base plays no
+# part, URL Standard) has one normal form whatever page it is on, and the
+# same ones come back page after page (a site's links to other sites,
+# navigation written in full): the normal forms of the last ABSOLUTE_REFS
+# are kept, so each is worked out once, not on every page (issue 16: link
+# resolution was 12 % of a spider worker's CPU). About 150 octets each: a
+# few MB.
+ABSOLUTE_REFS = 16_384
+_absolute_refs: OrderedDict[str, str | None] = OrderedDict()  # ref -> normalize(ref), oldest first
+_MISS = object()
 
 
 def _kind(ref: str) -> int:
@@ -155,7 +223,8 @@ class BaseUrl:
 
     Most links on a page are plain relative paths ('/news/1.html',
     'item?id=3', '../../index.html'); those are joined by string operations, which WHATWG
-    parsing would leave unchanged, and everything else goes to normalize().
+    parsing would leave unchanged; absolute http(s) links come from the
+    cache of their normal forms; everything else goes to normalize().
     """
 
     __slots__ = ("base", "origin", "directory")
@@ -169,17 +238,34 @@ class BaseUrl:
         path = self.base.split("?", 1)[0]
         self.directory = path[: path.rfind("/") + 1] if ok else None
 
+    def resolve_all(self, refs: Iterable[str]) -> list[str | None]:
+        """[resolve(ref) for ref in refs], with the usual kinds of link
+        joined in the loop (a call less a link: issue 16)."""
+        origin, directory, resolve = self.origin, self.directory, self.resolve
+        if origin is None:
+            return [resolve(ref) for ref in refs]
+        kinds = _plain_refs.get
+        urls: list[str | None] = []
+        add = urls.append
+        for ref in refs:
+            kind = kinds(ref)
+            if kind == _ROOTED:
+                add(origin + ref)
+            elif kind == _RELATIVE and len(directory) + len(ref) <= limits.MAX_URL_LEN:  # type: ignore[arg-type]
+                add(directory + ref)  # type: ignore[operator]
+            else:
+                add(resolve(ref))
+        return urls
+
     def resolve(self, ref: str) -> str | None:
         """Same result as normalize(ref, base)."""
+        if ref.startswith(SCHEMES):
+            return _resolve_absolute(ref)
         if self.origin is not None:
             kind = _plain_refs.get(ref)
             if kind is None:
                 kind = _plain_refs[ref] = _kind(ref)
-                while len(_plain_refs) > PLAIN_REFS:  # a spider's parse thread evicts too, at the same time:
-                    try:  # the oldest may be gone already (the other thread evicted it)
-                        _plain_refs.popitem(last=False)
-                    except KeyError:
-                        pass  # look again: the bound holds whoever evicted
+                _evict(_plain_refs, PLAIN_REFS)
             if kind == _ROOTED:
                 return self.origin + ref
             if kind == _RELATIVE:
@@ -197,6 +283,24 @@ class BaseUrl:
                 if len(url) <= limits.MAX_URL_LEN:
                     return url
         return normalize(ref, self.base)
+
+
+def _resolve_absolute(ref: str) -> str | None:
+    """normalize(ref) for an absolute http(s) link, kept for the next pages."""
+    url = _absolute_refs.get(ref, _MISS)
+    if url is _MISS:
+        url = _absolute_refs[ref] = normalize(ref)
+        _evict(_absolute_refs, ABSOLUTE_REFS)
+    return url  # type: ignore[return-value]
+
+
+def _evict(cache: OrderedDict, bound: int) -> None:
+    """Drop `cache`'s oldest entries beyond `bound`."""
+    while len(cache) > bound:  # a spider's parse thread evicts too, at the same time:
+        try:  # the oldest may be gone already (the other thread evicted it)
+            cache.popitem(last=False)
+        except KeyError:
+            pass  # look again: the bound holds whoever evicted
 
 
 # URL Standard 4.4 (query state): the bytes of a query that are

@@ -109,3 +109,9 @@ def test_session_ids_are_stripped(url, expected):
 @pytest.mark.parametrize("ref", RESOLVER_CASES)
 def test_resolver_agrees_with_normalize(base, ref):
     assert BaseUrl(base).resolve(ref) == normalize(ref, base)
+
+
+@pytest.mark.parametrize("base", [BASE, "https://ex.org", "http://ex.org/dir/", "mailto:x@y.z", "http://ex.org:8080/a/b/"])
+def test_resolving_a_pages_links_at_once_is_resolving_each(base):
+    refs = RESOLVER_CASES + ["http://Other.test:80/x/../y?b=1", "https://ex.org/a", "http:rel", "/p/1.html"]
+    assert BaseUrl(base).resolve_all(refs * 2) == [normalize(ref, base) for ref in refs * 2]

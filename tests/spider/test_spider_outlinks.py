@@ -79,6 +79,21 @@ def test_bounded_link_count():
     assert len(links(many).outlinks) == limits.MAX_OUTLINKS
 
 
+def test_bounded_link_octets_keep_the_first_links_whole():
+    long = "x" * 2000  # each link about 2 KB: the octet bound comes first
+    many = "".join(f'<a href="/{i}/{long}">.</a>' for i in range(limits.MAX_OUTLINKS_BYTES // 2000 + 50))
+    got = links(many).outlinks
+    assert sum(len(url) + 1 for url in got) <= limits.MAX_OUTLINKS_BYTES
+    assert got == tuple(f"http://example.com/{i}/{long}" for i in range(len(got)))
+    assert sum(len(url) + 1 for url in got) + len(got[-1]) + 1 > limits.MAX_OUTLINKS_BYTES
+
+
+def test_links_come_tag_after_tag_each_in_page_order():
+    page = ('<iframe src="/f1"></iframe><a href="/a1">1</a><link rel="alternate" href="/l1">'
+            '<area href="/r1"><a href="/a2">2</a><frame src="/fr1"><a href="/a1">again</a>')
+    assert links(page).outlinks == tuple(f"http://example.com/{p}" for p in ("a1", "a2", "r1", "l1", "f1"))
+
+
 def test_garbage_never_raises():
     for junk in (b"", b"\x00\xff\xfe<<<a href=", b"<a href='\x00'>", b"<html" * 1000):
         extract(junk, PAGE)
@@ -94,16 +109,16 @@ def test_is_html():
 
 
 def test_absolute_links_kept_between_pages_resolve_as_on_each_page_and_stay_bounded():
-    from wreck.spider import outlinks
+    from wreck import urlnorm
 
     html = '<a href="http://Other.test:80/x/../y?b=1#f">abs</a><a href="http:rel">scheme only</a>'
     first = links(html, "http://a.test/one/page.html")
     second = links(html, "http://b.test/two/page.html")  # the same absolute link, now from the cache
     assert first.outlinks == ("http://other.test/y?b=1", "http://a.test/one/rel")
     assert second.outlinks == ("http://other.test/y?b=1", "http://b.test/two/rel")
-    for i in range(outlinks.ABSOLUTE_CACHE + 10):
-        outlinks._resolve_absolute(f"http://h{i}.test/")
-    assert len(outlinks._absolute) == outlinks.ABSOLUTE_CACHE
+    for i in range(urlnorm.ABSOLUTE_REFS + 10):
+        urlnorm.BaseUrl("http://a.test/").resolve(f"http://h{i}.test/")
+    assert len(urlnorm._absolute_refs) == urlnorm.ABSOLUTE_REFS
 
 
 def test_links_with_fragments_resolve_as_without_them_and_once_a_page():
