@@ -200,10 +200,16 @@ def start_senders(port: int, records: list[Record], unix: str = "", *, pack: boo
     return threads, ready, shared
 
 
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process, all its threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_times(pid))
 
 
 def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bool = False,
@@ -218,7 +224,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
         threads, ready, shared = start_senders(port, records, path, pack=pack, prepack=prepack is not None,
                                                window=window)
-        server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
+        (server_user0, server_sys0), bench_cpu0 = cpu_times(proc.pid), sum(os.times()[:2])
         # The clock starts now (a profiler of the store may start here too).
         print(f"{'unix' if unix else 'tcp'}: timed ingest of {len(corpus)} documents starts", file=sys.stderr)
         t0 = time.perf_counter()
@@ -226,7 +232,8 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t0
-        server_cpu = cpu_seconds(proc.pid) - server_cpu0
+        server_user, server_sys = (now - before for now, before in zip(cpu_times(proc.pid), (server_user0, server_sys0)))
+        server_cpu = server_user + server_sys
         bench_cpu = sum(os.times()[:2]) - bench_cpu0
         proc.terminate()
         proc.wait(30)
@@ -248,6 +255,9 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
             "dict_id": info.get("dict_id", 0), "fsync": True,
             "server_cpu_s": round(server_cpu, 2), "senders_cpu_s": round(bench_cpu, 2),
             "server_cpu_ms_per_doc": round(server_cpu * 1000 / len(corpus), 3),
+            # System time is the store's writes and fsyncs (LMDB's pwritev, fdatasync) and socket reads.
+            "server_user_ms_per_doc": round(server_user * 1000 / len(corpus), 3),
+            "server_sys_ms_per_doc": round(server_sys * 1000 / len(corpus), 3),
             "senders_cpu_ms_per_doc": round(bench_cpu * 1000 / len(corpus), 3),
             # With prepack, spent before the clock (on the spiders' boxes in a crawl).
             "senders_pack_cpu_ms_per_doc": round(shared["pack_cpu"] * 1000 / len(corpus), 3),
@@ -325,7 +335,8 @@ def main() -> None:
         if options.pop("prepack", False):
             options["prepack"] = corpus
         result[key] = ingest(docs, urls, window=args.window, **options)
-        print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc, "
+        print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc "
+              f"(user {result[key]['server_user_ms_per_doc']}, system {result[key]['server_sys_ms_per_doc']}), "
               f"senders {result[key]['senders_cpu_ms_per_doc']}", file=sys.stderr)
     if not args.no_ratios:
         result["compression_synthetic"] = {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)}

@@ -60,12 +60,11 @@ def url_lines(block: bytes, what: str = "URL") -> tuple[str, ...]:
     one, in a handful of C calls over the whole block rather than one
     Python call per URL (a page's outlinks are most of a record's fields);
     a block that fails is checked again URL by URL for url()'s error."""
-    if (
-        block[-1:] == b"\n" and block[:1] != b"\n" and b"\n\n" not in block
-        and not block.translate(None, _LINK_BLOCK_BYTES)
-    ):  # fmt: skip
+    if block[-1:] == b"\n" and not block.translate(None, _LINK_BLOCK_BYTES):
         links = block[:-1].decode("ascii").split("\n")
-        if max(map(len, links)) <= limits.MAX_URL_LEN:
+        # all(): no empty line (a search for LF LF costs more); a block no
+        # longer than one URL may be holds no URL too long.
+        if all(links) and (len(block) <= limits.MAX_URL_LEN or max(map(len, links)) <= limits.MAX_URL_LEN):
             return tuple(links)
     if block[-1:] != b"\n":
         raise RemoteProtocolError(f"{what}s do not end with LF")
@@ -154,9 +153,9 @@ def encode_url_lines(urls: tuple[str, ...] | list[str], what: str = "URL") -> by
     if text.isascii():
         block = text.encode("ascii") + b"\n"
         if (
-            block[:1] != b"\n" and b"\n\n" not in block and not block.translate(None, _LINK_BLOCK_BYTES)
+            all(urls) and not block.translate(None, _LINK_BLOCK_BYTES)
             and block.count(b"\n") == len(urls)  # no URL holds an LF of its own
-            and max(map(len, urls)) <= limits.MAX_URL_LEN
+            and (len(block) <= limits.MAX_URL_LEN or max(map(len, urls)) <= limits.MAX_URL_LEN)
         ):  # fmt: skip
             return block
     return b"".join(check_url_out(u, what) + b"\n" for u in urls)
