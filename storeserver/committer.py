@@ -58,7 +58,7 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    ext = len(r.request) + sum(len(u) for u in r.outlinks) + len(r.via)  # 6.3's fields
+    ext = len(r.request) + sum(map(len, r.outlinks)) + len(r.via)  # 6.3's fields
     return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
 
 
@@ -103,7 +103,10 @@ class Committer:
         self.crawl_to_keep = ""
         self.full = False
         self.batches = 0
-        # One compressed batch may wait while the one before it commits.
+        # One compressed batch may wait while the one before it commits, and
+        # the next is only taken once the committing stage has taken it
+        # (_run): records that come meanwhile join that next batch rather
+        # than one formed early, so a record waits about two commits, not three.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
         self._pool = ThreadPoolExecutor(max_workers=FINGERPRINT_THREADS, thread_name_prefix="store-fingerprint")
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
@@ -167,6 +170,7 @@ class Committer:
             while (taken := self._take_batch()) is not None:
                 batch, cost = taken
                 self._prepared.put((batch, cost, *self._prepare(batch)))
+                self._prepared.join()  # until the committing stage took it (see __init__)
         except BaseException as exc:  # a bug: stop acking, let the server exit
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
@@ -178,6 +182,7 @@ class Committer:
         """Committing stage: one durable transaction per prepared batch."""
         try:
             while (item := self._prepared.get()) is not None:
+                self._prepared.task_done()  # taken: the compressing stage may take its next batch
                 batch, cost, prepared, new_dict = item
                 results = self._write(batch, prepared, new_dict)
                 if results is None:
