@@ -185,7 +185,6 @@ def warm_up(port: int, corpus: Corpus, first: int) -> int:
         event = next_event()
         if type(event) is Ack:
             acked += 1
-            latencies.append(time.perf_counter() - sent_at.pop(event.doc_id))
         elif type(event) is Dictionary:
             have_dict = True
     sock.close()
@@ -218,6 +217,11 @@ def cpu_times(pid: int) -> tuple[float, float]:
     return int(fields[11]) / tick, int(fields[12]) / tick
 
 
+def minor_faults(pid: int) -> int:
+    """Page faults a process took without I/O: mostly fresh memory zeroed by the kernel."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[7])
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process, all its threads."""
     return sum(cpu_times(pid))
@@ -236,6 +240,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         threads, ready, shared = start_senders(port, records, path, pack=pack, prepack=prepack is not None,
                                                window=window)
         (server_user0, server_sys0), bench_cpu0 = cpu_times(proc.pid), sum(os.times()[:2])
+        faults0 = minor_faults(proc.pid)
         # The clock starts now (a profiler of the store may start here too).
         print(f"{'unix' if unix else 'tcp'}: timed ingest of {len(corpus)} documents starts", file=sys.stderr)
         t0 = time.perf_counter()
@@ -245,6 +250,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         elapsed = time.perf_counter() - t0
         server_user, server_sys = (now - before for now, before in zip(cpu_times(proc.pid), (server_user0, server_sys0)))
         server_cpu = server_user + server_sys
+        faults = minor_faults(proc.pid) - faults0
         bench_cpu = sum(os.times()[:2]) - bench_cpu0
         proc.terminate()
         proc.wait(30)
@@ -269,6 +275,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
             # System time is the store's writes and fsyncs (LMDB's pwritev, fdatasync) and socket reads.
             "server_user_ms_per_doc": round(server_user * 1000 / len(corpus), 3),
             "server_sys_ms_per_doc": round(server_sys * 1000 / len(corpus), 3),
+            "server_minor_faults_per_doc": round(faults / len(corpus), 2),
             "senders_cpu_ms_per_doc": round(bench_cpu * 1000 / len(corpus), 3),
             # With prepack, spent before the clock (on the spiders' boxes in a crawl).
             "senders_pack_cpu_ms_per_doc": round(shared["pack_cpu"] * 1000 / len(corpus), 3),
