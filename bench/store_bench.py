@@ -314,6 +314,38 @@ def ratios(docs: list[bytes], train: int) -> dict:
     }  # fmt: skip
 
 
+def record_codec() -> dict:
+    """CPU microseconds a crawl-like record (60 outlinks, request, ip, via,
+    hops, a spider's frame) costs to encode (the spider) and decode (the
+    store), and its fetch value: process time, best of 5."""
+    import hashlib
+    import timeit
+
+    from wreck.protocol import Packed, limits
+    from wreck.protocol.buffer import ReceiveBuffer
+    from wreck.protocol.record import decode_record, encode_record
+    from wreck.storeserver.committer import fetch_value
+
+    links = tuple(f"http://host{j % 100}.example/p/{j * 7 % 10000}.html" for j in range(60))
+    frame = random.Random(1).randbytes(6000)
+    r = Record(6, True, Specific.OK, http_enum(200), 120, "http://host5.example/p/5.html", None, frame,
+               request=b"GET /p/5.html HTTP/1.1\r\nHost: host5.example\r\nAccept: */*\r\n\r\n", ip="127.0.0.5",
+               outlinks=links, via="http://host5.example/", hops="LL",
+               packed=Packed(1, 38000, 200, hashlib.sha256(frame).digest()[:16]))
+    wire = encode_record(r)
+
+    def decode() -> object:
+        buf = ReceiveBuffer()
+        buf.feed(wire)
+        return decode_record(buf, limits.MAX_DOC_LEN)
+
+    runs = 5000
+    cost = {name: min(timeit.repeat(fn, number=runs, repeat=5, timer=time.process_time)) / runs * 1e6
+            for name, fn in (("encode_record", lambda: encode_record(r)), ("decode_record", decode),
+                             ("fetch_value", lambda: fetch_value(r)))}
+    return {f"{name}_cpu_us": round(us, 2) for name, us in cost.items()}
+
+
 def real_html(directory: Path, limit: int) -> list[bytes]:
     files = [p for p in directory.rglob("*.htm*") if 20_000 <= p.stat().st_size <= 61_440]
     random.Random(1).shuffle(files)
@@ -344,7 +376,12 @@ def main() -> None:
     ap.add_argument("--no-ratios", action="store_true", help="skip the compression ratios")
     ap.add_argument("--baseline", type=Path, help="another checkout (with its .venv) whose storeserver runs each mode "
                     "too, just before this one's, on the same corpus: a before/after pair per mode")
+    ap.add_argument("--codec-only", action="store_true", help="only the CPU a crawl-like record costs to encode "
+                    "and decode (no store run)")
     args = ap.parse_args()
+    if args.codec_only:
+        print(json.dumps(record_codec(), indent=2))
+        return
     t0 = time.perf_counter()
     corpus = Corpus(sites=args.sites)
     docs = [corpus.response(i) for i in range(args.docs)]

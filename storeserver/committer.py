@@ -103,10 +103,7 @@ class Committer:
         self.crawl_to_keep = ""
         self.full = False
         self.batches = 0
-        # One compressed batch may wait while the one before it commits, and
-        # the next is only taken once the committing stage has taken it
-        # (_run): records that come meanwhile join that next batch rather
-        # than one formed early, so a record waits about two commits, not three.
+        # One compressed batch may wait while the one before it commits.
         self._prepared: queue.Queue = queue.Queue(maxsize=1)
         self._pool = ThreadPoolExecutor(max_workers=FINGERPRINT_THREADS, thread_name_prefix="store-fingerprint")
         self._thread = threading.Thread(target=self._run, name="store-compress", daemon=True)
@@ -170,7 +167,6 @@ class Committer:
             while (taken := self._take_batch()) is not None:
                 batch, cost = taken
                 self._prepared.put((batch, cost, *self._prepare(batch)))
-                self._prepared.join()  # until the committing stage took it (see __init__)
         except BaseException as exc:  # a bug: stop acking, let the server exit
             log.exception("the writer failed; no further records will be acknowledged")
             self._on_fatal(exc)
@@ -182,7 +178,6 @@ class Committer:
         """Committing stage: one durable transaction per prepared batch."""
         try:
             while (item := self._prepared.get()) is not None:
-                self._prepared.task_done()  # taken: the compressing stage may take its next batch
                 batch, cost, prepared, new_dict = item
                 results = self._write(batch, prepared, new_dict)
                 if results is None:
