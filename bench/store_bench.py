@@ -38,6 +38,7 @@ import platform
 import random
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -63,15 +64,17 @@ SENDERS = 4
 WINDOW = 64
 
 
-def start_server(data: Path, *extra: str) -> tuple[subprocess.Popen, int]:
-    cmd = [sys.executable, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning",
+def start_server(data: Path, *extra: str, tree: Path | None = None) -> tuple[subprocess.Popen, int]:
+    """The storeserver of this checkout, or of another one (`tree`, with its own .venv)."""
+    python = str(tree / ".venv" / "bin" / "python") if tree is not None else sys.executable
+    cmd = [python, "-m", "storeserver", "--data", str(data), "--listen", "127.0.0.1:0", "--log-level", "warning",
            *extra]
     # The port is only logged at info level: ask for it with a fixed free port instead.
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     cmd[cmd.index("127.0.0.1:0")] = f"127.0.0.1:{port}"
-    proc = subprocess.Popen(cmd)
+    proc = subprocess.Popen(cmd, cwd=tree)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
         try:
@@ -110,6 +113,8 @@ def sender(port: int, records: list[Record], out: dict) -> None:
     out["prepared"].release()
     out["ready"].wait()
     sent = acked = 0
+    sent_at: dict[int, float] = {}  # doc id -> when its record was written, for its ack's latency
+    latencies = []
     while acked < len(records):
         if sent < len(records) and sent - acked < out["window"]:
             upto = min(len(records), acked + out["window"])
@@ -120,16 +125,20 @@ def sender(port: int, records: list[Record], out: dict) -> None:
             else:
                 chunk = frames[sent:upto]
             sock.sendall(b"".join(chunk))
+            now = time.perf_counter()
+            sent_at.update((r.doc_id, now) for r in records[sent:upto])
             sent = upto
         event = next_event()
         if type(event) is Ack:
             acked += 1
+            latencies.append(time.perf_counter() - sent_at.pop(event.doc_id))
         elif type(event) is Dictionary:
             packer = Packer(event)
     sock.close()
     with out["lock"]:
         out["pack_cpu"] += pack_cpu
         out["packed"] += packer is not None
+        out["latencies"].extend(latencies)
 
 
 def handshake(sock: socket.socket, *, zstd_cap: bool):
@@ -188,10 +197,11 @@ def start_senders(port: int, records: list[Record], unix: str = "", *, pack: boo
     encoded (over the Unix socket `unix` if given; compressing as spiders do
     with `pack`, or before they are released with `prepack`); they start
     sending when the returned event is set. The dict gets their compressing
-    CPU seconds ("pack_cpu") once they are done."""
+    CPU seconds ("pack_cpu") and each record's ack latency ("latencies",
+    seconds from its write to its ack) once they are done."""
     ready, prepared = threading.Event(), threading.Semaphore(0)
     shared = {"ready": ready, "prepared": prepared, "unix": unix, "pack": pack, "prepack": prepack, "window": window,
-              "lock": threading.Lock(), "pack_cpu": 0.0, "packed": 0}
+              "lock": threading.Lock(), "pack_cpu": 0.0, "packed": 0, "latencies": []}
     threads = [threading.Thread(target=sender, args=(port, records[k::SENDERS], shared)) for k in range(SENDERS)]
     for t in threads:
         t.start()
@@ -200,25 +210,37 @@ def start_senders(port: int, records: list[Record], unix: str = "", *, pack: boo
     return threads, ready, shared
 
 
+def cpu_times(pid: int) -> tuple[float, float]:
+    """User and system CPU seconds of a process, all its threads."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    tick = os.sysconf("SC_CLK_TCK")
+    return int(fields[11]) / tick, int(fields[12]) / tick
+
+
+def minor_faults(pid: int) -> int:
+    """Page faults a process took without I/O: mostly fresh memory zeroed by the kernel."""
+    return int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[7])
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of a process, all its threads."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(cpu_times(pid))
 
 
 def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bool = False,
-           prepack: Corpus | None = None, window: int = WINDOW) -> dict:
+           prepack: Corpus | None = None, window: int = WINDOW, tree: Path | None = None) -> dict:
     """One timed ingest into a fresh store; with `prepack`, after a warm-up
     from that corpus, with every document compressed before the clock."""
     data = Path(tempfile.mkdtemp(prefix="wreck-store-bench-", dir=os.environ.get("BENCH_DIR")))
     path = str(data / "store.sock") if unix else ""
-    proc, port = start_server(data, *(["--unix", path] if unix else []))
+    proc, port = start_server(data, *(["--unix", path] if unix else []), tree=tree)
     try:
         warmup = warm_up(port, prepack, len(corpus)) if prepack is not None else 0
         records = [Record(i + 1, True, Specific.OK, http_enum(200), 100, urls[i], None, doc) for i, doc in enumerate(corpus)]
         threads, ready, shared = start_senders(port, records, path, pack=pack, prepack=prepack is not None,
                                                window=window)
-        server_cpu0, bench_cpu0 = cpu_seconds(proc.pid), sum(os.times()[:2])
+        (server_user0, server_sys0), bench_cpu0 = cpu_times(proc.pid), sum(os.times()[:2])
+        faults0 = minor_faults(proc.pid)
         # The clock starts now (a profiler of the store may start here too).
         print(f"{'unix' if unix else 'tcp'}: timed ingest of {len(corpus)} documents starts", file=sys.stderr)
         t0 = time.perf_counter()
@@ -226,7 +248,9 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         for t in threads:
             t.join()
         elapsed = time.perf_counter() - t0
-        server_cpu = cpu_seconds(proc.pid) - server_cpu0
+        server_user, server_sys = (now - before for now, before in zip(cpu_times(proc.pid), (server_user0, server_sys0)))
+        server_cpu = server_user + server_sys
+        faults = minor_faults(proc.pid) - faults0
         bench_cpu = sum(os.times()[:2]) - bench_cpu0
         proc.terminate()
         proc.wait(30)
@@ -238,7 +262,7 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
         store.close()
         raw = sum(map(len, corpus))
         return {
-            "transport": "unix" if unix else "tcp",
+            "transport": "unix" if unix else "tcp", "server_tree": str(tree or Path(__file__).parent.parent),
             "compressed_by": "senders before the clock" if prepack else "senders" if pack else "store",
             "warmup_docs_untimed": warmup,
             "docs": len(corpus), "senders": SENDERS, "window_per_sender": window, "seconds": round(elapsed, 3),
@@ -248,10 +272,17 @@ def ingest(corpus: list[bytes], urls: list[str], *, unix: bool = False, pack: bo
             "dict_id": info.get("dict_id", 0), "fsync": True,
             "server_cpu_s": round(server_cpu, 2), "senders_cpu_s": round(bench_cpu, 2),
             "server_cpu_ms_per_doc": round(server_cpu * 1000 / len(corpus), 3),
+            # System time is the store's writes and fsyncs (LMDB's pwritev, fdatasync) and socket reads.
+            "server_user_ms_per_doc": round(server_user * 1000 / len(corpus), 3),
+            "server_sys_ms_per_doc": round(server_sys * 1000 / len(corpus), 3),
+            "server_minor_faults_per_doc": round(faults / len(corpus), 2),
             "senders_cpu_ms_per_doc": round(bench_cpu * 1000 / len(corpus), 3),
             # With prepack, spent before the clock (on the spiders' boxes in a crawl).
             "senders_pack_cpu_ms_per_doc": round(shared["pack_cpu"] * 1000 / len(corpus), 3),
             "senders_given_the_dictionary": shared["packed"],
+            # From a record's write to its ack: the commits it waited (fsync each), and its turn in the socket.
+            "ack_latency_ms_median": round(statistics.median(shared["latencies"]) * 1000, 1),
+            "ack_latency_ms_p90": round(statistics.quantiles(shared["latencies"], n=10)[-1] * 1000, 1),
         }  # fmt: skip
     finally:
         if proc.poll() is None:
@@ -283,6 +314,38 @@ def ratios(docs: list[bytes], train: int) -> dict:
     }  # fmt: skip
 
 
+def record_codec() -> dict:
+    """CPU microseconds a crawl-like record (60 outlinks, request, ip, via,
+    hops, a spider's frame) costs to encode (the spider) and decode (the
+    store), and its fetch value: process time, best of 5."""
+    import hashlib
+    import timeit
+
+    from wreck.protocol import Packed, limits
+    from wreck.protocol.buffer import ReceiveBuffer
+    from wreck.protocol.record import decode_record, encode_record
+    from wreck.storeserver.committer import fetch_value
+
+    links = tuple(f"http://host{j % 100}.example/p/{j * 7 % 10000}.html" for j in range(60))
+    frame = random.Random(1).randbytes(6000)
+    r = Record(6, True, Specific.OK, http_enum(200), 120, "http://host5.example/p/5.html", None, frame,
+               request=b"GET /p/5.html HTTP/1.1\r\nHost: host5.example\r\nAccept: */*\r\n\r\n", ip="127.0.0.5",
+               outlinks=links, via="http://host5.example/", hops="LL",
+               packed=Packed(1, 38000, 200, hashlib.sha256(frame).digest()[:16]))
+    wire = encode_record(r)
+
+    def decode() -> object:
+        buf = ReceiveBuffer()
+        buf.feed(wire)
+        return decode_record(buf, limits.MAX_DOC_LEN)
+
+    runs = 5000
+    cost = {name: min(timeit.repeat(fn, number=runs, repeat=5, timer=time.process_time)) / runs * 1e6
+            for name, fn in (("encode_record", lambda: encode_record(r)), ("decode_record", decode),
+                             ("fetch_value", lambda: fetch_value(r)))}
+    return {f"{name}_cpu_us": round(us, 2) for name, us in cost.items()}
+
+
 def real_html(directory: Path, limit: int) -> list[bytes]:
     files = [p for p in directory.rglob("*.htm*") if 20_000 <= p.stat().st_size <= 61_440]
     random.Random(1).shuffle(files)
@@ -311,7 +374,14 @@ def main() -> None:
                     f"{', '.join(MODES)}); a mode may be given twice to alternate")
     ap.add_argument("--window", type=int, default=WINDOW, help=f"records in flight per sender (default {WINDOW})")
     ap.add_argument("--no-ratios", action="store_true", help="skip the compression ratios")
+    ap.add_argument("--baseline", type=Path, help="another checkout (with its .venv) whose storeserver runs each mode "
+                    "too, just before this one's, on the same corpus: a before/after pair per mode")
+    ap.add_argument("--codec-only", action="store_true", help="only the CPU a crawl-like record costs to encode "
+                    "and decode (no store run)")
     args = ap.parse_args()
+    if args.codec_only:
+        print(json.dumps(record_codec(), indent=2))
+        return
     t0 = time.perf_counter()
     corpus = Corpus(sites=args.sites)
     docs = [corpus.response(i) for i in range(args.docs)]
@@ -320,13 +390,17 @@ def main() -> None:
     result: dict = {"date": datetime.date.today().isoformat(), "load_before": os.getloadavg()[0],
                     "machine": {"cpus": os.cpu_count(), "python": platform.python_version()}}
     for n, mode in enumerate(args.modes.split(",")):
-        key = mode if mode not in result else f"{mode}_{n}"
         options = dict(MODES[mode])
         if options.pop("prepack", False):
             options["prepack"] = corpus
-        result[key] = ingest(docs, urls, window=args.window, **options)
-        print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc, "
-              f"senders {result[key]['senders_cpu_ms_per_doc']}", file=sys.stderr)
+        for tree in ([args.baseline] if args.baseline else []) + [None]:
+            key = mode if mode not in result else f"{mode}_{n}"
+            key += "_baseline" if tree is not None else ""
+            result[key] = ingest(docs, urls, window=args.window, tree=tree, **options)
+            print(f"{key}: {result[key]['docs_per_s']} docs/s, store {result[key]['server_cpu_ms_per_doc']} CPU-ms/doc "
+                  f"(user {result[key]['server_user_ms_per_doc']}, system {result[key]['server_sys_ms_per_doc']}), "
+                  f"senders {result[key]['senders_cpu_ms_per_doc']}, ack latency median "
+                  f"{result[key]['ack_latency_ms_median']} ms", file=sys.stderr)
     if not args.no_ratios:
         result["compression_synthetic"] = {"sites": args.sites, **ratios(docs[:4000], S.DICT_TRAIN_DOCS)}
     for directory in args.html_dir:

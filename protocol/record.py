@@ -87,7 +87,7 @@ def encode_ext(r: Record) -> bytes:
         raise LocalProtocolError(f"record {r.doc_id}: truncated={r.truncated!r} is not one of {TRUNCATIONS}")
     if r.hops and not f.HOPS_PATH.fullmatch(r.hops):
         raise LocalProtocolError(f"record {r.doc_id}: hops={r.hops[:60]!r} is not a hop path")
-    links = b"".join(f.check_url_out(u, "outlink") + b"\n" for u in r.outlinks)
+    links = f.encode_url_lines(r.outlinks, "outlink")
     via = f.check_url_out(r.via, "via") if r.via else b""
     fields_of = ((TAG_REQUEST, r.request), (TAG_IP, r.ip.encode("ascii")),
                  (TAG_TRUNCATED, r.truncated.encode("ascii")), (TAG_OUTLINKS, links),
@@ -238,7 +238,7 @@ def _decode_ext(doc_id: int, data: bytes) -> dict:
             elif tag == TAG_OUTLINKS:
                 if not value.endswith(b"\n"):
                     raise RemoteProtocolError(f"record {doc_id}: outlinks do not end with LF")
-                out["outlinks"] = tuple(f.url(u, "outlink") for u in value[:-1].split(b"\n"))
+                out["outlinks"] = f.url_lines(value, "outlink")
             elif tag == TAG_NOFETCH:
                 try:
                     out["nofetch"] = value.decode("utf-8")

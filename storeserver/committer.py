@@ -58,7 +58,7 @@ def record_cost(r: Record) -> int:
     """The memory a queued record holds, as counted against the backlog bound:
     its bytes plus S.RECORD_OVERHEAD, so tiny records sent fast are bounded
     by their number, not only by their bytes (issue 14, finding 4)."""
-    ext = len(r.request) + sum(len(u) for u in r.outlinks) + len(r.via)  # 6.3's fields
+    ext = len(r.request) + sum(map(len, r.outlinks)) + len(r.via)  # 6.3's fields
     return len(r.document) + len(r.url) + ext + S.RECORD_OVERHEAD
 
 

@@ -5,6 +5,7 @@ import struct
 import pytest
 
 from wreck.protocol import ErrorCode, LocalProtocolError, Record, RemoteProtocolError, Specific, State, http_enum, limits
+from wreck.protocol import textfields
 from wreck.protocol.record import EXT, RECORD_HEADER, RECORD_HEADER_EXT
 
 from tests.protocol_helpers import bytewise, open_store_pair
@@ -126,3 +127,63 @@ def test_a_sender_refuses_a_hop_path_that_breaks_the_grammar():
     _, client = open_store_pair()
     with pytest.raises(LocalProtocolError):
         client.send(PLAIN.__replace__(hops="L" * 51))
+
+
+# -- OUTLINKS checked over the whole block (textfields.url_lines) ----------------
+
+def _one_by_one(block: bytes) -> tuple[str, ...]:
+    """The reference: every URL through textfields.url, as the store once did."""
+    if not block.endswith(b"\n"):
+        raise RemoteProtocolError("outlinks do not end with LF")
+    return tuple(textfields.url(u, "outlink") for u in block[:-1].split(b"\n"))
+
+
+def _outcome(check, *args):
+    try:
+        return check(*args)
+    except (RemoteProtocolError, LocalProtocolError) as exc:
+        return type(exc), exc.code
+
+
+EDGE_BLOCKS = [
+    b"\n", b"\n\n", b"a\n", b"a", b"a\n\n", b"\na\n", b"a\n\nb\n", b"a\nb\n", b"a b\n", b"a\tb\n",
+    b"a\r\n", b"a\x7f\n", b"\x21\x7e\n", b"\x20\n", b"a\nb", b"x" * limits.MAX_URL_LEN + b"\n",
+    b"a\n" + b"x" * (limits.MAX_URL_LEN + 1) + b"\n", b"\xc3\xa9\n", b"a\nb\x00\n",
+]
+
+
+@pytest.mark.parametrize("block", EDGE_BLOCKS)
+def test_an_outlinks_block_is_accepted_or_refused_as_url_by_url(block):
+    assert _outcome(textfields.url_lines, block, "outlink") == _outcome(_one_by_one, block)
+
+
+@pytest.mark.parametrize("where", [0, 5, 9])
+def test_every_byte_value_in_an_outlink_is_judged_as_url_by_url(where):
+    for byte in range(256):
+        url = bytearray(b"http://h/a")
+        url[where] = byte
+        block = b"http://h/first\n" + bytes(url) + b"\nhttp://h/last\n"
+        assert _outcome(textfields.url_lines, block, "outlink") == _outcome(_one_by_one, block), byte
+
+
+@pytest.mark.parametrize("urls", [
+    (), ("http://h/a",), ("http://h/a", "http://h/b"), ("",), ("a", ""), ("", "a"), ("a\nb",), ("a b",),
+    ("a\tb",), ("\u00e9",), ("a", "x" * limits.MAX_URL_LEN), ("x" * (limits.MAX_URL_LEN + 1),), ("a\x7f",),
+    ("a\n",), ("\na",),
+])
+def test_outlinks_about_to_be_sent_are_judged_as_url_by_url(urls):
+    def one_by_one(urls):
+        return b"".join(textfields.check_url_out(u, "outlink") + b"\n" for u in urls)
+    assert _outcome(textfields.encode_url_lines, urls, "outlink") == _outcome(one_by_one, urls)
+
+
+def test_a_sender_refuses_an_outlink_holding_an_lf_rather_than_sending_two():
+    _, client = open_store_pair()
+    with pytest.raises(LocalProtocolError):
+        client.send(FULL.__replace__(outlinks=("http://h/a\nhttp://h/b",)))
+
+
+def test_a_block_of_outlinks_decodes_to_the_urls_sent():
+    server, client = open_store_pair()
+    sent = FULL.__replace__(outlinks=tuple(f"http://h/{i}?q=%20" for i in range(300)))
+    assert bytewise(server, client.send(sent)) == [sent]
