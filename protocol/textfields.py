@@ -107,8 +107,32 @@ def ip(token: bytes) -> str:
     return text
 
 
+# Extension keys already checked against KEY: a DONE carries the same few
+# (size, digest, etag, known...) on every page, and a regex match a key was
+# half of a DONE header's decode (issue 16). Bounded against a peer that
+# sends new keys without end; cleared when full.
+_KEY_NAMES: dict[bytes, str] = {}
+_KEY_NAMES_MAX = 1024
+
+
 def extras(tokens: list[bytes]) -> dict[str, str]:
     """`key=value` extension fields; values verbatim printable ASCII."""
+    # one C pass checks every value's bytes (keys are checked by _KEY_NAMES);
+    # anything unusual is decided, and its error worded, by _checked_extras
+    if len(tokens) > limits.MAX_EXTRAS or b"".join(tokens).translate(None, _TOKEN_BYTES):
+        return _checked_extras(tokens)
+    found: dict[str, str] = {}
+    for token in tokens:
+        key, _, value = token.partition(b"=")
+        name = _KEY_NAMES.get(key)
+        if name is None or not value or name in found:
+            return _checked_extras(tokens)
+        found[name] = value.decode("ascii")
+    return found
+
+
+def _checked_extras(tokens: list[bytes]) -> dict[str, str]:
+    """extras(), each field checked on its own: the keys found good are remembered."""
     if len(tokens) > limits.MAX_EXTRAS:
         raise RemoteProtocolError(f"more than {limits.MAX_EXTRAS} extension fields", ErrorCode.LIMIT)
     found: dict[str, str] = {}
@@ -120,6 +144,9 @@ def extras(tokens: list[bytes]) -> dict[str, str]:
         if name in found:
             raise RemoteProtocolError(f"extension field {name} given twice")
         found[name] = value.decode("ascii")
+        if len(_KEY_NAMES) >= _KEY_NAMES_MAX:
+            _KEY_NAMES.clear()
+        _KEY_NAMES[key] = name
     return found
 
 
