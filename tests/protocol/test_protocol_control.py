@@ -272,3 +272,15 @@ def test_a_done_extension_key_seen_before_is_decoded_alike_and_its_bad_fields_st
     with pytest.raises(RemoteProtocolError, match=why) as err:
         feed(server, b"DONE 8 FETCHED 200 OK 12 0 0 size=100 " + fields + b"\n")
     assert err.value.code is ErrorCode.SYNTAX
+
+
+@pytest.mark.parametrize("extra", [{"via": "http://h.test/a b"}, {"via": ""}, {"via": "http://h.test/\u00e9"},
+                                   {"Via": "http://h.test/"}, {"via": "http://h.test/" + "a" * limits.MAX_URL_LEN}])
+def test_an_assignment_extension_key_sent_before_still_has_its_value_checked(extra):
+    # issue 16: keys checked once are remembered (textfields.encode_extras); every value is still checked
+    server, client = open_pair()
+    feed(server, client.send(Get(3)))
+    sent = server.send(Assignment(1, 2, "127.0.0.9", "h.test", "http://h.test/a", {"hops": "L", "via": "http://h.test/"}))
+    assert sent == b"1 2 127.0.0.9 h.test http://h.test/a hops=L via=http://h.test/\n"
+    with pytest.raises(LocalProtocolError, match="cannot be sent"):
+        server.send(Assignment(3, 4, "127.0.0.9", "h.test", "http://h.test/b", {"hops": "L", **extra}))
