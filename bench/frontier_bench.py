@@ -40,7 +40,9 @@ from pathlib import Path
 
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
+from wreck.urlserver import lineage
 from wreck.urlserver.crawl import Crawl
+from wreck.urlserver.db import fingerprint
 from wreck.urlserver.dns import Resolution
 from wreck.urlserver.robotsstate import RobotsEvent
 from wreck.urlserver.settings import Settings
@@ -50,6 +52,7 @@ TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 16
 LINKS_PER_PAGE = 100
 PAGES_PER_COMMIT = 100  # as one busy pump round of the server
 HANDOUT_BATCH = 1000  # assignments per commit, as one pump round under load
+PATH = lineage.extend(lineage.SEED_PATH, lineage.LINK)  # a link of a seed's page, as crawl.py extends it
 
 
 def rss() -> dict[str, int]:
@@ -81,6 +84,14 @@ class Web:
         return [[self.link(i) for i in range(n, min(n + LINKS_PER_PAGE, stop))]
                 for n in range(start, stop, LINKS_PER_PAGE)]
 
+    def found_on(self, start: int, stop: int) -> list[tuple[str, bytes]]:
+        """The URL and fingerprint of the page each of pages(start, stop) was
+        found on: page n is link n, a URL known before its links are (but
+        page 0's), so a hand-out reads its via's record as the server's does
+        (Crawl.lineage) and the figure pays for that read."""
+        return [(url, fingerprint(url)) for url in map(self.link, range(start // LINKS_PER_PAGE,
+                                                                       -(-stop // LINKS_PER_PAGE)))]
+
 
 def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
            profile: cProfile.Profile | None = None) -> tuple[float, int]:
@@ -93,12 +104,13 @@ def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
     spent, timed = 0.0, 0
     for start in range(0, urls, step):
         pages = web.pages(start, min(start + step, urls))
+        found_on = web.found_on(start, min(start + step, urls))  # the page's fp: the claim's in the server
         profiled = profile is not None and start >= urls * 9 // 10
         if profiled:
             profile.enable()
         t0 = time.process_time()
-        for page in pages:
-            fr.discover_links(page, depth=1, base=page[0])
+        for page, (base, via) in zip(pages, found_on):
+            fr.discover_links(page, depth=1, base=base, via=via, path=PATH)
         crawl.commit()
         if profiled:
             profile.disable()
@@ -187,11 +199,12 @@ def kill_mid_insert(data: str, urls: int, hosts: int, site_links: float) -> None
     crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
     web = Web(hosts, site_links)
     step = LINKS_PER_PAGE * PAGES_PER_COMMIT
-    for page in web.pages(urls, urls + step):
-        crawl.frontier.discover_links(page, depth=1, base=page[0])
+    for page, (base, via) in zip(web.pages(urls, urls + step), web.found_on(urls, urls + step)):
+        crawl.frontier.discover_links(page, depth=1, base=base, via=via, path=PATH)
     crawl.commit()
-    page = web.pages(urls + step, urls + step + LINKS_PER_PAGE)[0]
-    crawl.frontier.discover_links(page, depth=1, base=page[0])
+    stop = urls + step + LINKS_PER_PAGE
+    (base, via), = web.found_on(urls + step, stop)
+    crawl.frontier.discover_links(web.pages(urls + step, stop)[0], depth=1, base=base, via=via, path=PATH)
     os.kill(os.getpid(), signal.SIGKILL)
 
 

@@ -60,3 +60,21 @@ def test_a_page_of_links_admits_as_each_link_alone_would(tmp_path):
         assert ("out of scope (host)" in reasons) == (scope == "host")
         together.close()
         alone.close()
+
+
+def test_a_page_offered_again_or_half_new_queues_only_its_new_urls(tmp_path):
+    c = crawl_engine(tmp_path / "c", scope="any", max_pages=1000)
+    c.add_seed("http://a.test/")
+    c.commit()
+    fr: Frontier = c.frontier
+    first = tuple(f"http://a.test/p/{k}?x=1" for k in range(10))  # a DONE's outlinks are a tuple
+    assert fr.discover_links(first, depth=1) == 10
+    assert fr.discover_links(first, depth=1) == 0  # recorded by the open transaction
+    c.commit()
+    assert fr.discover_links(first, depth=1) == 0  # recorded by a committed one
+    fresh = tuple(f"http://a.test/p/{k}?x=1" for k in range(10, 15))
+    assert fr.discover_links(first[5:] + fresh, depth=1) == 5  # half recorded lately, half new
+    assert fr.discover_links(fresh[:2] + first[:1], depth=1) == 0  # one pending, one committed
+    _, queues = _state(c)
+    assert queues["http://a.test"] == ["http://a.test/", *first, *fresh]
+    c.close()
