@@ -25,7 +25,12 @@
 # zstd with the dictionary trained from the first documents (as the store
 # does), plain zstd at the same level, and gzip -6 (what a WARC.gz holds:
 # one gzip member per record). `--html-dir` adds a corpus of real HTML files.
-"""python -m bench.store_bench [--docs N] [--modes M,...] [--window N] [--html-dir DIR]"""
+#
+# `--store-path 32,512`: no server, one thread; the CPU a crawl-like record
+# costs at each stage of the store's path (decode, submit, _prepare, the
+# commit with its fsyncs, the acks) in commits of each size, so a change to
+# one stage is measured apart from the load of a shared machine.
+"""python -m bench.store_bench [--docs N] [--modes M,...] [--window N] [--html-dir DIR] [--store-path N,...]"""
 
 from __future__ import annotations
 
@@ -346,6 +351,82 @@ def record_codec() -> dict:
     return {f"{name}_cpu_us": round(us, 2) for name, us in cost.items()}
 
 
+def crawl_record(doc_id: int) -> Record:
+    """A crawl-like record as a spider sends it to the store once it has the
+    dictionary: 60 outlinks, request, ip, via, hops, a 2 KB frame with its
+    body hash (docs/protocol.txt 6.3, 6.7)."""
+    import hashlib
+
+    from wreck.protocol import Packed
+
+    links = tuple(f"http://host{j % 100}.example/p/{(doc_id * 61 + j) * 7 % 100000}.html" for j in range(60))
+    frame = random.Random(doc_id).randbytes(2000)
+    return Record(doc_id, True, Specific.OK, http_enum(200), 120, f"http://host{doc_id % 100}.example/p/{doc_id}.html",
+                  None, frame, request=b"GET /p/5.html HTTP/1.1\r\nHost: host5.example\r\nAccept: */*\r\n\r\n",
+                  ip="127.0.0.5", outlinks=links, via="http://host5.example/", hops="LL",
+                  packed=Packed(1, 38000, 200, hashlib.sha256(frame).digest()[:16]))
+
+
+def store_path(batch: int, records: int = 20000) -> dict:
+    """CPU microseconds (process time) a record costs at each stage of the
+    store, in commits of `batch` records into a fresh store with fsync on:
+    decode, submit, _prepare (compressing thread), the commit (writer
+    thread: LMDB and its fsyncs), the acks. Run in one thread, so each
+    stage's own CPU; the hand-offs between the threads are not in it."""
+    from wreck.protocol import AckResult, limits
+    from wreck.protocol.buffer import ReceiveBuffer
+    from wreck.protocol.record import decode_record, encode_record
+    from wreck.protocol.state import State
+    from wreck.storeserver.committer import Committer
+    from wreck.storeserver.store import WriteStore
+
+    spent: dict[str, float] = {}
+    stored = 0
+
+    def timed(stage: str, fn):
+        start = time.process_time()
+        out = fn()
+        spent[stage] = spent.get(stage, 0.0) + time.process_time() - start
+        return out
+
+    with tempfile.TemporaryDirectory(prefix="wreck-store-path-", dir=os.environ.get("BENCH_DIR")) as data:
+        store = WriteStore(Path(data), map_size=1 << 32, max_growth=1 << 32)
+        # Records come compressed (6.7): nothing to train a dictionary on.
+        comp = Compressor(level=S.DEFAULT_ZSTD_LEVEL, dict_size=S.DICT_SIZE, train_docs=0,
+                          sample_bytes=S.DICT_SAMPLE_BYTES)
+        writer = Committer(store, comp, window_s=0, on_commit=lambda results: None, on_full=lambda full, text: None,
+                           on_fatal=lambda exc: None, near_dups=False)
+        conn = StoreConnection(Role.SERVER, secret=b"bench", nonce=bytes(32))
+        conn.state, conn.opened = State.OPEN, True  # past the handshake: only the records' path is timed
+        for first in range(1, records + 1, batch):
+            wire = b"".join(encode_record(crawl_record(i)) for i in range(first, min(first + batch, records + 1)))
+
+            def decode(wire=wire) -> list:
+                buf = ReceiveBuffer()
+                buf.feed(wire)
+                out = []
+                while (r := decode_record(buf, limits.MAX_DOC_LEN)) is not NEED_DATA:
+                    out.append(r)
+                return out
+
+            got = timed("decode", decode)
+            timed("submit", lambda: [writer.submit(r, None) for r in got])
+            taken = list(writer._queue)
+            writer._queue.clear()
+            writer._costs.clear()
+            prepared, new_dict = timed("prepare", lambda: writer._prepare(taken))
+            results = timed("commit", lambda: writer._write(taken, prepared, new_dict))
+            stored += sum(1 for _, _, res in results if res is AckResult.STORED)
+            timed("acks", lambda: conn.send_acks([(doc_id, res) for _, doc_id, res in results]))
+        writer._pool.shutdown()
+        store.close()
+    if stored != records:
+        raise RuntimeError(f"the store path stored {stored} of {records} records")
+    out = {f"{stage}_cpu_us": round(s / records * 1e6, 2) for stage, s in spent.items()}
+    out["all_cpu_us"] = round(sum(spent.values()) / records * 1e6, 2)
+    return {"batch": batch, "records": records, **out}
+
+
 def real_html(directory: Path, limit: int) -> list[bytes]:
     files = [p for p in directory.rglob("*.htm*") if 20_000 <= p.stat().st_size <= 61_440]
     random.Random(1).shuffle(files)
@@ -378,9 +459,14 @@ def main() -> None:
                     "too, just before this one's, on the same corpus: a before/after pair per mode")
     ap.add_argument("--codec-only", action="store_true", help="only the CPU a crawl-like record costs to encode "
                     "and decode (no store run)")
+    ap.add_argument("--store-path", metavar="N,N,...", help="only the CPU a crawl-like record costs at each stage of "
+                    "the store, in commits of each of these sizes (no server run; e.g. 32,512)")
     args = ap.parse_args()
     if args.codec_only:
         print(json.dumps(record_codec(), indent=2))
+        return
+    if args.store_path:
+        print(json.dumps([store_path(int(n)) for n in args.store_path.split(",")], indent=2))
         return
     t0 = time.perf_counter()
     corpus = Corpus(sites=args.sites)

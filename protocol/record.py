@@ -265,6 +265,19 @@ def _decode_ext(doc_id: int, data: bytes) -> dict:
     return out
 
 
+_pack_ack = ACK_FRAME.pack
+
+
+def encode_acks(acks: list[tuple[int, AckResult]]) -> bytes:
+    """ACK frames (6.4) for (doc_id, result) pairs, in one buffer: what a
+    store sends after a commit, without an Ack event per record."""
+    try:
+        return b"".join([_pack_ack(ACK_TYPE, result, 0, doc_id) for doc_id, result in acks])
+    except struct.error as exc:
+        bad = next((doc_id for doc_id, _ in acks if not 0 <= doc_id <= f.MAX_U32), None)
+        raise LocalProtocolError(f"doc id {bad} out of range" if bad is not None else f"bad ACK: {exc}") from None
+
+
 def encode_frame(event: object) -> bytes:
     kind = type(event)
     if kind is Ack:

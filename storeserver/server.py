@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING
 
 from wreck.listener import Listener, Peer
 from wreck.protocol import (
-    Ack, Dictionary, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection,
+    AckResult, Dictionary, Error, ErrorCode, Notice, NoticeCode, Record, Role, State, StoreConnection,
 )  # fmt: skip
 from wreck.protocol.limits import MAX_DICT_LEN
 from wreck.protocol.store import ZSTD_CAP, other_crawl
@@ -154,19 +154,20 @@ class RecordPeer(Peer):
 
     # -- called by the server --------------------------------------------------
 
-    def deliver(self, acks: list[Ack], refused: int = 0) -> None:
-        """Acks of committed records, in one write; `refused` records whose
-        frame did not decompress (6.7) close the connection after them."""
+    def deliver(self, acks: list[tuple[int, AckResult]], refused: int = 0) -> None:
+        """Acks of committed records ((doc_id, result) pairs), in one write;
+        `refused` records whose frame did not decompress (6.7) close the
+        connection after them."""
         self.pending -= len(acks) + refused
         if refused and not self.closed:
             if acks and self.conn.state is State.OPEN:
-                self.write(b"".join(map(self.conn.send, acks)))
+                self.write(self.conn.send_acks(acks))
             self.fail(ErrorCode.FRAME, f"{refused} record(s) whose zstd frame does not decompress to its doc_len")
             return
         if self.closed:
             return
         if self.conn.state is State.OPEN:
-            self.write(b"".join(map(self.conn.send, acks)))
+            self.write(self.conn.send_acks(acks))
         # else the spider closed its side (CLOSED): the records are stored, but
         # the protocol has no more frames for it; it resends and gets DUPLICATE.
         self._close_if_done()
@@ -387,14 +388,16 @@ class StoreServer:
                 conn.resume_events()  # may wait again, at the back of the line
 
     def _committed(self, results: Results) -> None:
-        by_conn: dict[RecordPeer, list[Ack]] = {}
+        by_conn: dict[RecordPeer, list[tuple[int, AckResult]]] = {}
         refused: dict[RecordPeer, int] = {}
         for conn, doc_id, result in results:
+            acks = by_conn.get(conn)
+            if acks is None:
+                acks = by_conn[conn] = []
             if result is None:  # a spider's frame that did not decompress (6.7)
                 refused[conn] = refused.get(conn, 0) + 1
-                by_conn.setdefault(conn, [])
             else:
-                by_conn.setdefault(conn, []).append(Ack(doc_id, result))
+                acks.append((doc_id, result))
         for conn, acks in by_conn.items():
             try:
                 conn.deliver(acks, refused.get(conn, 0))

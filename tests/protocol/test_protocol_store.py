@@ -123,6 +123,26 @@ def test_malformed_store_frames_get_a_typed_error(data, code):
     assert err.value.code is code
 
 
+@given(st.lists(st.tuples(st.integers(0, 2**32 - 1), st.sampled_from(AckResult)), max_size=20))
+def test_a_commits_acks_sent_at_once_are_the_bytes_of_one_ack_at_a_time(pairs):
+    server, client = open_store_pair()
+    one_by_one, _ = open_store_pair()
+    data = server.send_acks(pairs)
+    assert data == b"".join(one_by_one.send(Ack(doc_id, result)) for doc_id, result in pairs)
+    assert feed(client, data, None) == [Ack(doc_id, result) for doc_id, result in pairs]
+
+
+def test_acks_at_once_are_refused_where_one_ack_would_be():
+    server, client = open_store_pair()
+    with pytest.raises(LocalProtocolError, match="out of range"):
+        server.send_acks([(1, AckResult.STORED), (2**32, AckResult.STORED)])
+    with pytest.raises(LocalProtocolError):
+        client.send_acks([(1, AckResult.STORED)])  # a spider sends no ACK
+    server.send(Error(ErrorCode.LIMIT, "bye"))
+    with pytest.raises(LocalProtocolError):
+        server.send_acks([(1, AckResult.STORED)])  # nothing but an ERROR after an ERROR
+
+
 def test_a_spider_cannot_send_frames_or_a_bad_record():
     server, client = open_store_pair()
     with pytest.raises(LocalProtocolError):
