@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import json
 import os
 import platform
@@ -38,6 +37,7 @@ import time
 from datetime import date
 from pathlib import Path
 
+from wreck import collector
 from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
 from wreck.urlserver import lineage
@@ -262,7 +262,7 @@ def main() -> None:
         rebuilt_open_s = reopened["open_s"]
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
-        gc.freeze()  # as urlserver/cli.py does once the crawl is open: full collections skip the hosts
+        collector.settle()  # as urlserver/cli.py does once the crawl is open (wreck/collector.py)
         hand_s, handed = handouts(crawl, min(args.handouts, urls))
         handout_profile = None
         if args.profile and handed < urls:  # more hand-outs, profiled apart from the timed ones

@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import io
 import logging
 import os
@@ -26,7 +25,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import cmdline, crawlfile, datadir, deploy, dirlock, manifest, oneline, options
+from wreck import cmdline, collector, crawlfile, datadir, deploy, dirlock, manifest, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -158,8 +157,9 @@ async def serve(settings: Settings, seeds_file: str | None, urls: list[str], fee
     _write_manifest(settings, crawl.crawl_id)
     # The hosts and records loaded so far live as long as the crawl: out of the
     # collector's generations, so a full collection does not walk them again
-    # (about 10% of hand-out time at 30M URLs, bench/results/*frontier-notes.md).
-    gc.freeze()
+    # (about 10% of hand-out time at 30M URLs, bench/results/*frontier-notes.md),
+    # and young collections are rarer (wreck/collector.py).
+    collector.settle()
     server = UrlServer(settings, crawl)
     if settings.store_http:
         server.store_view = StoreView(settings.store_http)
