@@ -10,10 +10,13 @@ STAMP  := $(VENV)/.installed
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Reinstall whenever the dependency list changes.
+# Reinstall whenever the dependency list changes. Bytecode is compiled here,
+# once: an editable install compiles nothing, and with PYTHONDONTWRITEBYTECODE=1
+# every daemon would compile its imports at each start.
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/python -m compileall -q -j 0 wreck urlserver spider storeserver protocol
 	touch $(STAMP)
 
 # Crawl the local test web (127.x addresses only) and show what was stored.

@@ -33,7 +33,6 @@ from .state import CONTROL_TABLE, PEER_TABLE
 _STATUS = {s.value.encode(): s for s in Status}
 _SPECIFIC = {s.name.encode(): s for s in Specific}
 _BYE_REASON_MAX = 32
-_DONE_KEYS = frozenset(("new", "retry", "reason", "body", "known"))
 # A DONE whose links are a feed's or a sitemap's never leaves links out
 # (known=): their guids= and listed= count the links as sent (5.5.1).
 _WHOLE_LINKS = ("feed", "sitemap")
@@ -231,20 +230,19 @@ def _parse_done_header(parts: list[bytes]) -> tuple[Done, int, int, int]:
     reason = ""
     body_size = -1
     known = 0
-    if extra:
-        if "known" in extra:
-            known = f.uint(extra["known"].encode("ascii"), "links left out", limits.MAX_OUTLINKS)
+    if extra:  # the fields this header decodes are taken out of the rest (popped: no copy a DONE)
+        if (raw := extra.pop("known", None)) is not None:
+            known = f.uint(raw.encode("ascii"), "links left out", limits.MAX_OUTLINKS)
             if known == 0 or any(k in extra for k in _WHOLE_LINKS):
                 raise RemoteProtocolError("known= is at least 1, and never with feed= or sitemap=")
-        if "body" in extra:
-            body_size = f.uint(extra["body"].encode("ascii"), "body size", limits.MAX_DONE_BODY)
-        if "new" in extra:
-            new_url = f.url(extra["new"].encode("ascii"), "redirect target")
-        if "retry" in extra:
-            retry = f.uint(extra["retry"].encode("ascii"), "retry-after", f.MAX_U32)
-        if "reason" in extra:
-            reason = f.decode_reason(extra["reason"])
-        extra = {k: v for k, v in extra.items() if k not in _DONE_KEYS}
+        if (raw := extra.pop("body", None)) is not None:
+            body_size = f.uint(raw.encode("ascii"), "body size", limits.MAX_DONE_BODY)
+        if (raw := extra.pop("new", None)) is not None:
+            new_url = f.url(raw.encode("ascii"), "redirect target")
+        if (raw := extra.pop("retry", None)) is not None:
+            retry = f.uint(raw.encode("ascii"), "retry-after", f.MAX_U32)
+        if (raw := extra.pop("reason", None)) is not None:
+            reason = f.decode_reason(raw)
     header = Done(
         f.uint(parts[1], "transaction id"), status, http, specific,
         f.uint(parts[5], "milliseconds", f.MAX_U32), (), new_url, retry, reason, extra, known=known,

@@ -20,6 +20,7 @@ from .syntax import KEY_BYTES as _KEY
 # Bytes a URL token or extension value may hold: printable ASCII, no space.
 _TOKEN_BYTES = bytes(range(0x21, 0x7F))
 _LINK_BLOCK_BYTES = _TOKEN_BYTES + b"\n"
+_TOKEN_OR_SPACE = _TOKEN_BYTES + b" "
 _HOST = re.compile(rb"[a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?|\[[0-9a-f:.]+\]")
 # Reasons keep most punctuation readable; only space, '%', controls and
 # non-ASCII are percent-encoded.
@@ -107,8 +108,33 @@ def ip(token: bytes) -> str:
     return text
 
 
+# Extension keys already checked against KEY: a DONE carries the same few
+# (size, digest, etag, known...) on every page, and a regex match a key was
+# half of a DONE header's decode (issue 16). Bounded against a peer that
+# sends new keys without end; cleared when full.
+_KEY_NAMES: dict[bytes, str] = {}
+_KEY_TEXTS: set[str] = set()  # the same keys, as text (encode_extras)
+_KEY_NAMES_MAX = 1024
+
+
 def extras(tokens: list[bytes]) -> dict[str, str]:
     """`key=value` extension fields; values verbatim printable ASCII."""
+    # one C pass checks every value's bytes (keys are checked by _KEY_NAMES);
+    # anything unusual is decided, and its error worded, by _checked_extras
+    if len(tokens) > limits.MAX_EXTRAS or b"".join(tokens).translate(None, _TOKEN_BYTES):
+        return _checked_extras(tokens)
+    found: dict[str, str] = {}
+    for token in tokens:
+        key, _, value = token.partition(b"=")
+        name = _KEY_NAMES.get(key)
+        if name is None or not value or name in found:
+            return _checked_extras(tokens)
+        found[name] = value.decode("ascii")
+    return found
+
+
+def _checked_extras(tokens: list[bytes]) -> dict[str, str]:
+    """extras(), each field checked on its own: the keys found good are remembered."""
     if len(tokens) > limits.MAX_EXTRAS:
         raise RemoteProtocolError(f"more than {limits.MAX_EXTRAS} extension fields", ErrorCode.LIMIT)
     found: dict[str, str] = {}
@@ -120,10 +146,37 @@ def extras(tokens: list[bytes]) -> dict[str, str]:
         if name in found:
             raise RemoteProtocolError(f"extension field {name} given twice")
         found[name] = value.decode("ascii")
+        _remember_key(key, name)
     return found
 
 
+def _remember_key(key: bytes, name: str) -> None:
+    """`key` (`name` decoded) matched KEY: remembered in _KEY_NAMES and _KEY_TEXTS."""
+    if len(_KEY_NAMES) >= _KEY_NAMES_MAX:
+        _KEY_NAMES.clear()
+        _KEY_TEXTS.clear()
+    _KEY_NAMES[key] = name
+    _KEY_TEXTS.add(name)
+
+
 def encode_extras(fields: dict[str, str]) -> str:
+    """` key=value` for each field, refusing what the peer would refuse (extras())."""
+    # every assignment carries hops= and via=: the keys checked once are
+    # remembered (_KEY_NAMES), the values checked in a few C passes over the
+    # joined text; anything unusual is decided, and worded, by _checked_encode_extras
+    text = "".join([f" {key}={value}" for key, value in fields.items()])
+    if (
+        text.isascii() and all(fields.values()) and text.count(" ") == len(fields)
+        and not text.encode("ascii").translate(None, _TOKEN_OR_SPACE)
+        and _KEY_TEXTS.issuperset(fields)
+        and (len(text) <= limits.MAX_URL_LEN or max(map(len, fields.values())) <= limits.MAX_URL_LEN)
+    ):  # fmt: skip
+        return text
+    return _checked_encode_extras(fields)
+
+
+def _checked_encode_extras(fields: dict[str, str]) -> str:
+    """encode_extras(), field by field: the keys found good are remembered."""
     parts = []
     for key, value in fields.items():
         raw = value.encode("ascii", "replace")
@@ -133,6 +186,7 @@ def encode_extras(fields: dict[str, str]) -> str:
         ):  # fmt: skip
             raise LocalProtocolError(f"extension field {key}={value[:40]!r} cannot be sent")
         parts.append(f" {key}={value}")
+        _remember_key(key.encode("ascii"), key)
     return "".join(parts)
 
 

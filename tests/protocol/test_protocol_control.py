@@ -253,3 +253,34 @@ def test_a_host_checked_once_is_sent_alike_and_a_bad_name_on_its_address_still_r
     with pytest.raises(LocalProtocolError):
         server.send(Assignment(5, 6, "127.0.0.9", "h test", "http://h.test/c"))
     assert [a.url for a in feed(client, first + again)] == ["http://h.test/a", "http://h.test/b"]
+
+
+@pytest.mark.parametrize("fields, why", [
+    (b"digest=", "bad extension field"),  # no value
+    (b"digest=1a digest=2b", "given twice"),
+    (b"digest=1\x7fa", "bad extension field"),  # not printable
+    (b"Digest=1a", "bad extension field"),  # not a key
+    (b"digest", "bad extension field"),  # no '='
+])
+def test_a_done_extension_key_seen_before_is_decoded_alike_and_its_bad_fields_still_refused(fields, why):
+    # issue 16: keys checked once are remembered (textfields.extras); every
+    # field is still checked, and the errors are the same words
+    server, client = open_pair()
+    good = b"DONE 7 FETCHED 200 OK 12 0 0 size=100 digest=1a known=3\n"
+    first, again = feed(server, good + good)
+    assert first == again and first.extra == {"size": "100", "digest": "1a"} and first.known == 3
+    with pytest.raises(RemoteProtocolError, match=why) as err:
+        feed(server, b"DONE 8 FETCHED 200 OK 12 0 0 size=100 " + fields + b"\n")
+    assert err.value.code is ErrorCode.SYNTAX
+
+
+@pytest.mark.parametrize("extra", [{"via": "http://h.test/a b"}, {"via": ""}, {"via": "http://h.test/\u00e9"},
+                                   {"Via": "http://h.test/"}, {"via": "http://h.test/" + "a" * limits.MAX_URL_LEN}])
+def test_an_assignment_extension_key_sent_before_still_has_its_value_checked(extra):
+    # issue 16: keys checked once are remembered (textfields.encode_extras); every value is still checked
+    server, client = open_pair()
+    feed(server, client.send(Get(3)))
+    sent = server.send(Assignment(1, 2, "127.0.0.9", "h.test", "http://h.test/a", {"hops": "L", "via": "http://h.test/"}))
+    assert sent == b"1 2 127.0.0.9 h.test http://h.test/a hops=L via=http://h.test/\n"
+    with pytest.raises(LocalProtocolError, match="cannot be sent"):
+        server.send(Assignment(3, 4, "127.0.0.9", "h.test", "http://h.test/b", {"hops": "L", **extra}))
