@@ -77,7 +77,11 @@ RETRY_FIRST_S = 0.05
 RETRY_MAX_S = 2.0
 
 # zstd: level 3 is zstd's default, the knee of its speed/ratio curve;
-# zstd's levels run from 1 to 22.
+# zstd's levels run from 1 to 22. With the crawl's 1 MiB dictionary, level 1
+# costs a real page a quarter less CPU for 11 % more disk but the benchmark
+# web's pages three times as much, and the negative (fast) levels save little
+# over 1 and lose much ratio (bench/docpack_bench.py, 2026-11-24-s8-spidernative;
+# docs/operating.md).
 DEFAULT_ZSTD_LEVEL = 3
 MAX_ZSTD_LEVEL = 22
 # The dictionary is trained once this many documents (or bytes) of a crawl
@@ -164,7 +168,8 @@ class StoreSettings:
                                      "for commit or still arriving, each counted with 1 KiB of overhead; a "
                                      "connection whose next record does not fit waits", above=0, panel=STORAGE,
                                      **SIZE)
-    zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level", min=1, max=MAX_ZSTD_LEVEL,
+    zstd_level: int = setting(DEFAULT_ZSTD_LEVEL, help="zstd compression level (1: less CPU, more disk on "
+                              "real pages; docs/operating.md)", min=1, max=MAX_ZSTD_LEVEL,
                               why="zstd's levels", panel=STORAGE)
     dict_train_docs: int = setting(DICT_TRAIN_DOCS, help="Train the zstd dictionary from this many first documents "
                                    "(0: never)", unit="documents", min=0, panel=STORAGE)
