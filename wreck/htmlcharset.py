@@ -69,19 +69,23 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
     return "utf-16-le" if found == "utf-16" else found
 
 
-# The usual HTML5 head, '<!DOCTYPE html><html lang="en"><head><meta
-# charset="utf-8">': nothing before the <meta> but those tags (no comment,
-# no other element), so the prescan's first <meta> is this one and its
-# charset is UTF-8, proved by one match at the page's start. w3lib's prescan
+# The usual head of a UTF-8 page: nothing before its <meta> but blanks, an
+# <?xml ...?> declaration (w3lib reads its encoding=: only utf-8 there), a
+# doctype, <html> and <head> (no comment, no other element), so the
+# prescan's first <meta> is this one, and it says UTF-8 by
+# charset="utf-8" or by http-equiv="Content-Type" content="text/html;
+# charset=utf-8": proved by one match at the page's start. w3lib's prescan
 # finds the same in 10-20 us a page (a spider worker's link extraction, issue
-# 16); whatever this does not match goes to it. The value is quoted, or
-# unquoted and ended by a blank or '>' (unquoted 'utf-8/>' is 'utf-8/').
+# 16); whatever this does not match goes to it. Values are quoted, except an
+# unquoted charset ended by a blank or '>' (unquoted 'utf-8/>' is 'utf-8/').
 _WS = rb"[ \t\n\f\r]"  # the standard's ASCII whitespace (Python's \s has VT too)
 _UTF8_HEAD = re.compile(
-    rb"(?:<!doctype html>%(ws)s*)?"
-    rb"(?:<html(?:%(ws)s+[a-z-]+(?:=\"[^\"<>]*\")?)*%(ws)s*>%(ws)s*)?"
+    rb"%(ws)s*(?:<\?xml version=\"1\.[01]\"(?: encoding=\"utf-8\")?(?: standalone=\"(?:yes|no)\")?\?>%(ws)s*)?"
+    rb"(?:<!doctype%(ws)s[^<>]*>%(ws)s*)?"
+    rb"(?:<html(?:%(ws)s+[a-z0-9_:.-]+(?:=\"[^\"<>]*\"|='[^'<>]*')?)*%(ws)s*>%(ws)s*)?"
     rb"(?:<head>%(ws)s*)?"
-    rb"<meta%(ws)s+charset=(?:\"utf-8\"%(ws)s*/?|'utf-8'%(ws)s*/?|utf-8(?:%(ws)s+/?)?)>" % {b"ws": _WS},
+    rb"<meta%(ws)s+(?:charset=(?:\"utf-8\"%(ws)s*/?|'utf-8'%(ws)s*/?|utf-8(?:%(ws)s+/?)?)"
+    rb"|http-equiv=\"content-type\"%(ws)s+content=\"text/html;%(ws)s*charset=utf-8\"%(ws)s*/?)>" % {b"ws": _WS},
     re.IGNORECASE)
 
 

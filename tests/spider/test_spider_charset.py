@@ -101,6 +101,18 @@ _HEADS = [
     b'<meta charset="utf-16">',
     b'<meta charset="windows-1251">',
     b'<title><meta charset="utf-8"></title>',
+    b'\n<!DOCTYPE html>\n\n<html lang="en" data-content_root="../">\n  <head>\n    <meta charset="utf-8" />',
+    b'<?xml version="1.0" encoding="UTF-8"?>\r\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"\r\n'
+    b'    "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\r\n<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en">'
+    b'<head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />',
+    b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">\n<html>\n<head>\n'
+    b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">',
+    b'<!DOCTYPE html><html><head><meta http-equiv="refresh" content="text/html; charset=utf-8">',
+    b'<!DOCTYPE html><html><head><meta content="text/html; charset=utf-8" http-equiv="Content-Type">',
+    b'<!--x--><!DOCTYPE html><meta charset="utf-8">',
+    b'<?xml version="1.0" encoding="ISO-8859-1"?><html><head><meta charset="utf-8">',  # w3lib: the declaration's
+    b'<?xml version="1.0"?>\n<!DOCTYPE html>\n<html><head><meta charset="utf-8">',
+    b'<!doctype--><meta charset="latin1"> --><meta charset="utf-8">',
 ]
 
 
