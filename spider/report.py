@@ -77,13 +77,13 @@ def header_value(head: bytes, name: bytes) -> str | None:
 _HEADER_LINES: dict[bytes, re.Pattern[bytes]] = {}
 
 
-def lineage(assignment: dict[str, str]) -> dict[str, str]:
+def lineage(assignment: dict[str, str]) -> tuple[str, str]:
     """The record's via and hops (docs/protocol.txt 6.3, VIA and HOPS) from
     the assignment's via= and hops= (5.3), as sent; a value that breaks
-    their grammar is left out, not a reason to fail the fetch."""
+    their grammar is left out (""), not a reason to fail the fetch."""
     via, hops = assignment.get("via", ""), assignment.get("hops", "")
-    return {"via": via if via and len(via) <= limits.MAX_URL_LEN and is_token(via.encode("ascii", "replace"))
-            and via.isascii() else "", "hops": hops if HOPS_PATH.fullmatch(hops) else ""}
+    return (via if via and len(via) <= limits.MAX_URL_LEN and is_token(via.encode("ascii", "replace"))
+            and via.isascii() else "", hops if hops and HOPS_PATH.fullmatch(hops) else "")
 
 
 def report(result: FetchResult, doc_id: int, kind: str | None = None,
@@ -137,12 +137,12 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
     document = result.head + body if result.head or body else b""
     if len(document) > limits.MAX_DOC_LEN:
         document = document[: limits.MAX_DOC_LEN]
+    via, hops = lineage(assignment) if assignment else ("", "")
     record = Record(
         doc_id, got.success, got.specific, http_enum(code), min(result.ms, 2**32 - 1),
         result.url, got.new_url, document, request=result.request, ip=result.ip,
         truncated=result.truncated, outlinks=page_links.outlinks if got.success else (),
-        nofetch=result.nofetch, refused=result.refused,
-        **(lineage(assignment) if assignment else {}),
+        nofetch=result.nofetch, refused=result.refused, via=via, hops=hops,
     )  # fmt: skip
     # validators and digest for recrawls of pages (feeds and sitemaps have feedsum=,
     # listed=); head=no matters on failures too

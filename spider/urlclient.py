@@ -130,6 +130,7 @@ class UrlSession:
         self.results: deque[FetchResult] = deque()
         self._parse_scheduled = False
         self._served = 0.0  # when the batch under way last served libcurl (perf_counter)
+        self._between = self._serve_due  # report()'s hook, bound once rather than once a page
         self.loop = asyncio.get_running_loop()
         self.fetcher = Fetcher(self.loop, FetchSettings.from_crawl(settings), self._on_result)
         self.parser = ThreadPoolExecutor(PARSE_THREADS, thread_name_prefix="wreck-parse")
@@ -271,17 +272,17 @@ class UrlSession:
         if txn is None:  # cancelled meanwhile
             return
         a = txn.assignment
+        kind = a.extra.get("kind")
         tags = htmlguard.count(result.body)  # once, for heavy() here and bound() in report()
-        if htmlguard.heavy(result.body, tags) or a.extra.get("kind") == "sitemap":  # a gzipped one: 1M elements
+        if htmlguard.heavy(result.body, tags) or kind == "sitemap":  # a gzipped one: 1M elements
             try:
-                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, a.extra.get("kind"),
-                                                   a.extra, tags)
+                future = self.loop.run_in_executor(self.parser, report, result, a.doc_id, kind, a.extra, tags)
             except RuntimeError:  # the session is ending: the urlserver requeues it
                 return
             future.add_done_callback(lambda f: f.cancelled() or self._reported(result, f.exception() or f.result(), txn))
             return
         try:
-            rep = report(result, a.doc_id, a.extra.get("kind"), a.extra, tags, between=self._serve_due)
+            rep = report(result, a.doc_id, kind, a.extra, tags, between=self._between)
         except Exception as exc:
             rep = exc
         self._reported(result, rep, txn)

@@ -14,6 +14,11 @@ from cryptography.x509.oid import NameOID
 
 from wreck.protocol.settings import CrawlSettings
 
+# bench/realdocs.py's trees, where Debian installed them (tests never import bench/)
+REALDOCS = ("/usr/share/doc/python3.11/html", "/usr/share/doc/libsdl2-doc/html", "/usr/share/doc/lmdb-doc/html",
+            "/usr/share/doc/libcommons-lang3-java/api", "/usr/share/gtk-doc/html/glib",
+            "/usr/share/debian-reference", "/usr/share/doc/git-doc")
+
 LOOPBACK = ("127.0.0.0/8",)
 
 

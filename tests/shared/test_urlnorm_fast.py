@@ -14,13 +14,10 @@ import pytest
 
 from wreck.protocol import limits
 from wreck.urlnorm import normal_absolute, normalize, normalize_parsed
+from tests.spider_helpers import REALDOCS
 
 DATA = Path(__file__).parent / "data" / "urltestdata.json"
 CASES = [case for case in json.loads(DATA.read_text(encoding="utf-8")) if isinstance(case, dict)]
-# bench/realdocs.py's trees, where Debian installed them (tests never import bench/)
-REALDOCS = ("/usr/share/doc/python3.11/html", "/usr/share/doc/libsdl2-doc/html", "/usr/share/doc/lmdb-doc/html",
-            "/usr/share/doc/libcommons-lang3-java/api", "/usr/share/gtk-doc/html/glib",
-            "/usr/share/debian-reference", "/usr/share/doc/git-doc")
 _ABSOLUTE_HREF = re.compile(rb"""href\s*=\s*["']?(https?://[^"'\s>]*)""", re.I)
 
 

@@ -3,10 +3,14 @@ path resolved as UTF-8 and their query in the page's encoding (docs/urls.md)."""
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from wreck import htmlcharset
 from wreck.spider.outlinks import extract
+from tests.spider_helpers import REALDOCS
 
 PAGE = "http://intl.test/intl/"
 LINKS = '<a href="café.html">c</a> <a href="日本.html?q=日本">j</a>'
@@ -75,3 +79,70 @@ def test_labels_follow_the_encoding_standard():
     assert htmlcharset.sniff(b"<meta charset=utf-16>") == "utf-8"  # a <meta> cannot mean UTF-16
     assert htmlcharset.sniff(b"<p>", b"text/html; charset=utf-16") == "utf-16-le"
     assert htmlcharset.sniff(b"\xff\xfe\x00\x00<") == "utf-16-le"  # no UTF-32 BOM in the standard
+
+
+# htmlcharset's regex for the usual HTML5 head (<meta charset="utf-8"> after
+# nothing but the doctype, <html> and <head>) answers as w3lib's prescan
+# does, or leaves the page to it: on crafted heads and their mutations, and on
+# the realdocs pages when installed.
+_HEADS = [
+    b'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>t</title>',
+    b"<!doctype html><html><head><meta charset='UTF-8'/>",
+    b"<html><head>\n  <meta charset=utf-8>",
+    b"<meta charset=utf-8 />",
+    b"<meta charset=utf-8/>",  # the value is 'utf-8/': not a label
+    b'<meta charset="utf-8>x">',
+    b'<meta charset="utf-8',
+    b"<meta\x0bcharset=utf-8>",  # VT is not the standard's whitespace: no <meta> tag
+    b'<!-- <meta charset="latin1"> --><meta charset="utf-8">',
+    b'<html lang="en" class="a>b"><meta charset="utf-8">',
+    b'<html xml:lang="en"><meta charset="utf-8">',
+    b'<head><meta http-equiv="Content-Type" content="text/html; charset=latin1"><meta charset="utf-8">',
+    b'<meta charset="utf-16">',
+    b'<meta charset="windows-1251">',
+    b'<title><meta charset="utf-8"></title>',
+    b'\n<!DOCTYPE html>\n\n<html lang="en" data-content_root="../">\n  <head>\n    <meta charset="utf-8" />',
+    b'<?xml version="1.0" encoding="UTF-8"?>\r\n<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN"\r\n'
+    b'    "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">\r\n<html xmlns="http://www.w3.org/1999/xhtml" xml:lang="en">'
+    b'<head><meta http-equiv="Content-Type" content="text/html; charset=UTF-8" />',
+    b'<!DOCTYPE html PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">\n<html>\n<head>\n'
+    b'<meta http-equiv="Content-Type" content="text/html; charset=windows-1252">',
+    b'<!DOCTYPE html><html><head><meta http-equiv="refresh" content="text/html; charset=utf-8">',
+    b'<!DOCTYPE html><html><head><meta content="text/html; charset=utf-8" http-equiv="Content-Type">',
+    b'<!--x--><!DOCTYPE html><meta charset="utf-8">',
+    b'<?xml version="1.0" encoding="ISO-8859-1"?><html><head><meta charset="utf-8">',  # w3lib: the declaration's
+    b'<?xml version="1.0"?>\n<!DOCTYPE html>\n<html><head><meta charset="utf-8">',
+    b'<!doctype--><meta charset="latin1"> --><meta charset="utf-8">',
+]
+
+
+def _prescan(body: bytes) -> str | None:
+    """meta_encoding() without its regex: w3lib's prescan alone."""
+    found = htmlcharset.html_body_declared_encoding(body[: htmlcharset.PRESCAN_BYTES])
+    return None if found is None else htmlcharset.UTF8 if found.startswith("utf-16") else found
+
+
+def test_the_utf8_head_shortcut_answers_as_the_prescan_does():
+    rng = random.Random(16)
+    cases = list(_HEADS)
+    for head in _HEADS:  # each with a byte dropped, doubled or changed somewhere
+        for _ in range(40):
+            at = rng.randrange(len(head))
+            cases += [head[:at] + head[at + 1 :], head[:at] + head[at : at + 1] * 2 + head[at + 1 :],
+                      head[:at] + bytes([rng.choice(b' \t\x0b"\'/<>=-!aAuUtT8')]) + head[at + 1 :]]
+    taken = 0
+    for body in cases:
+        if htmlcharset._UTF8_HEAD.match(body, 0, htmlcharset.PRESCAN_BYTES):
+            taken += 1
+            assert _prescan(body) == htmlcharset.UTF8, body
+        assert htmlcharset.meta_encoding(body) == _prescan(body), body
+    assert taken >= 10
+
+
+def test_the_utf8_head_shortcut_answers_as_the_prescan_does_on_the_realdocs_pages():
+    pages = [path for root in REALDOCS if Path(root).is_dir() for path in sorted(Path(root).rglob("*.html"))[:300]]
+    if not pages:
+        pytest.skip("no realdocs tree installed (bench/realdocs.py names the Debian packages)")
+    for path in pages:
+        body = path.read_bytes()
+        assert htmlcharset.meta_encoding(body) == _prescan(body), path

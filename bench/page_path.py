@@ -1,0 +1,120 @@
+# A spider worker's Python per page, without sockets: the path from a
+# finished transfer to its DONE (issue 16). Pages of a generated web
+# (bench/webgen.py, under --web) are handed to a real UrlSession as
+# FetchResults with an nginx-like header block; each goes through
+# UrlSession._analyse (htmlguard, report: outcome, outlinks, record), a store
+# stand-in that encodes the record and acks at once, and the DONE encoded by
+# a real ControlConnection with the links COMMITTED made known left out
+# (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
+# quick crawl bench measures those. The least of --repeat passes counts.
+# Run: python -m bench.page_path --web /tmp/wreck-bench/web-100x10000
+"""CPU us a page of the per-page Python path of a spider worker."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import time
+from pathlib import Path
+
+import uvloop
+
+from wreck.protocol import AckResult, Assignment, ControlConnection, Role
+from wreck.protocol.record import encode_record
+from wreck.spider.fetch import FetchResult
+from wreck.spider.urlclient import UrlSession
+from tests.spider_helpers import crawl_settings
+
+HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:40:00 GMT\r\n"
+        b"Content-Type: text/html\r\nContent-Length: %d\r\nLast-Modified: Tue, 24 Nov 2026 10:00:00 GMT\r\n"
+        b"Connection: keep-alive\r\nETag: \"6743f0a0-9470\"\r\nAccept-Ranges: bytes\r\n\r\n")
+REQUEST = (b"GET /p/1.html HTTP/1.1\r\nHost: w0001.bench.test:18530\r\nUser-Agent: wreck\r\n"
+           b"Accept: text/html\r\nAccept-Encoding: deflate, gzip, br, zstd\r\n\r\n")
+COMMIT_EVERY = 64  # DONEs a COMMITTED names at once, as a urlserver's commit does
+
+
+class Store:
+    """Stands in for StoreClient: encodes each record, acks it at once."""
+
+    connected = True
+
+    def __init__(self) -> None:
+        self.unacked: dict = {}
+        self.on_up: set = set()
+        self.octets = 0
+
+    def submit(self, record, on_ack) -> None:
+        self.octets += len(encode_record(record))
+        on_ack(AckResult.STORED)
+
+
+class Urlserver:
+    """Stands in for the urlserver's Peer: DONEs encoded by a real connection."""
+
+    def __init__(self) -> None:
+        server = ControlConnection(Role.SERVER, secret=b"", nonce=b"\x11" * 32)
+        self.conn = ControlConnection(Role.CLIENT, secret=b"", nonce=b"\x22" * 32, name="bench",
+                                      caps=("after", "record", "committed"))
+        self.conn.receive_data(server.hello())
+        self.conn.next_event()
+        server.receive_data(self.conn.authenticate())
+        server.next_event()
+        self.conn.receive_data(server.welcome({}))
+        self.conn.next_event()
+        self.on_event = lambda event: None
+        self.closed = asyncio.get_running_loop().create_future()
+        self.is_open = True
+        self.octets = 0
+
+    def send(self, event) -> int:
+        data = self.conn.send(event)
+        self.octets += len(data)
+        return len(data)
+
+
+def load_pages(web: Path, hosts: int, per_host: int) -> list[tuple[str, bytes]]:
+    """(URL, body) of the first pages of the first hosts of a generated web."""
+    pages = []
+    for host in sorted((web / "www").iterdir())[:hosts]:
+        for path in sorted(host.rglob("*.html"))[:per_host]:
+            pages.append((f"http://{host.name}:18530/{path.relative_to(host)}", path.read_bytes()))
+    return pages
+
+
+async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int) -> dict:
+    urlserver, store = Urlserver(), Store()
+    session = UrlSession(urlserver, crawl_settings(), [store], concurrency=10**9)
+    session.fetcher.start = lambda *args, **kwargs: None  # no transfer: the result is handed in below
+    session._refill = lambda: None  # no GET: assignments are handed in below
+    trans_id = 0
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for i in range(count):
+            url, body = pages[i % len(pages)]
+            trans_id += 1
+            session._on_event(Assignment(trans_id, trans_id, "127.1.0.1", url.split("/")[2], url))
+            session._on_result(FetchResult(trans_id, url, 5, 0, "", 200, True, None, HEAD % len(body), body,
+                                           b"text/html", request=REQUEST, ip="127.1.0.1"))
+            session._analyse_batch()
+            if trans_id % COMMIT_EVERY == 0:
+                session.sent_links.committed(tuple(range(trans_id - COMMIT_EVERY + 1, trans_id + 1)))
+        best = min(best, time.process_time() - start)
+    done = repeat * count
+    return {"pages": count, "repeat": repeat, "cpu_us_per_page": round(1e6 * best / count, 1),
+            "done_octets_per_page": round(urlserver.octets / done), "record_octets_per_page": round(store.octets / done)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--web", type=Path, required=True, help="a web bench/crawl.py generated (its web-HxP dir)")
+    parser.add_argument("--pages", type=int, default=2000, help="pages a pass")
+    parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
+    args = parser.parse_args()
+    pages = load_pages(args.web, 50, 60)
+    print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat))))
+
+
+if __name__ == "__main__":
+    main()
