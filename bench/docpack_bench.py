@@ -10,7 +10,7 @@
 # interleaves hosts), each cut to DICT_SAMPLE_BYTES; every setting then
 # compresses the documents the dictionary never saw (the library's
 # ZstdCompressor, which copies the dictionary's tables for a page over 16 KB,
-# and wreck/zstdattach.py's DictCompressor, which attaches them), timed in
+# and bench/zstdattach.py's DictCompressor, which attaches them), timed in
 # CPU seconds of this thread (time.thread_time); the ratio is raw bytes over
 # frame bytes.
 # The body's SHA-256 (DIGEST, docs/protocol.txt 6.7), the '<' count
@@ -33,7 +33,7 @@ import zstandard as zstd
 
 from wreck.storeserver import compress as C
 from wreck.storeserver import settings as S
-from wreck.zstdattach import DictCompressor
+from bench.zstdattach import DictCompressor
 
 RESULTS = Path(__file__).parent / "results"
 HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:40:00 GMT\r\n"

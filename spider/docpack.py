@@ -12,10 +12,10 @@
 from __future__ import annotations
 
 import msgspec
+import zstandard as zstd
 
 from wreck.protocol import Dictionary, Packed, Record
 from wreck.protocol.record import body_digest, head_length
-from wreck.zstdattach import DictCompressor
 
 # Larger documents go raw, for the store to compress in its own threads: this
 # runs on the worker's event loop, and 1 MiB at zstd level 3 with a 1 MiB
@@ -30,10 +30,11 @@ class Packer:
     def __init__(self, dictionary: Dictionary) -> None:
         self.dict_id = dictionary.dict_id
         self.level = dictionary.level
-        # The store's level and dictionary, content size and checksum in the
-        # frame (storeserver/compress.py Compressor): the frame it would have
-        # written; the dictionary attached, not copied, at each page.
-        self._cctx = DictCompressor(self.level, dictionary.data)
+        data = zstd.ZstdCompressionDict(dictionary.data)
+        # Exactly the store's parameters (storeserver/compress.py Compressor),
+        # so that the frame is the one it would have written.
+        self._cctx = zstd.ZstdCompressor(level=self.level, dict_data=data, write_checksum=True,
+                                         write_content_size=True)
 
     def pack(self, record: Record) -> Record:
         """`record` with its document as this store's zstd frame (6.7); an

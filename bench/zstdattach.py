@@ -20,6 +20,10 @@
 # copying as before. Either way the frame is a standard one (RFC 8878) with
 # its content size and checksum, read by any zstd decompressor with the
 # dictionary.
+#
+# Measured, not used by the spider: in a crawl the attached tables are cold
+# in the CPU's cache by the next page, and the copy measured as cheap
+# (docs/operating.md, compression level). bench/docpack_bench.py compares.
 """DictCompressor: compress(bytes) -> zstd frame, dictionary attached."""
 
 from __future__ import annotations
