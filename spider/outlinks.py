@@ -4,9 +4,10 @@
 # candidates measured in bench/spider_bench.py's notes: about 100 us for a
 # 30 KB page, lxml about 120-140 us). Elements are visited with tags(), which
 # is cheaper than a CSS selector. <base href> (the first one) sets the base;
-# <meta name=robots content=nofollow|none> empties the link list;
-# rel=nofollow anchors are skipped; a, area, link[rel~=alternate], frame and
-# iframe give links. Every link is normalised with wreck.urlnorm (which
+# <meta name=robots content=nofollow|none> (or an X-Robots-Tag header
+# saying so, header_nofollow) empties the link list; rel=nofollow anchors
+# are skipped; a (href, or SVG's xlink:href), area, link[rel~=alternate],
+# frame and iframe give links. Every link is normalised with wreck.urlnorm (which
 # drops fragments and non-http(s) schemes) and de-duplicated in page order.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
@@ -54,6 +55,11 @@ _SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)
 _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
 # Tags whose attribute names a link: tag -> attribute.
 _LINK_TAGS = (("a", "href"), ("area", "href"), ("link", "href"), ("frame", "src"), ("iframe", "src"))
+_NOFOLLOW = frozenset(("nofollow", "none"))
+_X_ROBOTS_TAG = re.compile(rb"\n[ \t]*x-robots-tag[ \t]*:([^\n]*)", re.IGNORECASE)
+# X-Robots-Tag directives that take a value after ':' (so are not a crawler's name)
+_AGENT = re.compile(r"[a-z0-9_-]+")
+_VALUED_DIRECTIVES = frozenset(("unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"))
 _ATTRIBUTES = operator.attrgetter("attributes")  # a node's attributes as a dict, read once a node
 
 
@@ -95,25 +101,54 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
     base = page_url
     for node in tree.tags("base"):
         href = node.attributes.get("href")
-        if href:
+        if href:  # HTML 4.2.3: the first <base> *with an href* (a <base target> before it does not count)
             if query_encoding is not None:
                 href = encode_query(href, query_encoding)
             base = normalize(href, page_url) or page_url
-        break
+            break
     follow = True
     refresh = None
     for node in tree.tags("meta"):
         attrs = node.attributes
         name = (attrs.get("name") or "").lower()
-        if name == "robots" or name == "wreck":
-            content = (attrs.get("content") or "").lower()
-            if "nofollow" in content or "none" in content:
-                follow = False
+        if (name == "robots" or name == "wreck") and says_nofollow(attrs.get("content") or ""):
+            follow = False
         elif (attrs.get("http-equiv") or "").lower() == "refresh" and refresh is None:
             refresh = _refresh_target(attrs.get("content") or "", base, query_encoding)
     if not follow:
         return PageLinks((), refresh)
     return PageLinks(_walk(tree, page_url, base, query_encoding), refresh)
+
+
+def says_nofollow(directives: str) -> bool:
+    """Whether a robots directive list (a <meta name=robots> content, an
+    X-Robots-Tag value) forbids following links: a `nofollow` or `none`
+    token. Directives are comma-separated (blanks tolerated between tokens);
+    one with a value (`max-image-preview:none`) names no token of its own."""
+    for directive in directives.lower().split(","):
+        if ":" not in directive and not _NOFOLLOW.isdisjoint(directive.split()):
+            return True
+    return False
+
+
+def header_nofollow(head: bytes) -> bool:
+    """Whether the response head's X-Robots-Tag headers forbid following
+    links (Google's and Bing's header form of <meta name=robots>): a
+    `nofollow` or `none` for every crawler, or after `wreck:` (a value led
+    by another crawler's name applies to that one only)."""
+    if b"x-robots-tag" not in head.lower():
+        return False
+    for value in _X_ROBOTS_TAG.findall(head):
+        text = value.decode("latin-1").strip()
+        agent, colon, rest = text.partition(":")
+        agent = agent.strip().lower()
+        if colon and _AGENT.fullmatch(agent) and agent not in _VALUED_DIRECTIVES:
+            if agent != "wreck":
+                continue  # for another crawler
+            text = rest
+        if says_nofollow(text):
+            return True
+    return False
 
 
 def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str | None) -> tuple[str, ...]:
@@ -129,7 +164,8 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
         for attrs in map(_ATTRIBUTES, tree.tags(tag)):
             raw = attrs.get(attr)
             if not raw:
-                continue
+                if tag != "a" or not (raw := attrs.get("xlink:href")):  # SVG 1.1's <a xlink:href>
+                    continue
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()

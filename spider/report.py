@@ -71,6 +71,16 @@ def header_value(head: bytes, name: bytes) -> str | None:
     return None if found is None else found.group(1).strip().decode("latin-1")
 
 
+def location_value(head: bytes) -> str | None:
+    """The Location header with its raw octets above 0x7F percent-encoded
+    one by one, as curl and browsers send them (a UTF-8 'é' is %C3%A9, not
+    the %C3%83%C2%A9 of its Latin-1 reading encoded again as UTF-8)."""
+    value = header_value(head, b"location")
+    if value is None or value.isascii():
+        return value
+    return "".join(c if c < "\x80" else "%%%02X" % ord(c) for c in value)
+
+
 # One search a header over the raw block, at C speed: splitting the block
 # into lines and testing each in Python cost 5 to 10 us a header, twice a page
 # (ETag, Last-Modified: issue 16). Names are the few this module asks for.
@@ -122,13 +132,15 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         elif outlinks.is_html(result.content_type, body):
             html, why = htmlguard.bound(body, tags=tags)  # the page is stored whole; links from what was parsed
             page_links = outlinks.extract(html, result.url, result.content_type, between=between)
+            if page_links.outlinks and outlinks.header_nofollow(result.head):
+                page_links = outlinks.PageLinks((), page_links.refresh)
             if why:
                 LOG.info("%s: %s", result.url, why)
     plain_success = 200 <= code < 300 or code == 304
     got = outcome.of_transfer(
         url=result.url, curl_code=result.curl_code, curl_message=result.message, http_code=code,
         connected=result.connected, aborted=result.aborted,
-        location=None if plain_success else header_value(result.head, b"location"),
+        location=None if plain_success else location_value(result.head),
         retry_after=None if plain_success else header_value(result.head, b"retry-after"),
         refresh=page_links.refresh,
     )  # fmt: skip

@@ -19,7 +19,12 @@
 #   - a UTF-32 byte-order mark is not one (the standard knows three BOMs);
 #     FF FE 00 00 is the UTF-16LE BOM followed by a NUL;
 #   - a <meta> naming UTF-16 means UTF-8 (a document that can carry ASCII
-#     markup is not UTF-16), x-user-defined means windows-1252.
+#     markup is not UTF-16), x-user-defined means windows-1252;
+#   - the labels the Encoding Standard maps to its 'replacement' encoding
+#     (iso-2022-kr, hz-gb-2312, iso-2022-cn...: encodings abused for
+#     cross-site scripting) give REPLACEMENT: the whole body decodes to one
+#     U+FFFD, so a browser shows no link of such a page, and neither does
+#     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs).
 # Pure: no I/O, no state.
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
 
@@ -38,6 +43,12 @@ UTF8 = "utf-8"
 # Encodings whose URL query is encoded in UTF-8 anyway (URL Standard 4.4,
 # "encoding ... get an output encoding": UTF-16BE/LE and replacement -> UTF-8).
 _QUERY_AS_UTF8 = frozenset({"utf-8", "utf-16-le", "utf-16-be"})
+REPLACEMENT = "replacement"
+"""The Encoding Standard's encoding of dangerous labels: a body is one U+FFFD."""
+_REPLACEMENT_LABELS = frozenset({"csiso2022kr", "hz-gb-2312", "iso-2022-cn", "iso-2022-cn-ext", "iso-2022-kr",
+                                 "replacement"})
+_REPLACEMENT_CODECS = frozenset({"iso2022_kr", "hz"})  # the Python codecs w3lib maps some of those labels to
+_CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]*)", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
 
 
@@ -65,6 +76,9 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
     if isinstance(content_type, bytes):
         content_type = content_type.decode("latin-1")
     found = http_content_type_encoding(content_type)
+    if found in _REPLACEMENT_CODECS or found is None and (label := _CHARSET.search(content_type)) and (
+            label.group(1).lower() in _REPLACEMENT_LABELS):
+        return REPLACEMENT
     # the label utf-16 means UTF-16LE (Encoding Standard); Python's would read a BOM
     return "utf-16-le" if found == "utf-16" else found
 
@@ -98,7 +112,7 @@ def meta_encoding(body: bytes) -> str | None:
         return None
     if found.startswith("utf-16"):
         return UTF8
-    return found
+    return REPLACEMENT if found in _REPLACEMENT_CODECS else found
 
 
 def sniff(body: bytes, content_type: bytes | str | None = None) -> str:
@@ -122,6 +136,8 @@ def decode(body: bytes, content_type: bytes | str | None = None) -> tuple[str, s
     """(codec, text): `body` decoded as a browser would, BOM removed,
     undecodable bytes as U+FFFD (the standard's replacement)."""
     encoding = sniff(body, content_type)
+    if encoding == REPLACEMENT:
+        return encoding, "\ufffd" if body else ""
     if body[:1] in (b"\xef", b"\xfe", b"\xff") and bom_encoding(body) == encoding:
         for bom, name in _BOMS:
             if name == encoding and body.startswith(bom):
@@ -132,5 +148,7 @@ def decode(body: bytes, content_type: bytes | str | None = None) -> tuple[str, s
 
 def query_encoding(encoding: str) -> str:
     """The encoding of a URL query written in a document of `encoding`."""
+    if encoding == REPLACEMENT:
+        return UTF8  # URL Standard 4.4, "get an output encoding"
     name = codecs.lookup(encoding).name
     return UTF8 if name in _QUERY_AS_UTF8 else name

@@ -27,6 +27,7 @@ from .dns import LISTEN_IP as DNS_LISTEN_IP, DnsResponder
 from .hostile import HostileHost
 from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
+from .edges import EdgesHost
 from .intl import INTL_IP, IntlHost
 from .revisit import RevisitHosts
 from .site import Site, build_site
@@ -67,6 +68,7 @@ class TestWeb:
         """Every hostile host by name; self.hostile is evil.wreck.test's."""
         self.revisit: RevisitHosts | None = None
         self.intl: IntlHost | None = None
+        self.edges: EdgesHost | None = None
 
     @property
     def port(self) -> int:
@@ -79,6 +81,7 @@ class TestWeb:
         ips = {self.spec.host_ip(i) for i in range(self.spec.hosts)}
         ips |= {self.spec.hostile_ip} if self.spec.hostile else set()
         ips |= {INTL_IP} if self.spec.intl else set()
+        ips |= set(EdgesHost.addresses().values()) if self.spec.edges else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
     async def start(self) -> None:
@@ -93,6 +96,8 @@ class TestWeb:
             self.revisit = RevisitHosts(self.spec.revisit)
         if self.spec.intl:
             self.intl = IntlHost()
+        if self.spec.edges:
+            self.edges = EdgesHost(port)
         for sock in socks:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
@@ -185,6 +190,10 @@ class TestWeb:
             if local_ip != INTL_IP:
                 return await _misdirected(conn, req)
             return await self.intl.handle(req, conn)
+        if self.edges is not None and req.host in self.edges.addresses():
+            if local_ip != self.edges.addresses()[req.host]:
+                return await _misdirected(conn, req)
+            return await self.edges.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],

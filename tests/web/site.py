@@ -104,6 +104,10 @@ class Site:
             from .intl import IntlHost
 
             table.update(IntlHost.addresses())
+        if self.spec.edges:
+            from .edges import EdgesHost
+
+            table.update(EdgesHost.addresses())
         return table
 
     def ips(self) -> list[str]:

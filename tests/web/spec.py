@@ -138,6 +138,8 @@ class SiteSpec:
     """Serve the recrawl and bandwidth hosts (news, files, ...: revisit.py) too."""
     intl: bool = False
     """Serve intl.wreck.test too: pages in legacy encodings linking non-ASCII URLs (intl.py)."""
+    edges: bool = False
+    """Serve the edge-case hosts too: edge.wreck.test, robots-*.wreck.test... (edges.py)."""
 
     def __post_init__(self) -> None:
         if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:

@@ -1,0 +1,101 @@
+"""wreck-crawl end to end on the edge-case hosts (tests/web/edges.py): robots.txt
+corners of RFC 9309, odd HTTP framing and codings, HTML link corners, URL
+spellings and encodings a browser treats specially. One crawl, as a user runs
+it; the test web's request log says what WRECK asked for, the store what it kept."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+
+from tests.web import RunningWeb, SiteSpec
+from tests.web.edges import EDGE, LONG_QUERY, EdgesHost, robots_name
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("edges")
+    spec = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges=True)
+    with RunningWeb(spec, log_path=tmp / "web.jsonl") as web:
+        dns_ip, dns_port = web.dns_address
+        cmd = [
+            sys.executable, "-m", "wreck.local.cli", *EdgesHost.seeds(web.port), "--data", str(tmp / "crawl"),
+            "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
+            "--allow-net", "127.0.0.0/8", "--scope", "domain", "--delay", "0.01",
+            "--robots-retry", "1h", "--procs", "1", "--concurrency", "10",
+        ]  # fmt: skip
+        run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        records = web.log.records()
+        host = web.web.edges
+    asked: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        asked[record.host].append(record.target)
+    dump = subprocess.run([sys.executable, "-m", "wreck.storeserver.dump", "--data", str(tmp / "crawl"), "--all",
+                           "--jsonl"],
+                          capture_output=True, text=True, timeout=120)
+    stored = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
+    return run, asked, host, stored
+
+
+def test_the_crawl_of_the_edges_ends_cleanly(crawled):
+    run, *_ = crawled
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_every_page_a_browser_would_reach_is_fetched(crawled):
+    _, asked, host, _ = crawled
+    missing = {name: sorted(paths - set(asked[name])) for name, paths in host.expected().items()}
+    assert not {name: paths for name, paths in missing.items() if paths}
+
+
+def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
+    _, asked, host, _ = crawled
+    wrong = {name: sorted(paths & set(asked[name])) for name, paths in host.forbidden().items()}
+    assert not {name: paths for name, paths in wrong.items() if paths}
+
+
+def test_no_request_misses_a_served_path(crawled):
+    _, asked, host, _ = crawled
+    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set())
+             | {"/robots.txt", "/robots-b.txt"} for name in host.addresses()}
+    strays = {name: sorted(set(asked[name]) - known[name]) for name in host.addresses()}
+    assert not {name: paths for name, paths in strays.items() if paths}
+
+
+def test_a_robots_txt_answering_503_keeps_the_host_closed(crawled):
+    _, asked, _, _ = crawled
+    assert set(asked[robots_name("503")]) == {"/robots.txt"}
+
+
+def test_a_robots_txt_redirect_loop_is_followed_a_bounded_number_of_times(crawled):
+    _, asked, _, _ = crawled
+    robots = [t for t in asked[robots_name("loop")] if t.startswith("/robots")]
+    assert 1 <= len(robots) <= 6  # RFC 9309 2.3.1.2: five redirects, then "unavailable"
+
+
+def test_a_url_past_the_length_bound_is_never_requested(crawled):
+    _, asked, _, _ = crawled
+    assert not [t for t in asked[EDGE] if LONG_QUERY in t]
+
+
+def test_pages_framed_or_coded_oddly_are_stored_whole(crawled):
+    _, _, _, stored = crawled
+    by_path = {record["url"].split(f"{EDGE}:", 1)[-1].split("/", 1)[-1]: record for record in stored
+               if f"//{EDGE}:" in record["url"]}
+    for path in ("http/early-hints", "http/continue", "http/http10", "http/te-and-cl", "http/dup-cl-same",
+                 "ce/br", "ce/gzip-gzip", "ce/deflate-raw", "ce/deflate-zlib"):
+        record = by_path[path]
+        assert (record["status"], record["success"]) == (200, True), record
+        assert record["body"].rstrip().endswith("</html>"), record
+
+
+def test_a_response_with_two_different_content_lengths_is_not_stored_as_a_page(crawled):
+    _, _, _, stored = crawled
+    [record] = [r for r in stored if r["url"].endswith("/http/dup-cl-differ")]
+    assert not record["success"], record

@@ -1,0 +1,79 @@
+# The edges of the web the spider reads wrong no more (tests/web/edges.py
+# serves each to a whole crawl in tests/e2e/test_edges_e2e.py): pure cases
+# of link extraction, X-Robots-Tag, a Location with raw octets and the
+# Encoding Standard's 'replacement' labels.
+from __future__ import annotations
+
+import pytest
+
+from wreck import htmlcharset
+from wreck.spider.outlinks import extract, header_nofollow, says_nofollow
+from wreck.spider.report import location_value
+
+PAGE = "http://example.com/dir/page.html"
+
+
+def links(html: str, content_type: bytes | None = None) -> tuple[str, ...]:
+    return extract(html.encode(), PAGE, content_type).outlinks
+
+
+def test_the_first_base_with_an_href_sets_the_base_even_after_a_base_target():
+    assert links('<base target="_blank"><base href="/other/"><a href="y">y</a>') == ("http://example.com/other/y",)
+
+
+def test_an_svg_anchor_with_xlink_href_is_a_link():
+    assert links('<svg><a xlink:href="/svg"><text>s</text></a></svg>') == ("http://example.com/svg",)
+
+
+@pytest.mark.parametrize("content, nofollow", [
+    ("index, follow, max-image-preview:none", False),
+    ("max-snippet:-1, max-video-preview:-1", False),
+    ("noindex", False),
+    ("nonefollow", False),
+    ("NOINDEX,NOFOLLOW", True),
+    ("noindex nofollow", True),
+    ("none", True),
+])  # fmt: skip
+def test_meta_robots_is_read_as_tokens_not_substrings(content, nofollow):
+    assert says_nofollow(content) is nofollow
+    got = links(f'<meta name="robots" content="{content}"><a href="/next">n</a>')
+    assert got == (() if nofollow else ("http://example.com/next",))
+
+
+@pytest.mark.parametrize("headers, nofollow", [
+    (b"X-Robots-Tag: nofollow\r\n", True),
+    (b"x-robots-tag: noindex, none\r\n", True),
+    (b"X-Robots-Tag: noindex\r\nX-Robots-Tag: nofollow\r\n", True),
+    (b"X-Robots-Tag: wreck: nofollow\r\n", True),
+    (b"X-Robots-Tag: otherbot: nofollow\r\n", False),
+    (b"X-Robots-Tag: unavailable_after: 25 Jun 2010 15:00:00 PST\r\n", False),
+    (b"X-Robots-Tag: max-image-preview:none\r\n", False),
+    (b"X-Robots-Tag: noindex\r\n", False),
+    (b"X-Not-Robots-Tag: nofollow\r\n", False),
+])  # fmt: skip
+def test_an_x_robots_tag_header_saying_nofollow_for_us_stops_the_links(headers, nofollow):
+    assert header_nofollow(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + headers + b"\r\n") is nofollow
+
+
+def test_a_location_with_raw_octets_is_percent_encoded_octet_by_octet():
+    head = b"HTTP/1.1 302 Found\r\nLocation: /caf\xc3\xa9 /\xe9?q=\xc3\xa9\r\n\r\n"
+    assert location_value(head) == "/caf%C3%A9 /%E9?q=%C3%A9"
+    assert location_value(b"HTTP/1.1 302 Found\r\nLocation: /plain\r\n\r\n") == "/plain"
+    assert location_value(b"HTTP/1.1 302 Found\r\n\r\n") is None
+
+
+@pytest.mark.parametrize("label", ["iso-2022-kr", "ISO-2022-CN", '"hz-gb-2312"', "csiso2022kr", "replacement"])
+def test_a_replacement_label_shows_no_link_as_a_browser_shows_none(label):
+    content_type = f"text/html; charset={label}".encode()
+    assert links('<a href="/hidden">h</a>', content_type) == ()
+    assert htmlcharset.decode(b'<a href="/hidden">', content_type) == (htmlcharset.REPLACEMENT, "\ufffd")
+    assert htmlcharset.query_encoding(htmlcharset.REPLACEMENT) == "utf-8"
+
+
+def test_a_meta_naming_a_replacement_label_shows_no_link_either():
+    assert links('<meta charset="iso-2022-kr"><a href="/hidden">h</a>') == ()
+
+
+def test_an_unknown_label_falls_through_to_the_next_rule():
+    assert links('<a href="/caf\u00e9">c</a>', b"text/html; charset=x-no-such-label") == (
+        "http://example.com/caf%C3%A9",)
