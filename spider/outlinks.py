@@ -114,7 +114,7 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
         if (name == "robots" or name == "wreck") and says_nofollow(attrs.get("content") or ""):
             follow = False
         elif (attrs.get("http-equiv") or "").lower() == "refresh" and refresh is None:
-            refresh = _refresh_target(attrs.get("content") or "", base, query_encoding)
+            refresh = refresh_target(attrs.get("content") or "", base, query_encoding)
     if not follow:
         return PageLinks((), refresh)
     return PageLinks(_walk(tree, page_url, base, query_encoding), refresh)
@@ -192,7 +192,8 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     return tuple(out)
 
 
-def _refresh_target(content: str, base: str, query_encoding: str | None) -> str | None:
+def refresh_target(content: str, base: str, query_encoding: str | None = None) -> str | None:
+    """The normalised URL a refresh's content (`5; url=/next`) names, if any."""
     found = _REFRESH.match(content)
     if not found:
         return None

@@ -71,6 +71,14 @@ def header_value(head: bytes, name: bytes) -> str | None:
     return None if found is None else found.group(1).strip().decode("latin-1")
 
 
+def header_refresh(result: FetchResult) -> str | None:
+    """The target of a `Refresh: 0; url=...` response header, which browsers
+    follow as they follow a <meta http-equiv=refresh> (HTML 7.11.1, the
+    shared declarative refresh steps); None without one."""
+    value = header_value(result.head, b"refresh")
+    return outlinks.refresh_target(value, result.url) if value else None
+
+
 def location_value(head: bytes) -> str | None:
     """The Location header with its raw octets above 0x7F percent-encoded
     one by one, as curl and browsers send them (a UTF-8 'é' is %C3%A9, not
@@ -142,7 +150,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         connected=result.connected, aborted=result.aborted,
         location=None if plain_success else location_value(result.head),
         retry_after=None if plain_success else header_value(result.head, b"retry-after"),
-        refresh=page_links.refresh,
+        refresh=page_links.refresh if page_links.refresh or not 200 <= code < 300 else header_refresh(result),
     )  # fmt: skip
     if why and not got.reason:
         got = got._replace(reason=why)

@@ -90,6 +90,8 @@ class Scope:
         asks once per host a page (Frontier.discover_links)."""
         if depth > self.max_depth:
             return "too deep"
+        if host[-1:] == ".":
+            host = host[:-1]  # 'a.example.' is the fully qualified spelling of the name 'a.example' (RFC 1034 3.1)
         if self.mode == "host":
             if host not in self.seed_hosts:
                 return "out of scope (host)"

@@ -1,14 +1,16 @@
 # The edges of the web the spider reads wrong no more (tests/web/edges.py
 # serves each to a whole crawl in tests/e2e/test_edges_e2e.py): pure cases
-# of link extraction, X-Robots-Tag, a Location with raw octets and the
-# Encoding Standard's 'replacement' labels.
+# of link extraction, X-Robots-Tag, a Location with raw octets, the
+# Encoding Standard's 'replacement' labels and the Refresh header.
 from __future__ import annotations
 
 import pytest
 
 from wreck import htmlcharset
+from wreck.protocol import Specific
+from wreck.spider.fetch import FetchResult
 from wreck.spider.outlinks import extract, header_nofollow, says_nofollow
-from wreck.spider.report import location_value
+from wreck.spider.report import location_value, report
 
 PAGE = "http://example.com/dir/page.html"
 
@@ -77,3 +79,19 @@ def test_a_meta_naming_a_replacement_label_shows_no_link_either():
 def test_an_unknown_label_falls_through_to_the_next_rule():
     assert links('<a href="/caf\u00e9">c</a>', b"text/html; charset=x-no-such-label") == (
         "http://example.com/caf%C3%A9",)
+
+
+def _page_result(head: bytes, body: bytes = b"<html><body>moving</body></html>", code: int = 200) -> FetchResult:
+    return FetchResult(key=1, url=PAGE, http_code=code, curl_code=0, message="", connected=True, aborted=None,
+                       head=head, body=body, content_type=b"text/html", ms=1)
+
+
+def test_a_refresh_header_is_followed_as_a_meta_refresh_is():
+    rep = report(_page_result(b"HTTP/1.1 200 OK\r\nRefresh: 0; url=/next\r\n\r\n"), 7)
+    assert (rep.outcome.specific, rep.outcome.new_url) == (Specific.META_REFRESH, "http://example.com/next")
+    assert rep.record.success
+
+
+@pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nRefresh: 300\r\n\r\n", b"HTTP/1.1 200 OK\r\n\r\n"])
+def test_a_refresh_header_without_a_url_only_reloads_the_page(head):
+    assert report(_page_result(head), 7).outcome.specific is Specific.OK

@@ -11,11 +11,13 @@
 #     /http/...          103 Early Hints and 100 before the 200; an HTTP/1.0
 #                        body ended by close; duplicate Content-Length equal
 #                        (acceptable) and different (RFC 9112 6.3: an error);
-#                        Transfer-Encoding with Content-Length (chunked wins)
+#                        Transfer-Encoding with Content-Length (chunked wins);
+#                        an empty reason phrase; LF-only lines; a Refresh header
 #     /ce/...            Content-Encoding br, raw deflate, zlib deflate,
 #                        'gzip, gzip', zstd (not offered by libcurl) and x-foo
 #     /loc/...           Location '../..' past the root, scheme-relative
-#                        '//edge2...', with a space, raw UTF-8 bytes
+#                        '//edge2...', with a space, raw UTF-8 bytes, with
+#                        user:password@, past 8 KiB, a host with a final dot
 #     /xrt/...           X-Robots-Tag: nofollow / none / noindex / otherbot: nofollow
 #     /html/...          <base href> relative, cross-host, after a <base target>;
 #                        hrefs with blanks, tabs and newlines; javascript:,
@@ -115,6 +117,7 @@ class EdgesHost:
             "/http/early-hints": self._early_hints, "/http/continue": self._continue,
             "/http/http10": self._http10, "/http/dup-cl-same": self._dup_cl_same,
             "/http/dup-cl-differ": self._dup_cl_differ, "/http/te-and-cl": self._te_and_cl,
+            "/http/no-reason": self._no_reason, "/http/bare-lf": self._bare_lf,
         }
         self.codings = {  # path name -> (Content-Encoding, how the body is coded)
             "br": ("br", brotli.compress), "deflate-raw": ("deflate", _raw_deflate),
@@ -127,6 +130,9 @@ class EdgesHost:
             "/loc/scheme-relative": f"//{EDGE2}:{port}/t/loc-scheme-relative",
             "/loc/space": "/t/loc space",
             "/loc/utf8": "/t/loc-caf\u00c3\u00a9",  # the UTF-8 bytes of 'é', each sent as one Latin-1 byte
+            "/loc/credentials": f"http://user:secret@{EDGE}:{port}/t/loc-credentials",
+            "/loc/too-long": f"/t/loc-too-long?q={LONG_QUERY}",
+            "/loc/trailing-dot": f"http://{EDGE}.:{port}/t/loc-trailing-dot",
         }
         self.xrt = {"nofollow": "nofollow", "none": "none", "noindex": "noindex",
                     "otherbot": "otherbot: nofollow"}
@@ -144,7 +150,7 @@ class EdgesHost:
         return [f"http://{name}:{port}/" for name in names]
 
     def index_paths(self) -> list[str]:
-        return [*self.raw, *(f"/ce/{c}" for c in self.codings), *self.locations,
+        return [*self.raw, "/http/refresh-header", *(f"/ce/{c}" for c in self.codings), *self.locations,
                 *(f"/xrt/{k}" for k in self.xrt), *self.html_pages, *self.url_pages, *self.enc,
                 "/enc/replacement.html"]
 
@@ -153,7 +159,8 @@ class EdgesHost:
         edge = {"/", *self.index_paths(),
                 "/t/early-hints", "/t/continue", "/t/http10", "/t/dup-cl-same", "/t/te-and-cl",
                 "/t/ce-br", "/t/ce-deflate-raw", "/t/ce-deflate-zlib", "/t/ce-gzip-gzip",
-                "/t/loc-dotdot", "/t/loc%20space", "/t/loc-caf%C3%A9",
+                "/t/loc-dotdot", "/t/loc%20space", "/t/loc-caf%C3%A9", "/t/loc-credentials",
+                "/t/loc-trailing-dot", "/t/no-reason", "/t/bare-lf", "/t/refresh-header",
                 "/t/xrt-noindex", "/t/xrt-otherbot",
                 "/html/basedir/x", "/html/base2/y", "/t/blank-lead-trail", "/t/blank-inside",
                 "/t/svg-xlink", "/t/svg-href", "/t/noscript", "/t/rel-ugc", "/t/rel-noopener",
@@ -202,6 +209,9 @@ class EdgesHost:
         if path in self.locations:
             # header values go out as Latin-1 (wire.py): each char below 0x100 one byte
             return await send_response(conn, req, 302, [("Location", self.locations[path])])
+        if path == "/http/refresh-header":  # the header form of <meta http-equiv=refresh>, which browsers follow
+            return await send_response(conn, req, 200, [("Content-Type", HTML), ("Refresh", "0; url=/t/refresh-header")],
+                                       _page(path, "moving"))
         if path.startswith("/xrt/") and path[5:] in self.xrt:
             return await send_response(conn, req, 200, [("Content-Type", HTML), ("X-Robots-Tag", self.xrt[path[5:]])],
                                        _page(path, f'<a href="/t/xrt-{path[5:]}">t</a>'))
@@ -252,6 +262,14 @@ class EdgesHost:
     async def _dup_cl_differ(self, req: Request, conn: Conn) -> bool:
         body = _page("dup", '<a href="/t/dup-cl-differ">t</a>')
         return await self._raw(conn, 200, _head(200, body, extra=[("Content-Length", str(len(body) - 20))]), body)
+
+    async def _no_reason(self, req: Request, conn: Conn) -> bool:
+        body = _page("no reason", '<a href="/t/no-reason">t</a>')  # RFC 9112 4: the reason may be empty
+        return await self._raw(conn, 200, _head(200, body).replace(b"200 OK\r\n", b"200 \r\n", 1), body)
+
+    async def _bare_lf(self, req: Request, conn: Conn) -> bool:
+        body = _page("bare LF", '<a href="/t/bare-lf">t</a>')  # RFC 9112 2.2: a recipient MAY accept LF alone
+        return await self._raw(conn, 200, _head(200, body).replace(b"\r\n", b"\n"), body)
 
     async def _te_and_cl(self, req: Request, conn: Conn) -> bool:
         body = _page("te", '<a href="/t/te-and-cl">t</a>')
