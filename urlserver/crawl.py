@@ -603,7 +603,7 @@ class Crawl:
             if raw is not None:
                 rules = r.RobotsRules(r.unpack(raw), self.settings.robots_token)
                 state.move(RobotsEvent.LOADED if rules.usable else RobotsEvent.LOADED_UNREACHABLE, rules)
-                host.delay = max(self.settings.delay, rules.crawl_delay())
+                host.delay = max(self.settings.delay, min(rules.crawl_delay(), self.settings.max_crawl_delay))
         rules = state.rules
         if rules is not None and rules.record.expires <= now:
             state.move(RobotsEvent.EXPIRED)
@@ -849,7 +849,7 @@ class Crawl:
         self.db.put_robots_record(fr.txn, origin, r.pack(rec))
         rules = r.RobotsRules(rec, s.robots_token)
         target.robots.move(RobotsEvent.FOUND_UNREACHABLE if unreachable else RobotsEvent.LEARNED, rules)
-        target.delay = max(s.delay, rules.crawl_delay())
+        target.delay = max(s.delay, min(rules.crawl_delay(), s.max_crawl_delay))
         self.politeness.delay_learned(target, now)
         if not unreachable:
             self.sitemaps.from_robots(origin, rules.sitemaps())

@@ -193,6 +193,9 @@ class Settings:
     # politeness
     delay: float = setting(1.0, help="Time between requests to one host (Crawl-delay may raise it)", **DURATION,
                            min=0, panel=POLITENESS)
+    # one host's 'Crawl-delay: 100000000' must not hold a crawl for years (Heritrix caps it at 300 s too)
+    max_crawl_delay: float = setting(300.0, help="Cap of a robots.txt Crawl-delay (a larger one is read as this)",
+                                     **DURATION, min=0, panel=POLITENESS)
     ip_delay: float = setting(0.0, help="Time between requests to one IP address", **DURATION, min=0, panel=POLITENESS)
     ip_concurrency: int = setting(4, help="Transactions in flight per IP address", above=0, panel=POLITENESS)
     host_concurrency: int = setting(1, help="Transactions in flight per host", above=0, panel=POLITENESS)

@@ -33,7 +33,8 @@
 #   robots-*.wreck.test  one robots.txt corner each ('/' links /private/p and
 #                        /public/p): 503 always, 403, gzip-encoded, BOM and CRLF,
 #                        CR-only lines, an HTML page, a 301 to another host,
-#                        a redirect loop, percent-encoded and raw UTF-8 rules
+#                        a redirect loop, percent-encoded and raw UTF-8 rules,
+#                        'Crawl-delay: 100000000' (robots-slow, not a seed)
 """EdgesHost: the edge-case hosts; expected()/forbidden(): what a correct crawl asks."""
 
 from __future__ import annotations
@@ -51,10 +52,13 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 EDGE, EDGE2, IDN = f"edge.{DOMAIN}", f"edge2.{DOMAIN}", f"xn--bcher-kva.{DOMAIN}"
 IDN_UNICODE = f"bücher.{DOMAIN}"
-ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct")
+ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct", "slow")
 ROBOTS_TARGET = f"robots-target.{DOMAIN}"
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private/\n"
 LONG_QUERY = "a" * 9000  # past protocol/limits.py MAX_URL_LEN (8 KiB)
+HUGE_CRAWL_DELAY = 100_000_000  # seconds: three years between two requests
+SLOW_PAGES = frozenset({"/", "/public/p", "/private/p"})
+"""robots-slow's pages (it is no seed of the edges crawl: its own test crawls it with --max-crawl-delay)."""
 REPLACEMENT_LABEL = "iso-2022-kr"  # Encoding Standard: decodes to one U+FFFD
 
 
@@ -146,7 +150,7 @@ class EdgesHost:
     @staticmethod
     def seeds(port: int) -> list[str]:
         """The hosts a crawl starts from (edge2, the IDN host and robots-target are reached by links)."""
-        names = [EDGE, *(robots_name(k) for k in ROBOTS_HOSTS if k != "target")]
+        names = [EDGE, *(robots_name(k) for k in ROBOTS_HOSTS if k not in ("target", "slow"))]
         return [f"http://{name}:{port}/" for name in names]
 
     def index_paths(self) -> list[str]:
@@ -286,7 +290,7 @@ class EdgesHost:
             if kind == "pct":
                 links += ["/café", "/naïve", "/a.pdf", "/a.pdf?x=1", "/xzzy", "/xabc"]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
-        if path in self.expected()[req.host] | self.forbidden().get(req.host, set()):
+        if path in self.expected().get(req.host, SLOW_PAGES) | self.forbidden().get(req.host, set()):
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(path, "a page"))
         return await _not_found(req, conn)
 
@@ -313,6 +317,8 @@ class EdgesHost:
         if kind == "loop":
             return await send_response(conn, req, 302, [("Location", "/robots-b.txt" if req.path == "/robots.txt"
                                                          else "/robots.txt")])
+        if kind == "slow":
+            return await send_response(conn, req, 200, text, f"User-agent: *\nCrawl-delay: {HUGE_CRAWL_DELAY}\n".encode())
         if kind == "pct":
             rules = "User-agent: *\nDisallow: /caf%C3%A9\nDisallow: /naïve\nDisallow: /*.pdf$\nDisallow: /x*y\n"
             return await send_response(conn, req, 200, text, rules.encode())
