@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import datetime
 import email.utils
 import time
 from typing import NamedTuple
@@ -125,7 +126,9 @@ def parse_retry_after(value: str, now: float | None = None) -> int | None:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError):
         return None
-    if when is None or when.tzinfo is None:
+    if when is None:
         return None
+    if when.tzinfo is None:  # asctime ('Sun Nov  6 08:49:37 1994') names no zone: HTTP dates are UTC (RFC 9110 5.6.7)
+        when = when.replace(tzinfo=datetime.timezone.utc)
     delta = when.timestamp() - (time.time() if now is None else now)
     return max(0, min(int(delta + 0.999), MAX_RETRY_AFTER))

@@ -9,6 +9,7 @@ import pytest
 from wreck import htmlcharset
 from wreck.protocol import Specific
 from wreck.spider.fetch import FetchResult
+from wreck.spider.outcome import parse_retry_after
 from wreck.spider.outlinks import extract, header_nofollow, says_nofollow
 from wreck.spider.report import location_value, report
 
@@ -95,3 +96,10 @@ def test_a_refresh_header_is_followed_as_a_meta_refresh_is():
 @pytest.mark.parametrize("head", [b"HTTP/1.1 200 OK\r\nRefresh: 300\r\n\r\n", b"HTTP/1.1 200 OK\r\n\r\n"])
 def test_a_refresh_header_without_a_url_only_reloads_the_page(head):
     assert report(_page_result(head), 7).outcome.specific is Specific.OK
+
+
+@pytest.mark.parametrize("date", ["Sun, 06 Nov 1994 08:49:37 GMT", "Sunday, 06-Nov-94 08:49:37 GMT",
+                                  "Sun Nov  6 08:49:37 1994"])
+def test_retry_after_is_read_in_all_three_http_date_forms(date):
+    # RFC 9110 5.6.7: a recipient must accept the IMF-fixdate, RFC 850 and asctime forms
+    assert parse_retry_after(date, now=784111777.0 - 10) == 10
