@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from tests.web import RunningWeb, SiteSpec
+from tests.web import RunningWeb, SiteSpec, duplicate_requests, robots_first
 from tests.web.edges import EDGE, LONG_QUERY, EdgesHost, robots_name
 
 pytestmark = pytest.mark.e2e
@@ -40,7 +40,13 @@ def crawled(tmp_path_factory):
                            "--jsonl"],
                           capture_output=True, text=True, timeout=120)
     stored = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
-    return run, asked, host, stored
+    return run, asked, host, stored, records
+
+
+def test_robots_txt_comes_first_on_every_host_and_no_page_is_fetched_twice(crawled):
+    *_, records = crawled
+    assert {host for host, first in robots_first(records).items() if not first} == set()
+    assert {key: n for key, n in duplicate_requests(records).items() if not key[1].startswith("/robots")} == {}
 
 
 def test_the_crawl_of_the_edges_ends_cleanly(crawled):
@@ -49,19 +55,19 @@ def test_the_crawl_of_the_edges_ends_cleanly(crawled):
 
 
 def test_every_page_a_browser_would_reach_is_fetched(crawled):
-    _, asked, host, _ = crawled
+    _, asked, host, *_ = crawled
     missing = {name: sorted(paths - set(asked[name])) for name, paths in host.expected().items()}
     assert not {name: paths for name, paths in missing.items() if paths}
 
 
 def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
-    _, asked, host, _ = crawled
+    _, asked, host, *_ = crawled
     wrong = {name: sorted(paths & set(asked[name])) for name, paths in host.forbidden().items()}
     assert not {name: paths for name, paths in wrong.items() if paths}
 
 
 def test_no_request_misses_a_served_path(crawled):
-    _, asked, host, _ = crawled
+    _, asked, host, *_ = crawled
     known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set())
              | {"/robots.txt", "/robots-b.txt"} for name in host.addresses()}
     strays = {name: sorted(set(asked[name]) - known[name]) for name in host.addresses()}
@@ -69,23 +75,23 @@ def test_no_request_misses_a_served_path(crawled):
 
 
 def test_a_robots_txt_answering_503_keeps_the_host_closed(crawled):
-    _, asked, _, _ = crawled
+    _, asked, *_ = crawled
     assert set(asked[robots_name("503")]) == {"/robots.txt"}
 
 
 def test_a_robots_txt_redirect_loop_is_followed_a_bounded_number_of_times(crawled):
-    _, asked, _, _ = crawled
+    _, asked, *_ = crawled
     robots = [t for t in asked[robots_name("loop")] if t.startswith("/robots")]
     assert 1 <= len(robots) <= 6  # RFC 9309 2.3.1.2: five redirects, then "unavailable"
 
 
 def test_a_url_past_the_length_bound_is_never_requested(crawled):
-    _, asked, _, _ = crawled
+    _, asked, *_ = crawled
     assert not [t for t in asked[EDGE] if LONG_QUERY in t]
 
 
 def test_pages_framed_or_coded_oddly_are_stored_whole(crawled):
-    _, _, _, stored = crawled
+    _, _, _, stored, _ = crawled
     by_path = {record["url"].split(f"{EDGE}:", 1)[-1].split("/", 1)[-1]: record for record in stored
                if f"//{EDGE}:" in record["url"]}
     for path in ("http/early-hints", "http/continue", "http/http10", "http/te-and-cl", "http/dup-cl-same",
@@ -96,6 +102,6 @@ def test_pages_framed_or_coded_oddly_are_stored_whole(crawled):
 
 
 def test_a_response_with_two_different_content_lengths_is_not_stored_as_a_page(crawled):
-    _, _, _, stored = crawled
+    _, _, _, stored, _ = crawled
     [record] = [r for r in stored if r["url"].endswith("/http/dup-cl-differ")]
     assert not record["success"], record
