@@ -51,6 +51,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import re
 import select
 import socket
 import ssl
@@ -348,8 +349,9 @@ class _Slot:
         )  # fmt: skip
 
     def content_type(self) -> bytes | None:
-        """The Content-Type of the last header block, as the bytes received."""
-        return _header(self.head, b"content-type") or None
+        """The Content-Type of the last header block, as the bytes received
+        (with several, as Fetch reads them: _content_type)."""
+        return _content_type(self.head) or None
 
 
 def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str:
@@ -359,6 +361,34 @@ def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str
     if aborted is Specific.TOO_BIG or curl_code == pycurl.E_FILESIZE_EXCEEDED:  # ours, or MAXFILESIZE's
         return "length"
     return "time" if curl_code == CURL_TIMEOUT and aborted is None else ""
+
+
+def _content_type(lines: list[bytes]) -> bytes | None:
+    """The Content-Type of a header block, by Fetch's "extract a MIME type"
+    when it holds several (PHP and a proxy each adding one): the last
+    value's type, with the charset of an earlier value of the same type when
+    the last names none, as a browser reads the page (docs/urls.md)."""
+    values = [value.strip() for key, sep, value in (line.partition(b":") for line in lines[1:])
+              if sep and key.strip().lower() == b"content-type"]
+    if len(values) < 2:
+        return values[0] if values else None
+    chosen, essence, charset = None, None, None
+    for value in values:
+        kind = value.partition(b";")[0].strip().lower()
+        if b"/" not in kind or kind == b"*/*":
+            continue  # Fetch skips a value that fails to parse, and */*
+        found = _CHARSET.search(value)
+        if kind != essence:
+            essence, charset = kind, found.group(1) if found else None
+        elif found:
+            charset = found.group(1)
+        chosen = value
+    if chosen is not None and charset is not None and not _CHARSET.search(chosen):
+        chosen += b"; charset=" + charset
+    return chosen
+
+
+_CHARSET = re.compile(rb";\s*charset\s*=\s*(\"[^\"]*\"|[^;\s]+)", re.IGNORECASE)
 
 
 def _header(lines: list[bytes], name: bytes) -> bytes | None:

@@ -8,7 +8,7 @@ import pytest
 
 from wreck import htmlcharset
 from wreck.protocol import Specific
-from wreck.spider.fetch import FetchResult
+from wreck.spider.fetch import FetchResult, _content_type
 from wreck.spider.outcome import parse_retry_after
 from wreck.spider.outlinks import extract, header_nofollow, says_nofollow
 from wreck.spider.report import location_value, report
@@ -103,3 +103,16 @@ def test_a_refresh_header_without_a_url_only_reloads_the_page(head):
 def test_retry_after_is_read_in_all_three_http_date_forms(date):
     # RFC 9110 5.6.7: a recipient must accept the IMF-fixdate, RFC 850 and asctime forms
     assert parse_retry_after(date, now=784111777.0 - 10) == 10
+
+
+@pytest.mark.parametrize("values, read", [
+    ([b"text/html; charset=windows-1251"], b"text/html; charset=windows-1251"),
+    ([b"text/html", b"text/html; charset=windows-1251"], b"text/html; charset=windows-1251"),
+    ([b"text/html; charset=windows-1251", b"text/html"], b"text/html; charset=windows-1251"),
+    ([b"text/html; charset=koi8-r", b"text/plain"], b"text/plain"),
+    ([b"text/html; charset=koi8-r", b"*/*", b"nonsense"], b"text/html; charset=koi8-r"),
+    ([], None),
+])  # fmt: skip
+def test_several_content_types_are_read_as_fetch_reads_them(values, read):
+    head = [b"HTTP/1.1 200 OK\r\n", *(b"Content-Type: " + v + b"\r\n" for v in values), b"Server: x\r\n"]
+    assert _content_type(head) == read

@@ -34,11 +34,13 @@
 #                        /public/p): 503 always, 403, gzip-encoded, BOM and CRLF,
 #                        CR-only lines, an HTML page, a 301 to another host,
 #                        a redirect loop, percent-encoded and raw UTF-8 rules,
-#                        'Crawl-delay: 100000000' (robots-slow, not a seed)
+#                        'Crawl-delay: 100000000' (robots-slow, not a seed),
+#                        a gzip bomb (robots-bomb: 100 MB inflated, the rules first)
 """EdgesHost: the edge-case hosts; expected()/forbidden(): what a correct crawl asks."""
 
 from __future__ import annotations
 
+import functools
 import gzip
 import zlib
 
@@ -52,11 +54,12 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 EDGE, EDGE2, IDN = f"edge.{DOMAIN}", f"edge2.{DOMAIN}", f"xn--bcher-kva.{DOMAIN}"
 IDN_UNICODE = f"bücher.{DOMAIN}"
-ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct", "slow")
+ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct", "slow", "bomb")
 ROBOTS_TARGET = f"robots-target.{DOMAIN}"
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private/\n"
 LONG_QUERY = "a" * 9000  # past protocol/limits.py MAX_URL_LEN (8 KiB)
 HUGE_CRAWL_DELAY = 100_000_000  # seconds: three years between two requests
+ROBOTS_BOMB_BYTES = 100 * 1024 * 1024  # robots-bomb's robots.txt, inflated: 200 times the 500 KiB read of it
 SLOW_PAGES = frozenset({"/", "/public/p", "/private/p"})
 """robots-slow's pages (it is no seed of the edges crawl: its own test crawls it with --max-crawl-delay)."""
 REPLACEMENT_LABEL = "iso-2022-kr"  # Encoding Standard: decodes to one U+FFFD
@@ -70,6 +73,11 @@ ENC_PAGES = (
     IntlPage("/enc/iso2022jp.html", "iso2022_jp", "text/html; charset=ISO-2022-JP", "", "日本", "iso2022_jp"),
     IntlPage("/enc/euckr.html", "cp949", "text/html; charset=EUC-KR", "", "한국", "cp949"),
     IntlPage("/enc/unknown-label.html", "utf-8", "text/html; charset=x-no-such-label", "", "über", "utf-8"),
+    # two Content-Type headers, the charset in one only: Fetch's "extract a MIME type" keeps it
+    IntlPage("/enc/two-content-types.html", "cp1251", "text/html; charset=windows-1251\nContent-Type: text/html",
+             "", "сад", "cp1251"),
+    IntlPage("/enc/two-content-types-last.html", "cp1251", "text/html\nContent-Type: text/html; charset=windows-1251",
+             "", "лес", "cp1251"),
 )
 """Pages whose links must be read in their encoding (tests/web/intl.py's rule)."""
 
@@ -172,7 +180,7 @@ class EdgesHost:
                 "/t/pct-dotdot", "/t/pct-dotdot2", "/t/backslash",
                 *(t for page in ENC_PAGES for t in targets(page))}
         robots = {robots_name(k): {"/", "/public/p", "/private/p"} for k in ("403", "html", "loop")}
-        robots |= {robots_name(k): {"/", "/public/p"} for k in ("gzip", "bom", "cr", "xhost")}
+        robots |= {robots_name(k): {"/", "/public/p"} for k in ("gzip", "bom", "cr", "xhost", "bomb")}
         robots[robots_name("pct")] = {"/", "/a.pdf?x=1", "/xabc", "/public/p", "/private/p"}
         robots[robots_name("503")] = set()
         return {EDGE: edge, EDGE2: {"/t/loc-scheme-relative", "/b/z"}, IDN: {"/t/idn"}, **robots}
@@ -188,7 +196,7 @@ class EdgesHost:
                 "/t/rel-nofollow-upper", "/t/meta-nofollow-upper", "/t/replacement", "/html/x", "/html/y"}
         return {EDGE: edge, robots_name("503"): {"/", "/public/p", "/private/p"},
                 robots_name("pct"): {"/caf%C3%A9", "/na%C3%AFve", "/a.pdf", "/xzzy"},
-                **{robots_name(k): {"/private/p"} for k in ("gzip", "bom", "cr", "xhost")}}
+                **{robots_name(k): {"/private/p"} for k in ("gzip", "bom", "cr", "xhost", "bomb")}}
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         if req.host == EDGE:
@@ -226,7 +234,8 @@ class EdgesHost:
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(path, self.url_pages[path]))
         if path in self.enc:
             page = self.enc[path]
-            return await send_response(conn, req, 200, [("Content-Type", page.header)], render(page))
+            headers = [("Content-Type", value.removeprefix("Content-Type: ")) for value in page.header.split("\n")]
+            return await send_response(conn, req, 200, headers, render(page))
         if path == "/enc/replacement.html":
             return await send_response(conn, req, 200, [("Content-Type", f"text/html; charset={REPLACEMENT_LABEL}")],
                                        b'<html><body><a href="/t/replacement">r</a></body></html>')
@@ -317,6 +326,8 @@ class EdgesHost:
         if kind == "loop":
             return await send_response(conn, req, 302, [("Location", "/robots-b.txt" if req.path == "/robots.txt"
                                                          else "/robots.txt")])
+        if kind == "bomb":
+            return await send_response(conn, req, 200, [*text, ("Content-Encoding", "gzip")], _robots_bomb())
         if kind == "slow":
             return await send_response(conn, req, 200, text, f"User-agent: *\nCrawl-delay: {HUGE_CRAWL_DELAY}\n".encode())
         if kind == "pct":
@@ -328,6 +339,13 @@ class EdgesHost:
 def _head(status: int, body: bytes, extra=()) -> bytes:
     return response_head(status, [("Content-Type", HTML), ("Content-Length", str(len(body))), *extra,
                                   ("Connection", "close")])
+
+
+@functools.cache
+def _robots_bomb() -> bytes:
+    """DISALLOW_PRIVATE, then ROBOTS_BOMB_BYTES of comment lines, gzipped (about 100 KB)."""
+    line = b"#" * 63 + b"\n"
+    return gzip.compress(DISALLOW_PRIVATE + line * (ROBOTS_BOMB_BYTES // len(line)), compresslevel=9, mtime=0)
 
 
 def _raw_deflate(body: bytes) -> bytes:
