@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import socket
+import subprocess
+import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -94,6 +96,16 @@ def crawl_to_the_end(tmp: Path, web: RunningWeb, seeds: list[str], args: list[st
     finally:
         trio.stop()
     return web.log.records()
+
+
+def wreck_crawl(tmp: Path, web: RunningWeb, seeds: list[str], args: list[str]) -> subprocess.CompletedProcess:
+    """wreck-crawl SEEDS --data TMP/crawl on the test web (its hosts file, its
+    DNS, loopback allowed, one spider worker) plus `args`, run to its end."""
+    dns_ip, dns_port = web.dns_address
+    cmd = [sys.executable, "-m", "wreck.local.cli", *seeds, "--data", str(tmp / "crawl"),
+           "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
+           "--allow-net", "127.0.0.0/8", "--procs", "1", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=CRAWL_TIMEOUT)
 
 
 def stored_urls(tmp: Path) -> list[str]:

@@ -5,11 +5,9 @@ host's pages, that far apart, and ends."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
+from tests.e2e_helpers import wreck_crawl
 from tests.web import RunningWeb, SiteSpec, gaps_by_host
 from tests.web.edges import SLOW_PAGES, robots_name
 
@@ -22,14 +20,8 @@ def test_a_huge_crawl_delay_is_capped_and_the_crawl_ends(tmp_path):
     slow = robots_name("slow")
     spec = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges=True)
     with RunningWeb(spec, log_path=tmp_path / "web.jsonl") as web:
-        dns_ip, dns_port = web.dns_address
-        cmd = [
-            sys.executable, "-m", "wreck.local.cli", f"http://{slow}:{web.port}/", "--data", str(tmp_path / "crawl"),
-            "--hosts", str(web.write_hosts_file(tmp_path / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
-            "--allow-net", "127.0.0.0/8", "--delay", "0.01", "--max-crawl-delay", str(CAP),
-            "--procs", "1", "--concurrency", "10",
-        ]  # fmt: skip
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        run = wreck_crawl(tmp_path, web, [f"http://{slow}:{web.port}/"],
+                          ["--delay", "0.01", "--max-crawl-delay", str(CAP), "--concurrency", "10"])
         records = [r for r in web.log.records() if r.host == slow]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert records[0].target == "/robots.txt"

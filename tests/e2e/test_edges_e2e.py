@@ -12,25 +12,22 @@ from collections import defaultdict
 
 import pytest
 
+from tests.e2e_helpers import wreck_crawl
 from tests.web import RunningWeb, SiteSpec, duplicate_requests, robots_first
 from tests.web.edges import EDGE, LONG_QUERY, EdgesHost, robots_name
 
 pytestmark = pytest.mark.e2e
+EDGES = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges=True)
+# every seed's registered domain is wreck.test: --scope domain lets the
+# crawl reach edge2, the IDN host and robots-target; robots-503 waits an hour
+CRAWL = ["--scope", "domain", "--delay", "0.01", "--robots-retry", "1h", "--concurrency", "10"]
 
 
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edges")
-    spec = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges=True)
-    with RunningWeb(spec, log_path=tmp / "web.jsonl") as web:
-        dns_ip, dns_port = web.dns_address
-        cmd = [
-            sys.executable, "-m", "wreck.local.cli", *EdgesHost.seeds(web.port), "--data", str(tmp / "crawl"),
-            "--hosts", str(web.write_hosts_file(tmp / "hosts")), "--dns", f"{dns_ip}:{dns_port}",
-            "--allow-net", "127.0.0.0/8", "--scope", "domain", "--delay", "0.01",
-            "--robots-retry", "1h", "--procs", "1", "--concurrency", "10",
-        ]  # fmt: skip
-        run = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    with RunningWeb(EDGES, log_path=tmp / "web.jsonl") as web:
+        run = wreck_crawl(tmp, web, EdgesHost.seeds(web.port), CRAWL)
         records = web.log.records()
         host = web.web.edges
     asked: dict[str, list[str]] = defaultdict(list)

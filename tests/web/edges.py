@@ -69,15 +69,19 @@ def robots_name(kind: str) -> str:
     return f"robots-{kind}.{DOMAIN}"
 
 
+def _enc(name: str, codec: str, content_type: str, word: str) -> IntlPage:
+    """/enc/NAME.html in `codec`, declared by `content_type` only (a second
+    header after a newline), linking `word` with a query in `codec`."""
+    return IntlPage(f"/enc/{name}.html", codec, content_type, "", word, codec)
+
+
 ENC_PAGES = (
-    IntlPage("/enc/iso2022jp.html", "iso2022_jp", "text/html; charset=ISO-2022-JP", "", "日本", "iso2022_jp"),
-    IntlPage("/enc/euckr.html", "cp949", "text/html; charset=EUC-KR", "", "한국", "cp949"),
-    IntlPage("/enc/unknown-label.html", "utf-8", "text/html; charset=x-no-such-label", "", "über", "utf-8"),
+    _enc("iso2022jp", "iso2022_jp", "text/html; charset=ISO-2022-JP", "日本"),
+    _enc("euckr", "cp949", "text/html; charset=EUC-KR", "한국"),
+    _enc("unknown-label", "utf-8", "text/html; charset=x-no-such-label", "über"),
     # two Content-Type headers, the charset in one only: Fetch's "extract a MIME type" keeps it
-    IntlPage("/enc/two-content-types.html", "cp1251", "text/html; charset=windows-1251\nContent-Type: text/html",
-             "", "сад", "cp1251"),
-    IntlPage("/enc/two-content-types-last.html", "cp1251", "text/html\nContent-Type: text/html; charset=windows-1251",
-             "", "лес", "cp1251"),
+    _enc("two-content-types", "cp1251", "text/html; charset=windows-1251\nContent-Type: text/html", "сад"),
+    _enc("two-content-types-last", "cp1251", "text/html\nContent-Type: text/html; charset=windows-1251", "лес"),
 )
 """Pages whose links must be read in their encoding (tests/web/intl.py's rule)."""
 
