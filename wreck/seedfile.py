@@ -1,8 +1,8 @@
 # The seed list's format, shared by the urlserver (which loads the seeds) and
 # wreck-crawl (which must know before starting it whether a crawl has feeds,
 # and so runs until Ctrl-C). One URL per line from a file, standard input
-# ('-') or the command line; blank lines and '#' comments are skipped; a
-# seed written 'feed:URL' is a feed. Reading only: what a line means beyond
+# ('-') or the command line (a UTF-8 byte-order mark ignored); blank lines
+# and '#' comments are skipped; a seed written 'feed:URL' is a feed. Reading only: what a line means beyond
 # that (normalising, queueing) is the urlserver's. survey() checks every
 # line before a crawl starts, as wreck-crawl and the urlserver do: a seed that
 # cannot be crawled is a problem with its file and line (and a hint: the URL
@@ -56,7 +56,8 @@ def read_lines(source: str | None, args: Iterable[str], stdin: str | None = None
             fh, where = open(source, encoding="utf-8", errors="replace"), source
         try:
             for number, line in enumerate(fh, 1):
-                text = line.strip()
+                # a UTF-8 byte-order mark (Windows editors write one) is no part of the first seed
+                text = (line.removeprefix("\ufeff") if number == 1 else line).strip()
                 if text and not text.startswith("#"):
                     yield where, number, text
         finally:
