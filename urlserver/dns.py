@@ -38,9 +38,10 @@ class Resolution:
 
 
 def parse_hosts(text: str) -> dict[str, str]:
-    """/etc/hosts format: 'ADDRESS NAME [ALIAS...]', '#' comments."""
+    """/etc/hosts format: 'ADDRESS NAME [ALIAS...]', '#' comments (a UTF-8
+    byte-order mark before the first line ignored, as Windows editors write one)."""
     table: dict[str, str] = {}
-    for line in text.splitlines():
+    for line in text.removeprefix("\ufeff").splitlines():
         fields = line.partition("#")[0].split()
         if len(fields) < 2:
             continue
