@@ -56,6 +56,8 @@ _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
 # Tags whose attribute names a link: tag -> attribute.
 _LINK_TAGS = (("a", "href"), ("area", "href"), ("link", "href"), ("frame", "src"), ("iframe", "src"))
 _NOFOLLOW = frozenset(("nofollow", "none"))
+_DIRECTIVE_SPLIT = re.compile(r"[\s,;]+")
+_VALUE_COLON = re.compile(r"\s*:\s*")
 _X_ROBOTS_TAG = re.compile(rb"\n[ \t]*x-robots-tag[ \t]*:([^\n]*)", re.IGNORECASE)
 # X-Robots-Tag directives that take a value after ':' (so are not a crawler's name)
 _AGENT = re.compile(r"[a-z0-9_-]+")
@@ -123,12 +125,11 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
 def says_nofollow(directives: str) -> bool:
     """Whether a robots directive list (a <meta name=robots> content, an
     X-Robots-Tag value) forbids following links: a `nofollow` or `none`
-    token. Directives are comma-separated (blanks tolerated between tokens);
-    one with a value (`max-image-preview:none`) names no token of its own."""
-    for directive in directives.lower().split(","):
-        if ":" not in directive and not _NOFOLLOW.isdisjoint(directive.split()):
-            return True
-    return False
+    token. Directives are comma-separated (semicolons and blanks tolerated,
+    as sloppy pages write them); one with a value (`max-image-preview:none`,
+    blanks around its colon or not) names no token of its own."""
+    tokens = _DIRECTIVE_SPLIT.split(_VALUE_COLON.sub(":", directives.lower()))
+    return any(token in _NOFOLLOW for token in tokens)
 
 
 def header_nofollow(head: bytes) -> bool:

@@ -35,6 +35,9 @@ def test_an_svg_anchor_with_xlink_href_is_a_link():
     ("nonefollow", False),
     ("NOINDEX,NOFOLLOW", True),
     ("noindex nofollow", True),
+    ("noindex;nofollow", True),
+    ("max-image-preview: none", False),
+    ("max-snippet : -1, nofollow", True),
     ("none", True),
 ])  # fmt: skip
 def test_meta_robots_is_read_as_tokens_not_substrings(content, nofollow):
