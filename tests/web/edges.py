@@ -133,7 +133,8 @@ class EdgesHost:
             "/http/early-hints": self._early_hints, "/http/continue": self._continue,
             "/http/http10": self._http10, "/http/dup-cl-same": self._dup_cl_same,
             "/http/dup-cl-differ": self._dup_cl_differ, "/http/te-and-cl": self._te_and_cl,
-            "/http/no-reason": self._no_reason, "/http/bare-lf": self._bare_lf,
+            "/http/no-reason": self._no_reason, "/http/no-reason-no-space": self._no_reason,
+            "/http/bare-lf": self._bare_lf,
         }
         self.codings = {  # path name -> (Content-Encoding, how the body is coded)
             "br": ("br", brotli.compress), "deflate-raw": ("deflate", _raw_deflate),
@@ -178,7 +179,7 @@ class EdgesHost:
                 "/t/early-hints", "/t/continue", "/t/http10", "/t/dup-cl-same", "/t/te-and-cl",
                 "/t/ce-br", "/t/ce-deflate-raw", "/t/ce-deflate-zlib", "/t/ce-gzip-gzip", "/t/ce-gzip-no-trailer",
                 "/t/loc-dotdot", "/t/loc%20space", "/t/loc-caf%C3%A9", "/t/loc-credentials",
-                "/t/loc-trailing-dot", "/t/no-reason", "/t/bare-lf", "/t/refresh-header",
+                "/t/loc-trailing-dot", "/t/no-reason", "/t/no-reason-no-space", "/t/bare-lf", "/t/refresh-header",
                 "/t/xrt-noindex", "/t/xrt-otherbot",
                 "/html/basedir/x", "/html/base2/y", "/t/blank-lead-trail", "/t/blank-inside",
                 "/t/svg-xlink", "/t/svg-href", "/t/noscript", "/t/rel-ugc", "/t/rel-noopener",
@@ -283,8 +284,11 @@ class EdgesHost:
         return await self._raw(conn, 200, _head(200, body, extra=[("Content-Length", str(len(body) - 20))]), body)
 
     async def _no_reason(self, req: Request, conn: Conn) -> bool:
-        body = _page("no reason", '<a href="/t/no-reason">t</a>')  # RFC 9112 4: the reason may be empty
-        return await self._raw(conn, 200, _head(200, body).replace(b"200 OK\r\n", b"200 \r\n", 1), body)
+        # RFC 9112 4: the reason may be empty; some servers drop the space before it too
+        name = req.path.removeprefix("/http/")
+        body = _page(name, f'<a href="/t/{name}">t</a>')
+        line = b"200 \r\n" if name == "no-reason" else b"200\r\n"
+        return await self._raw(conn, 200, _head(200, body).replace(b"200 OK\r\n", line, 1), body)
 
     async def _bare_lf(self, req: Request, conn: Conn) -> bool:
         body = _page("bare LF", '<a href="/t/bare-lf">t</a>')  # RFC 9112 2.2: a recipient MAY accept LF alone
