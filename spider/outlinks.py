@@ -6,9 +6,10 @@
 # is cheaper than a CSS selector. <base href> (the first one) sets the base;
 # <meta name=robots content=nofollow|none> (or an X-Robots-Tag header
 # saying so, header_nofollow) empties the link list; rel=nofollow anchors
-# are skipped; a (href, or SVG's xlink:href), area, link[rel~=alternate],
-# frame and iframe give links. Every link is normalised with wreck.urlnorm (which
-# drops fragments and non-http(s) schemes) and de-duplicated in page order.
+# are skipped; a (href, or SVG's xlink:href), area, link[rel~=alternate]
+# (but an alternate stylesheet or oEmbed link), frame and iframe give
+# links. Every link is normalised with wreck.urlnorm (which drops fragments
+# and non-http(s) schemes) and de-duplicated in page order.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
 #
@@ -170,7 +171,7 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()
-                if "nofollow" in rel or (is_link and "alternate" not in rel.split()):
+                if "nofollow" in rel or (is_link and not _followed_alternate(rel, attrs)):
                     continue
             elif is_link:
                 continue
@@ -191,6 +192,18 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
             break
         out.append(url)  # type: ignore[arg-type]
     return tuple(out)
+
+
+def _followed_alternate(rel: str, attrs: dict) -> bool:
+    """Whether a <link rel=...> (`rel` lower-cased) is an alternate version of
+    the page or its feed: not an alternate stylesheet, nor an oEmbed
+    discovery link (oembed.com 4: an API answer, which WordPress puts on
+    every page, twice)."""
+    tokens = rel.split()
+    if "alternate" not in tokens or "stylesheet" in tokens:
+        return False
+    kind = attrs.get("type")
+    return kind is None or "oembed" not in kind.lower()
 
 
 def refresh_target(content: str, base: str, query_encoding: str | None = None) -> str | None:

@@ -119,3 +119,12 @@ def test_retry_after_is_read_in_all_three_http_date_forms(date):
 def test_several_content_types_are_read_as_fetch_reads_them(values, read):
     head = [b"HTTP/1.1 200 OK\r\n", *(b"Content-Type: " + v + b"\r\n" for v in values), b"Server: x\r\n"]
     assert _content_type(head) == read
+
+
+def test_a_wordpress_head_gives_its_feed_and_language_versions_not_its_oembed_or_alternate_css():
+    head = ('<link rel="alternate" type="application/rss+xml" href="/feed/">'
+            '<link rel="alternate" type="application/json+oembed" href="/wp-json/oembed/1.0/embed?url=x">'
+            '<link rel="alternate" type="text/xml+oembed" href="/wp-json/oembed/1.0/embed?url=x&amp;format=xml">'
+            '<link rel="alternate" hreflang="fr" href="/fr/"><link rel="Alternate StyleSheet" href="/alt.css">')
+    assert links(f"<html><head>{head}</head><body></body></html>") == (
+        "http://example.com/feed/", "http://example.com/fr/")

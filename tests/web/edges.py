@@ -22,6 +22,7 @@
 #     /html/...          <base href> relative, cross-host, after a <base target>;
 #                        hrefs with blanks, tabs and newlines; javascript:,
 #                        mailto:, data:, tel:; svg <a xlink:href>; <noscript>;
+#                        a WordPress head (feed, oEmbed, hreflang, alternate CSS);
 #                        rel tokens; upper-case tags; <meta name=robots> values
 #     /url/...           an IDN host, '%2e%2e' segments, backslashes, a URL past
 #                        the protocol's 8 KiB bound
@@ -117,6 +118,11 @@ class EdgesHost:
                               '<a rel="NoFollow" href="/t/rel-nofollow-upper">b</a>'
                               '<a rel="ugc" href="/t/rel-ugc">c</a>'
                               '<a rel="noopener noreferrer" href="/t/rel-noopener">d</a>'),
+            "/html/wordpress-head": ('<link rel="alternate" type="application/rss+xml" href="/t/wp-feed">'
+                                     '<link rel="alternate" type="application/json+oembed" href="/t/wp-oembed-json">'
+                                     '<link rel="alternate" type="text/xml+oembed" href="/t/wp-oembed-xml">'
+                                     '<link rel="alternate" hreflang="fr" href="/t/wp-fr">'
+                                     '<link rel="alternate stylesheet" href="/t/wp-alt.css">', ""),
             "/html/upper": ("", '<A HREF="/t/upper-a">A</A><MAP><AREA HREF="/t/upper-area"></MAP>'),
             "/html/meta-max-preview": ('<meta name="robots" content="index, follow, max-image-preview:none">',
                                        '<a href="/t/meta-max-preview">a</a>'),
@@ -183,7 +189,7 @@ class EdgesHost:
                 "/t/xrt-noindex", "/t/xrt-otherbot",
                 "/html/basedir/x", "/html/base2/y", "/t/blank-lead-trail", "/t/blank-inside",
                 "/t/svg-xlink", "/t/svg-href", "/t/noscript", "/t/rel-ugc", "/t/rel-noopener",
-                "/t/upper-a", "/t/upper-area", "/t/meta-max-preview", "/t/meta-noindex",
+                "/t/upper-a", "/t/upper-area", "/t/wp-feed", "/t/wp-fr", "/t/meta-max-preview", "/t/meta-noindex",
                 "/t/pct-dotdot", "/t/pct-dotdot2", "/t/backslash",
                 *(t for page in ENC_PAGES for t in targets(page))}
         robots = {robots_name(k): {"/", "/public/p", "/private/p"} for k in ("403", "html", "loop")}
@@ -200,7 +206,8 @@ class EdgesHost:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         edge = {"/t/dup-cl-differ", "/t/xrt-nofollow", "/t/xrt-none", "/t/rel-nofollow-ugc",
-                "/t/rel-nofollow-upper", "/t/meta-nofollow-upper", "/t/replacement", "/html/x", "/html/y"}
+                "/t/rel-nofollow-upper", "/t/meta-nofollow-upper", "/t/wp-oembed-json", "/t/wp-oembed-xml",
+                "/t/wp-alt.css", "/t/replacement", "/html/x", "/html/y"}
         return {EDGE: edge, robots_name("503"): {"/", "/public/p", "/private/p"},
                 robots_name("pct"): {"/caf%C3%A9", "/na%C3%AFve", "/a.pdf", "/xzzy"},
                 **{robots_name(k): {"/private/p"} for k in ("gzip", "bom", "cr", "xhost", "bomb")}}
@@ -229,8 +236,8 @@ class EdgesHost:
             # header values go out as Latin-1 (wire.py): each char below 0x100 one byte
             return await send_response(conn, req, 302, [("Location", self.locations[path])])
         if path == "/http/refresh-header":  # the header form of <meta http-equiv=refresh>, which browsers follow
-            return await send_response(conn, req, 200, [("Content-Type", HTML), ("Refresh", "0; url=/t/refresh-header")],
-                                       _page(path, "moving"))
+            headers = [("Content-Type", HTML), ("Refresh", "0; url=/t/refresh-header")]
+            return await send_response(conn, req, 200, headers, _page(path, "moving"))
         if path.startswith("/xrt/") and path[5:] in self.xrt:
             return await send_response(conn, req, 200, [("Content-Type", HTML), ("X-Robots-Tag", self.xrt[path[5:]])],
                                        _page(path, f'<a href="/t/xrt-{path[5:]}">t</a>'))
@@ -339,7 +346,8 @@ class EdgesHost:
         if kind == "bomb":
             return await send_response(conn, req, 200, [*text, ("Content-Encoding", "gzip")], _robots_bomb())
         if kind == "slow":
-            return await send_response(conn, req, 200, text, f"User-agent: *\nCrawl-delay: {HUGE_CRAWL_DELAY}\n".encode())
+            rules = f"User-agent: *\nCrawl-delay: {HUGE_CRAWL_DELAY}\n"
+            return await send_response(conn, req, 200, text, rules.encode())
         if kind == "pct":
             rules = "User-agent: *\nDisallow: /caf%C3%A9\nDisallow: /naïve\nDisallow: /*.pdf$\nDisallow: /x*y\n"
             return await send_response(conn, req, 200, text, rules.encode())
