@@ -270,17 +270,7 @@ def main() -> None:
         ingest_s, counted = ingest(crawl, web, urls, args.progress, ingest_profile)
         dup_s = duplicates(crawl, web, urls, 100_000)
         crawl.close()
-        # The memory a resumed crawl of this size holds, in a fresh process.
-        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
-                               capture_output=True, text=True, check=True)
-        memory = json.loads(child.stdout)
-        # The same after a kill -9 mid-insert.
-        subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--kill-mid-insert", tmp, "--urls", str(urls),
-                        "--hosts", str(hosts), "--site-links", str(args.site_links)], check=False)
-        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
-                               capture_output=True, text=True, check=True)
-        reopened = json.loads(child.stdout)
-        rebuilt_open_s = reopened["open_s"]
+        # Hand-outs from a fresh open, before the opens below drop the page cache.
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         collector.settle()  # as urlserver/cli.py does once the crawl is open (wreck/collector.py)
@@ -292,6 +282,17 @@ def main() -> None:
             handouts(crawl, min(args.handouts // 4, urls - handed))
             handout_profile.disable()
         crawl.close()
+        # The memory a resumed crawl of this size holds, in a fresh process.
+        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
+                               capture_output=True, text=True, check=True)
+        memory = json.loads(child.stdout)
+        # The same after a kill -9 mid-insert.
+        subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--kill-mid-insert", tmp, "--urls", str(urls),
+                        "--hosts", str(hosts), "--site-links", str(args.site_links)], check=False)
+        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
+                               capture_output=True, text=True, check=True)
+        reopened = json.loads(child.stdout)
+        rebuilt_open_s = reopened["open_s"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     anon = memory["anon"] + (memory["bloom"] if memory.get("bloom_mapped") else 0)
