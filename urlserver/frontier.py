@@ -171,28 +171,22 @@ class Frontier:
                     if not key.startswith(SEED_PREFIX):
                         break
                     self.scope.add_seed_host(key[len(SEED_PREFIX):].decode())
-            qcur = txn.cursor(db=database.queue)
             saved = queuebounds.take(self._bounds_path, self._stamp(), txn.stat(database.hosts)["entries"])
+            unknown = []  # the hosts whose queue bounds the saved file did not give: probed below
             for at, (key, value) in enumerate(txn.cursor(db=database.hosts)):
                 host_id, admitted = d.HOSTREC.unpack(value)
                 origin = key.decode()
-                head = tail = SEQ_START
-                prefix = d.queue_prefix(host_id)
+                host = Origin(origin, split_host(origin)[1], host_id, SEQ_START, SEQ_START, admitted, self.board)
                 if saved is not None and saved[at * queuebounds.FIELDS] == host_id:  # saved at a clean stop
-                    head, tail = saved[at * queuebounds.FIELDS + 1:at * queuebounds.FIELDS + 3]
-                elif qcur.set_range(prefix) and qcur.key().startswith(prefix):
-                    head = d.QKEY.unpack(qcur.key())[1]
-                    if qcur.set_range(d.queue_prefix(host_id + 1)):
-                        qcur.prev()
-                    else:
-                        qcur.last()
-                    tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted, self.board)
+                    host.head, host.tail = saved[at * queuebounds.FIELDS + 1:at * queuebounds.FIELDS + 3]
+                else:
+                    unknown.append(host)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
-                self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
+        queuebounds.probe(database, unknown)
+        self.queued_total = sum(host.tail - host.head for host in self.origins.values())
         if not self.seen.load(self._seen_path, self._stamp()):
             self._rebuild_seen()
 

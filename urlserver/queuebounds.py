@@ -12,10 +12,15 @@
 # LMDB's last transaction (nothing committed since: a kill -9 after more
 # work leaves a stale file), the entry count is the hosts table's, and the
 # entry names the host the table has at that place; anything else is
-# probed as before. The open removes the file, used or not. It is a
-# speed-up only: a missing, stale or foreign one costs the probes, nothing
-# else.
-"""queuebounds: save(path, stamp, rows) at a clean stop; take(path, stamp, count) at the next start."""
+# probed. The open removes the file, used or not. It is a speed-up only: a
+# missing, stale or foreign one costs the probes, nothing else.
+#
+# The probes (after a kill -9, or of a state saved without the file) run
+# on PROBE_THREADS threads, each in its own read transaction: from a cold
+# page cache they are random reads, and several in flight overlap their
+# waits (py-lmdb releases the GIL in a lookup).
+"""queuebounds: save(path, stamp, rows) at a clean stop; take(path, stamp, count)
+at the next start; probe(db, hosts) for the hosts the file did not give."""
 
 from __future__ import annotations
 
@@ -24,12 +29,20 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+
+from . import db as d
 
 MAGIC = b"WRECKQB1"
 HEADER = struct.Struct("<8s8sQQ")  # magic, byte order, LMDB transaction id, entries
 ORDER = sys.byteorder.encode().ljust(8, b"\0")  # the words are native u64
 FIELDS = 3  # host id, head, tail
 NO_HOST = (1 << 64) - 1  # a row no host id (u32) matches: probed at the next start
+# Probing threads. Measured from a cold page cache (3M URLs, 30,000 hosts):
+# one thread 5.6-7.1 s, eight 0.8-1.1 s, 32 no better than eight
+# (bench/results/2026-11-24-s9-lead.md).
+PROBE_THREADS = 8
+PROBES_INLINE = 2_000  # fewer hosts are probed on the calling thread: a pool would cost more than it saves
 
 
 def save(path: str, stamp: int, rows: Iterable[tuple[int, int, int]]) -> None:
@@ -75,3 +88,28 @@ def _read(path: str, stamp: int, count: int) -> array | None:
     except (OSError, EOFError):  # EOFError: shorter than its header says
         return None
     return words
+
+
+def probe(database: d.Db, hosts: list) -> None:
+    """Set each Origin of `hosts` to its queue's bounds in LMDB (its head
+    and tail stay as they are where its queue is empty)."""
+    if len(hosts) <= PROBES_INLINE:
+        return _probe(database, hosts)
+    step = -(-len(hosts) // PROBE_THREADS)
+    with ThreadPoolExecutor(PROBE_THREADS, thread_name_prefix="queue-bounds") as pool:
+        for _ in pool.map(_probe, [database] * PROBE_THREADS, [hosts[i:i + step] for i in range(0, len(hosts), step)]):
+            pass  # any error is raised here, on the opening thread
+
+
+def _probe(database: d.Db, hosts: list) -> None:
+    with database.begin() as txn:
+        cursor = txn.cursor(db=database.queue)
+        for host in hosts:
+            prefix = d.queue_prefix(host.id)
+            if cursor.set_range(prefix) and cursor.key().startswith(prefix):
+                host.head = d.QKEY.unpack(cursor.key())[1]
+                if cursor.set_range(d.queue_prefix(host.id + 1)):
+                    cursor.prev()
+                else:
+                    cursor.last()
+                host.tail = d.QKEY.unpack(cursor.key())[1] + 1

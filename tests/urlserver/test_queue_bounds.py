@@ -117,3 +117,17 @@ def test_rows_of_other_hosts_and_a_cut_file_are_probed_instead(tmp_path, monkeyp
     assert used == [False]
     assert _bounds(c) == probed
     c.close()
+
+
+def test_probes_spread_over_threads_find_the_same_bounds(tmp_path, monkeypatch):
+    """After a kill -9 (no file), a large crawl's hosts are probed on several
+    threads; here five hosts on three, against the one-thread probes."""
+    _crawl_then_stop(tmp_path)
+    probed = _probed(tmp_path, "probe")
+    (tmp_path / "d" / BOUNDS_FILE).unlink()
+    monkeypatch.setattr(queuebounds, "PROBES_INLINE", 0)
+    monkeypatch.setattr(queuebounds, "PROBE_THREADS", 3)
+    c = crawl_engine(tmp_path, scope="any")
+    assert _bounds(c) == probed
+    assert c.frontier.queued_total == HOSTS * LINKS - FETCHED
+    c.close()
