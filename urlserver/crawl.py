@@ -238,7 +238,7 @@ class Crawl:
     @translate_errors
     def close(self) -> None:
         self.commit()
-        self.frontier.save_seen()
+        self.frontier.save_start()
         self.db.close()
         if self.frontier.url_filter is not None:
             self.frontier.url_filter.close()
