@@ -1,8 +1,8 @@
 # robots.txt (RFC 9309) as state transitions, without I/O. robots.txt is
 # fetched by a spider as a special transaction (the assignment asks for the
 # body with body=<max>); outcome() turns that transaction's DONE into one
-# of: rules parsed from the body (2xx), allow-all (4xx, or more than 5
-# redirects: "unavailable"), disallow-all until a retry (5xx, timeouts,
+# of: rules parsed from the body (2xx), allow-all (4xx, more than 5
+# redirects, or one naming no usable target: "unavailable"), disallow-all until a retry (5xx, timeouts,
 # unreachable: "unreachable" -- a timeout is never "allow"), or a redirect
 # to follow. Only a body that arrived whole is parsed, or the first octets
 # of one cut at Max_Doc_Size (RFC 9309 2.5: parse at least the first 500
@@ -52,6 +52,10 @@ def outcome(done: Done, hops: int, max_hops: int = 5) -> RobotsOutcome:
         return RobotsOutcome(FOLLOW, url=done.new_url, why=f"HTTP {code} redirect")
     if 400 <= code < 500 and code != 429:
         return RobotsOutcome(ALLOW_ALL, why=f"HTTP {code}: unavailable")
+    if 300 <= code < 400 and done.status is not Status.FETCH_ERROR:
+        # a complete redirect naming no usable target (no Location, ftp:...):
+        # no robots.txt is reached, and no server or network failed (RFC 9309 2.3.1.2-4)
+        return RobotsOutcome(ALLOW_ALL, why=f"HTTP {code} without a usable Location: unavailable")
     # a 2xx that did not arrive whole (stalled, timed out, cut with nothing
     # kept) says nothing about the rules: retried, disallowing meanwhile
     why = f"HTTP {code}" if code and not 200 <= code < 300 else done.specific.name

@@ -36,7 +36,8 @@
 #                        CR-only lines, an HTML page, a 301 to another host,
 #                        a redirect loop, percent-encoded and raw UTF-8 rules,
 #                        'Crawl-delay: 100000000' (robots-slow, not a seed),
-#                        a gzip bomb (robots-bomb: 100 MB inflated, the rules first)
+#                        a gzip bomb (robots-bomb: 100 MB inflated, the rules first),
+#                        a 302 without Location (robots-nowhere)
 """EdgesHost: the edge-case hosts; expected()/forbidden(): what a correct crawl asks."""
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 EDGE, EDGE2, IDN = f"edge.{DOMAIN}", f"edge2.{DOMAIN}", f"xn--bcher-kva.{DOMAIN}"
 IDN_UNICODE = f"bücher.{DOMAIN}"
-ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct", "slow", "bomb")
+ROBOTS_HOSTS = ("503", "403", "gzip", "bom", "cr", "html", "xhost", "target", "loop", "pct", "slow", "bomb",
+                "nowhere")
 ROBOTS_TARGET = f"robots-target.{DOMAIN}"
 DISALLOW_PRIVATE = b"User-agent: *\nDisallow: /private/\n"
 LONG_QUERY = "a" * 9000  # past protocol/limits.py MAX_URL_LEN (8 KiB)
@@ -192,7 +194,7 @@ class EdgesHost:
                 "/t/upper-a", "/t/upper-area", "/t/wp-feed", "/t/wp-fr", "/t/meta-max-preview", "/t/meta-noindex",
                 "/t/pct-dotdot", "/t/pct-dotdot2", "/t/backslash",
                 *(t for page in ENC_PAGES for t in targets(page))}
-        robots = {robots_name(k): {"/", "/public/p", "/private/p"} for k in ("403", "html", "loop")}
+        robots = {robots_name(k): {"/", "/public/p", "/private/p"} for k in ("403", "html", "loop", "nowhere")}
         robots |= {robots_name(k): {"/", "/public/p"} for k in ("gzip", "bom", "cr", "xhost", "bomb")}
         robots[robots_name("pct")] = {"/", "/a.pdf?x=1", "/xabc", "/public/p", "/private/p"}
         robots[robots_name("503")] = set()
@@ -343,6 +345,8 @@ class EdgesHost:
         if kind == "loop":
             return await send_response(conn, req, 302, [("Location", "/robots-b.txt" if req.path == "/robots.txt"
                                                          else "/robots.txt")])
+        if kind == "nowhere":  # a redirect that names no target: RFC 9309's "unavailable", not a server error
+            return await send_response(conn, req, 302, [("Content-Type", HTML)], b"moved")
         if kind == "bomb":
             return await send_response(conn, req, 200, [*text, ("Content-Encoding", "gzip")], _robots_bomb())
         if kind == "slow":
