@@ -62,7 +62,7 @@ def _escape(match: re.Match[str]) -> str:
 # it through normalize(), and urlserver/pagelinks.py through match_normal().
 # It is conservative: whatever it does not accept goes to the parse, which
 # gives the same answer (tests/shared/test_urlnorm_fast.py and
-# tests/urlserver/test_urlserver_normal.py compare the two). It accepts:
+# tests/shared/test_urlnorm_normal.py compare the two). It accepts:
 # - scheme http or https, lower-case, then '//' and no user:password;
 # - a host of lower-case ASCII labels (letters, digits, '-', '_') whose last
 #   label starts with a letter (a last label that is a number makes the host
