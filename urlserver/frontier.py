@@ -30,7 +30,7 @@ from . import db as d
 from . import pagelinks, queuebounds
 from .db import UrlRecord
 from .history import noted
-from .normal import normal
+from wreck.urlnorm import normalize as normal  # the one normal form: wreck/urlnorm.py
 from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
