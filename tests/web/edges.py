@@ -149,6 +149,9 @@ class EdgesHost:
             "deflate-zlib": ("deflate", zlib.compress),
             "gzip-gzip": ("gzip, gzip", lambda b: gzip.compress(gzip.compress(b, mtime=0), mtime=0)),
             "zstd": ("zstd", zstandard.ZstdCompressor().compress), "x-foo": ("x-foo", lambda b: b),
+            # what real servers send: 'identity' (reserved, RFC 9110 8.4.1), x-gzip, upper case, an empty value
+            "identity": ("identity", lambda b: b), "x-gzip": ("x-gzip", lambda b: gzip.compress(b, mtime=0)),
+            "GZIP": ("GZIP", lambda b: gzip.compress(b, mtime=0)), "empty": ("", lambda b: b),
             # the 8-byte CRC and length trailer cut off (a server closing early): browsers show the page
             "gzip-no-trailer": ("gzip", lambda b: gzip.compress(b, mtime=0)[:-8]),
         }
@@ -186,6 +189,7 @@ class EdgesHost:
         edge = {"/", *self.index_paths(),
                 "/t/early-hints", "/t/continue", "/t/http10", "/t/dup-cl-same", "/t/te-and-cl",
                 "/t/ce-br", "/t/ce-deflate-raw", "/t/ce-deflate-zlib", "/t/ce-gzip-gzip", "/t/ce-gzip-no-trailer",
+                "/t/ce-identity", "/t/ce-x-gzip", "/t/ce-GZIP", "/t/ce-empty",
                 "/t/loc-dotdot", "/t/loc%20space", "/t/loc-caf%C3%A9", "/t/loc-credentials",
                 "/t/loc-trailing-dot", "/t/no-reason", "/t/no-reason-no-space", "/t/bare-lf", "/t/refresh-header",
                 "/t/xrt-noindex", "/t/xrt-otherbot",
