@@ -14,9 +14,10 @@
 #   the worst parse and the memory of its tree (a 15 MB page of a million
 #   links); the cut is reported as the DONE's reason.
 # The count runs for every page on the event loop: numpy's vectorised
-# compare and count_nonzero take 3-4 us for a 37 KB page, where CPython's
-# bytes.count (a byte at a time, with an early-exit test that keeps it from
-# vectorising) took 12-13 (bench/results/2026-11-24-s9-spider9.md). numpy is
+# compare and count_nonzero take 3-4 us for a 37 KB page in cache, where
+# CPython's bytes.count (a byte at a time, with an early-exit test that
+# keeps it from vectorising) took 12-13; after a parse, as in the crawl,
+# about 9-12 against 16-18 (bench/results/2026-11-24-s9-spider9.md). numpy is
 # imported here, by the supervisor before its workers fork (spider/cli.py),
 # and is already loaded in wreck-crawl (the urlserver's seen-set).
 """htmlguard: heavy(body), bound(body) -> (what to parse, why it was cut)."""
@@ -40,7 +41,11 @@ SMALL_BODY = 2048
 # Bytes compared at a time: bounds the temporary array (one byte a byte
 # compared) for a body of up to Max_Doc_Size, and keeps it in the cache.
 COUNT_CHUNK = 256 * 1024
-_LT = ord("<")
+# made once: converting a Python int and a dtype name at each call cost
+# numpy as much as the compare itself on a page (after a parse, caches cold)
+_BYTES = np.dtype(np.uint8)
+_LT = np.array(ord("<"), np.uint8)
+_equal, _nonzero = np.equal, np.count_nonzero
 
 
 def count(body: bytes) -> int:
@@ -48,10 +53,10 @@ def count(body: bytes) -> int:
     size = len(body)
     if size < SMALL_BODY:
         return body.count(b"<")
-    data = np.frombuffer(body, np.uint8)
+    data = np.frombuffer(body, _BYTES)
     if size <= COUNT_CHUNK:
-        return int(np.count_nonzero(data == _LT))
-    return sum(int(np.count_nonzero(data[at : at + COUNT_CHUNK] == _LT)) for at in range(0, size, COUNT_CHUNK))
+        return int(_nonzero(_equal(data, _LT)))
+    return sum(int(_nonzero(_equal(data[at : at + COUNT_CHUNK], _LT))) for at in range(0, size, COUNT_CHUNK))
 
 
 def heavy(body: bytes, tags: int | None = None) -> bool:
