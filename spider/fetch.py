@@ -47,10 +47,11 @@
 #   VERBOSE off once its request's block is complete (ends with the blank
 #   line), when libcurl returns from the socket_action that sent it
 #   (CurlLoop's after_action: pycurl refuses setopt inside libcurl's
-#   callbacks), and on again for its next request. That cost about 5 % of
-#   a worker's CPU (bench/results/2026-11-24-s9-spider9.md). The address connected
-#   to (PRIMARY_IP), and whether the body was cut: "length" at
-#   Max_Doc_Size, "time" by the total or low-speed timeout (curl code 28).
+#   callbacks), and on again for its next request (VERBOSE throughout cost
+#   about 5 % of a worker's CPU: bench/results/2026-11-24-s9-spider9.md).
+#   Also kept: the address connected to (PRIMARY_IP), and whether the body
+#   was cut: "length" at Max_Doc_Size, "time" by the total or low-speed
+#   timeout (curl code 28).
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations

@@ -17,7 +17,8 @@
 # compare and count_nonzero take 3-4 us for a 37 KB page in cache, where
 # CPython's bytes.count (a byte at a time, with an early-exit test that
 # keeps it from vectorising) took 12-13; after a parse, as in the crawl,
-# about 9-12 against 16-18 (bench/results/2026-11-24-s9-spider9.md). numpy is
+# about 9-12 against 16-18; about 1 % of a worker's CPU in the crawl
+# (bench/results/2026-11-24-s9-spider9.md). numpy is
 # imported here, by the supervisor before its workers fork (spider/cli.py),
 # and is already loaded in wreck-crawl (the urlserver's seen-set).
 """htmlguard: heavy(body), bound(body) -> (what to parse, why it was cut)."""
