@@ -64,13 +64,19 @@ class CurlLoop:
 
     def __init__(self, loop: asyncio.AbstractEventLoop, on_done: DoneCallback, *,
                  on_complete: Callable[[pycurl.Curl], None] | None = None,
-                 on_failed: FailedCallback | None = None) -> None:
+                 on_failed: FailedCallback | None = None,
+                 after_action: Callable[[], None] | None = None) -> None:
         self.loop = loop
         self.on_done = on_done
         self.on_failed = on_failed
         # called for a transfer that succeeded while it still holds its
         # connection (ACTIVESOCKET is valid only until remove_handle)
         self.on_complete = on_complete
+        # called after each socket_action, before finished transfers are
+        # collected: the one moment outside libcurl's callbacks at which
+        # options of running transfers may be changed (pycurl refuses
+        # setopt from inside them)
+        self.after_action = after_action
         self.multi = pycurl.CurlMulti()
         self.multi.setopt(pycurl.M_SOCKETFUNCTION, self._on_socket)
         self.multi.setopt(pycurl.M_TIMERFUNCTION, self._on_timer)
@@ -216,6 +222,8 @@ class CurlLoop:
             self.multi.socket_action(fd, events)
         except pycurl.error as exc:  # only on misuse: log and go on
             LOG.error("curl multi socket_action failed: %s", exc)
+        if self.after_action is not None:
+            self.after_action()
         self._collect()
 
     def _collect(self) -> None:

@@ -41,9 +41,17 @@
 #   body after a HEAD's headers would otherwise poison the next request.
 # - For the archive (docs/protocol.txt 6.3): the request header block as
 #   libcurl sent it (DEBUGFUNCTION, HEADER_OUT chunks only; a HEAD's is
-#   replaced by its GET's), the address connected
-#   to (PRIMARY_IP), and whether the body was cut: "length" at
-#   Max_Doc_Size, "time" by the total or low-speed timeout (curl code 28).
+#   replaced by its GET's). VERBOSE, which HEADER_OUT needs, also makes
+#   libcurl hand the debug function every response header line and a copy
+#   of every body byte (pycurl makes each a Python bytes): so a slot turns
+#   VERBOSE off once its request's block is complete (ends with the blank
+#   line), when libcurl returns from the socket_action that sent it
+#   (CurlLoop's after_action: pycurl refuses setopt inside libcurl's
+#   callbacks), and on again for its next request (VERBOSE throughout cost
+#   about 5 % of a worker's CPU: bench/results/2026-11-24-s9-spider9.md).
+#   Also kept: the address connected to (PRIMARY_IP), and whether the body
+#   was cut: "length" at Max_Doc_Size, "time" by the total or low-speed
+#   timeout (curl code 28).
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -91,6 +99,7 @@ LOW_SPEED_WINDOW_MAX_S = 30
 KEEP_REQUEST = True
 # curl's CURLE_OPERATION_TIMEDOUT: the total timeout or the low-speed rule ended it.
 CURL_TIMEOUT = 28
+HEADER_OUT = pycurl.INFOTYPE_HEADER_OUT  # read per debug call: a name of this module
 REDIRECT_CODES = (301, 302, 303, 307, 308)  # a HEAD answered so is reported as the redirect
 ACCEPT = b"Accept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
 
@@ -189,10 +198,12 @@ class _Slot:
 
     __slots__ = ("handle", "key", "url", "ip", "started", "head", "head_size", "body", "size",
                  "max_size", "aborted", "allow", "poll", "request", "accept", "filtering",
-                 "in_head", "head_type", "sent")
+                 "in_head", "head_type", "sent", "loud", "quiet")
 
-    def __init__(self, fs: FetchSettings, allow: AllowNet) -> None:
+    def __init__(self, fs: FetchSettings, allow: AllowNet, quiet: list[_Slot]) -> None:
         c = self.handle = pycurl.Curl()
+        self.quiet = quiet  # the Fetcher's slots whose request is complete: VERBOSE off (the top)
+        self.loud = False  # VERBOSE is on
         self.allow = allow
         self.max_size = fs.max_doc_size
         self.accept = fs.accept_type
@@ -223,7 +234,6 @@ class _Slot:
         if KEEP_REQUEST:
             # HEADER_OUT reaches DEBUGFUNCTION only with VERBOSE; with a debug
             # function set, libcurl prints nothing itself
-            c.setopt(pycurl.VERBOSE, 1)
             c.setopt(pycurl.DEBUGFUNCTION, self._debug)
 
     def begin(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> None:
@@ -231,6 +241,9 @@ class _Slot:
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         self.sent = []
         c = self.handle
+        if KEEP_REQUEST and not self.loud:
+            c.setopt(pycurl.VERBOSE, 1)
+            self.loud = True
         c.setopt(pycurl.URL, url)
         c.setopt(pycurl.CONNECT_TO, [f"::[{ip}]:" if ":" in ip else f"::{ip}:"])
         if request is not self.request:
@@ -253,13 +266,24 @@ class _Slot:
         self.head_type = (media_type(self.content_type()), verdict)
         self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
         self.sent = []  # the GET's request replaces the HEAD's
+        if KEEP_REQUEST and not self.loud:
+            self.handle.setopt(pycurl.VERBOSE, 1)
+            self.loud = True
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
         self.handle.setopt(pycurl.FORBID_REUSE, 0)
 
     def _debug(self, kind: int, data: bytes) -> None:
-        if kind == pycurl.INFOTYPE_HEADER_OUT:
+        if kind == HEADER_OUT:
             self.sent.append(data)
+            if data.endswith(b"\r\n\r\n"):  # the whole block (a request with a body: none here)
+                self.quiet.append(self)
+
+    def quieten(self) -> None:
+        """VERBOSE off until the next request (the opening comment)."""
+        if self.loud and self.sent:
+            self.handle.setopt(pycurl.VERBOSE, 0)
+            self.loud = False
 
     def _write(self, data: bytes) -> int | None:
         size = self.size + len(data)
@@ -419,7 +443,9 @@ class Fetcher:
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
         self.curl = CurlLoop(loop, self._done, on_failed=self._failed,
-                             on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching))
+                             on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching),
+                             after_action=self._quieten)
+        self._quiet: list[_Slot] = []  # slots whose request went out in this socket_action
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
 
@@ -442,7 +468,7 @@ class Fetcher:
         if not self.allow.admits(ip):
             return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
                                message=self.allow.refusal(ip) or f"address {ip} is not admitted")
-        slot = self._free.pop() if self._free else _Slot(self.settings, self.allow)
+        slot = self._free.pop() if self._free else _Slot(self.settings, self.allow, self._quiet)
         try:
             slot.begin(key, url, ip, request)
         except pycurl.error as exc:
@@ -455,6 +481,13 @@ class Fetcher:
     def serve_ready(self) -> None:
         """Let transfers that are ready progress now (CurlLoop.serve_ready)."""
         self.curl.serve_ready()
+
+    def _quieten(self) -> None:
+        """VERBOSE off for the slots whose request just went out (the top)."""
+        if self._quiet:
+            for slot in self._quiet:
+                slot.quieten()
+            self._quiet.clear()
 
     def cancel(self, key: Any) -> bool:
         slot = self._busy.pop(key, None)

@@ -293,6 +293,24 @@ def test_a_conditional_request_is_kept_as_sent_with_address_and_outlinks(web):
     assert record.outlinks == rep.outlinks and record.outlinks
 
 
+def test_each_request_on_a_reused_connection_is_kept_whole_and_alone(web):
+    """fetch.py turns libcurl's VERBOSE off once a request has gone out and
+    on again for the next: every record keeps its own request, once, and a
+    HEAD-first fetch the GET's."""
+    host = "h0.wreck.test"
+    ip = web.site.addresses()[host]
+    root = web.url(host, "/")
+    links = [link for link in fetch_all([(root, ip)])[root][0].outlinks if link.startswith(f"http://{host}:")]
+    got = fetch_all([(root, ip)], after=(links[0], ip))  # the second on the first's slot and connection
+    headed = fetch_all([(root, ip)], dataclasses.replace(SETTINGS, accept_type=("text/html",)),
+                       request=Request(head=True))[root][0]
+    for rep, url in ((got[root][0], root), (got[links[0]][0], links[0]), (headed, root)):
+        path = url.split(str(web.port), 1)[1]
+        assert rep.record.request.startswith(f"GET {path} HTTP/1.1\r\n".encode())
+        assert rep.record.request.count(b"\r\n\r\n") == 1 and rep.record.request.endswith(b"\r\n\r\n")
+    assert headed.outcome.specific is Specific.OK and got[root][0].outcome.specific is Specific.OK
+
+
 def test_a_body_cut_at_size_says_length_and_one_cut_by_time_says_time(web):
     fs = dataclasses.replace(SETTINGS, max_doc_size=1 << 20, timeout_req_ms=1500)
     got = fetch_all([(hostile_url(web, "/big"), HOSTILE_IP), (hostile_url(web, "/stall-after-headers"), HOSTILE_IP)],

@@ -32,3 +32,10 @@ def test_a_cut_page_is_stored_whole_with_the_links_before_the_cut_and_a_reason()
     assert rep.outlinks == ("http://h.wreck.test/early",)
     assert "links taken from the first" in rep.outcome.reason
     assert rep.record.document == head + body
+
+
+def test_the_tag_count_is_exact_for_small_pages_normal_pages_and_bodies_over_a_chunk():
+    chunk = htmlguard.COUNT_CHUNK
+    for body in (b"", b"<", b"a<b" * 100, b"<p>x</p>" * 5000, b"<" * chunk + b"<", b"x" * (chunk - 1) + b"<<" + b"y" * 7,
+                 b"<div>" * (3 * chunk // 5 + 3)):
+        assert htmlguard.count(body) == body.count(b"<")
