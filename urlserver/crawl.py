@@ -70,7 +70,11 @@ MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 # The URLs of the pages new URLs were found on (an assignment's via=), by
 # fingerprint: a host's first pages are the via of most of its others, and a
 # fingerprint's URL never changes. Bounded (a URL is at most MAX_URL_LEN),
-# cleared when full.
+# cleared when full. Each origin also keeps the last via it handed out
+# (Origin.via, lineage()): a page's links to its own site are queued in a
+# row, so they read their via once, where this cache turns over long before
+# a host's next turn when hosts are many (1 % of the vias at 10M URLs on
+# 100,000 hosts: bench/results/2026-11-24-s8-frontier8.md).
 VIA_CACHE = 4096
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
@@ -589,7 +593,7 @@ class Crawl:
         if res.refused:
             extra["refused"] = ",".join(res.refused)
         log.info("event=unfetched_handout url=%s reason=%r", url, res.error)
-        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec)})
+        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec, host)})
 
     def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
@@ -668,18 +672,24 @@ class Crawl:
         if chain is not None:
             extra = {**extra, "after": str(self.chains.extended(chain, trans_id))}
             self.stats["handed_ahead"] += 1
-        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec)})
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec, host)})
 
-    def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
-        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
-        where its URL was first found and its hop path, hops=- for a seed."""
-        via = rec.via_url or self._vias.get(rec.via)
-        if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
-            via = self.frontier.via_url(rec)
-            if via is not None:
-                if len(self._vias) >= VIA_CACHE:
-                    self._vias.clear()
-                self._vias[rec.via] = via
+    def lineage(self, rec: d.UrlRecord, host: Origin) -> dict[str, str]:
+        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3) of
+        `host`: where its URL was first found and its hop path, hops=- for a seed."""
+        via = rec.via_url or (host.via_url if rec.via == host.via else None)
+        if via is None:
+            via = self._vias.get(rec.via)
+            if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
+                via = self.frontier.via_url(rec)
+                if via is not None:
+                    if len(self._vias) >= VIA_CACHE:
+                        self._vias.clear()
+                    self._vias[rec.via] = via
+            if host.queued:  # the next of its queue likely shares it (VIA_CACHE)
+                host.via, host.via_url = rec.via, via
+            else:  # an origin without work keeps none (Origin.via)
+                host.via = host.via_url = None
         out = {"hops": rec.path or lineage.SEED_MARK}
         if via is not None:
             out["via"] = via
