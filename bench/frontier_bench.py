@@ -9,7 +9,10 @@
 # words, which are a mapped file's pages (seen.py); LMDB's mapped pages are
 # the kernel's page cache, reported apart as file RSS), and how long a crawl
 # of that size takes to open after a clean stop and after a kill -9 (a child
-# killed while it inserts a page past a commit, then a fresh open).
+# killed while it inserts a page past a commit, then a fresh open), each
+# from a cold page cache (the data directory's pages dropped first, as
+# after a reboot or when the state is larger than RAM, so the two opens are
+# measured alike).
 #
 # A page's links: --site-links of them (default 0.8) on the page's own host,
 # the rest on hosts spread over the whole web, as on real sites where most
@@ -197,12 +200,29 @@ def handouts_only(data: str, count: int, profile: bool) -> dict:
     return out
 
 
+def drop_cache(data: str) -> None:
+    """Drop the page cache of the files under `data` (written back first)."""
+    os.sync()
+    for path in Path(data).iterdir():
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
 def measure_open(data: str) -> None:
-    """Child process: open a crawl of this size and print its anonymous RSS growth."""
+    """Child process: open a crawl of this size, from a cold page cache, and
+    print its anonymous RSS growth."""
+    from wreck.urlserver import queuebounds
     from wreck.urlserver.frontier import Frontier
     rebuilds = []  # whether this open rebuilt the seen-set from LMDB's keys or found it whole
     rebuild = Frontier._rebuild_seen
     Frontier._rebuild_seen = lambda self: (rebuilds.append(1), rebuild(self))[1]
+    bounds = []  # whether this open read the queues' bounds saved at a clean stop
+    take = queuebounds.take
+    queuebounds.take = lambda *args: (lambda words: (bounds.append(words is not None), words)[1])(take(*args))
+    drop_cache(data)
     before = rss()
     t0, c0 = time.perf_counter(), time.process_time()
     crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
@@ -213,6 +233,7 @@ def measure_open(data: str) -> None:
                       "anon": after.get("RssAnon", after["VmRSS"]) - before.get("RssAnon", before["VmRSS"]),
                       "file": after.get("RssFile", 0), "bloom": crawl.frontier.seen.memory_bytes,
                       "bloom_mapped": getattr(crawl.frontier.seen, "mapped", False), "rebuilt": bool(rebuilds),
+                      "bounds_saved": any(bounds),
                       "hosts": len(crawl.frontier.origins)}))
     crawl.close()
 
@@ -279,17 +300,7 @@ def main() -> None:
         ingest_s, counted = ingest(crawl, web, urls, args.progress, ingest_profile)
         dup_s = duplicates(crawl, web, urls, 100_000)
         crawl.close()
-        # The memory a resumed crawl of this size holds, in a fresh process.
-        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
-                               capture_output=True, text=True, check=True)
-        memory = json.loads(child.stdout)
-        # The same after a kill -9 mid-insert.
-        subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--kill-mid-insert", tmp, "--urls", str(urls),
-                        "--hosts", str(hosts), "--site-links", str(args.site_links)], check=False)
-        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
-                               capture_output=True, text=True, check=True)
-        reopened = json.loads(child.stdout)
-        rebuilt_open_s = reopened["open_s"]
+        # Hand-outs from a fresh open, before the opens below drop the page cache.
         crawl = Crawl.open(settings)
         prepare_hosts(crawl)
         collector.settle()  # as urlserver/cli.py does once the crawl is open (wreck/collector.py)
@@ -301,6 +312,17 @@ def main() -> None:
             handouts(crawl, min(args.handouts // 4, urls - handed))
             handout_profile.disable()
         crawl.close()
+        # The memory a resumed crawl of this size holds, in a fresh process.
+        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
+                               capture_output=True, text=True, check=True)
+        memory = json.loads(child.stdout)
+        # The same after a kill -9 mid-insert.
+        subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--kill-mid-insert", tmp, "--urls", str(urls),
+                        "--hosts", str(hosts), "--site-links", str(args.site_links)], check=False)
+        child = subprocess.run([sys.executable, "-m", "bench.frontier_bench", "--measure-open", tmp],
+                               capture_output=True, text=True, check=True)
+        reopened = json.loads(child.stdout)
+        rebuilt_open_s = reopened["open_s"]
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     anon = memory["anon"] + (memory["bloom"] if memory.get("bloom_mapped") else 0)
@@ -321,6 +343,8 @@ def main() -> None:
         "open_s_after_kill": rebuilt_open_s,
         "open_cpu_s_after_clean_stop": memory["open_cpu_s"],  # the process's CPU: less noisy than the wall clock
         "open_cpu_s_after_kill": reopened["open_cpu_s"],
+        "open_cold": True,  # both opens from a cold page cache (drop_cache)
+        "open_used_saved_bounds": [memory["bounds_saved"], reopened["bounds_saved"]],  # clean stop, kill -9
         "rss_anon_bytes": memory["anon"],
         "rss_file_bytes": memory["file"],
         "bloom_bytes": memory["bloom"],

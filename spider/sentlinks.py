@@ -9,18 +9,21 @@
 # expired: ignored_done) or lost with the urlserver's open transaction at a
 # kill -9, and its links with it. One SentLinks per connection: the next
 # connection starts empty, as it may reach a urlserver restarted from an
-# older commit. Both tables are bounded (KNOWN_LINKS, UNCOMMITTED_LINKS).
+# older commit. Both tables are bounded: the known links are a RecentSet
+# (wreck/recentset.py, two generations of KNOWN_LINKS), the links awaiting
+# COMMITTED at most UNCOMMITTED_LINKS.
 """SentLinks: links committed by the urlserver on this connection, left out of later DONEs."""
 
 from __future__ import annotations
 
 from collections import OrderedDict
 
-# Known links per generation; two generations are kept (a lookup is two set
-# probes), the older dropped when the newer fills, so at most twice this.
-# A host's menus are tens to a few hundred links and a worker's window
-# spans up to a few hundred hosts at once: 50,000 holds them all, at about
-# 100 octets a link (a str and its set slot), 10 MB per worker at most.
+from wreck.recentset import RecentSet
+
+# Known links per generation; two generations are kept, so at most about
+# twice this. A host's menus are tens to a few hundred links and a worker's
+# window spans up to a few hundred hosts at once: 50,000 holds them all, at
+# about 100 octets a link (a str and its set slots), 10 MB per worker at most.
 KNOWN_LINKS = 50_000
 # Links of DONEs sent and not yet named by COMMITTED. The urlserver names a
 # DONE within a commit (milliseconds); one that never answers (ignored DONEs,
@@ -30,28 +33,27 @@ KNOWN_LINKS = 50_000
 UNCOMMITTED_LINKS = 100_000
 
 
-class SentLinks:
+class SentLinks(RecentSet):
     """Per connection: which links a DONE may leave out (docs/protocol.txt 5.5.1)."""
 
-    __slots__ = ("limit", "pending_limit", "current", "previous", "pending", "pending_count", "left_out")
+    __slots__ = ("pending_limit", "pending", "pending_count", "left_out")
 
     def __init__(self, limit: int = KNOWN_LINKS, pending_limit: int = UNCOMMITTED_LINKS) -> None:
-        self.limit, self.pending_limit = limit, pending_limit
-        self.current: set[str] = set()
-        self.previous: set[str] = set()
+        super().__init__(limit)
+        self.pending_limit = pending_limit
         self.pending: OrderedDict[int, tuple[str, ...]] = OrderedDict()  # trans_id -> links sent
         self.pending_count = 0
         self.left_out = 0  # links left out of DONEs so far, for the session's figures
 
     def leave_out(self, links: tuple[str, ...]) -> tuple[tuple[str, ...], int]:
         """The links to send of a page's `links`, and how many were left out as known."""
-        current, previous = self.current, self.previous
-        if not current and not previous:
+        known = self.known
+        if not known:
             return links, 0
-        kept = tuple([link for link in links if link not in current and link not in previous])
-        known = len(links) - len(kept)
-        self.left_out += known
-        return kept, known
+        kept = tuple([link for link in links if link not in known])
+        left_out = len(links) - len(kept)
+        self.left_out += left_out
+        return kept, left_out
 
     def sent(self, trans_id: int, links: tuple[str, ...]) -> None:
         """The DONE of `trans_id` went out carrying `links`: known once COMMITTED names it."""
@@ -71,9 +73,4 @@ class SentLinks:
             if links is None:
                 continue
             self.pending_count -= len(links)
-            self.current.update(links)
-            if len(self.current) >= self.limit:
-                self.previous, self.current = self.current, set()
-
-    def __contains__(self, link: str) -> bool:
-        return link in self.current or link in self.previous
+            self.update(links)

@@ -51,7 +51,7 @@ from .forward import Forwarder
 from .frontier import Frontier
 from .iptoken import IpTokens
 from .hostview import HELD_SCAN, due as host_due
-from .normal import normal
+from wreck.urlnorm import normalize as normal  # the one normal form: wreck/urlnorm.py
 from .partition import DocIdsExhausted, doc_id_of
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -258,7 +258,7 @@ class Crawl:
     @translate_errors
     def close(self) -> None:
         self.commit()
-        self.frontier.save_seen()
+        self.frontier.save_start()
         self.db.close()
         if self.frontier.url_filter is not None:
             self.frontier.url_filter.close()

@@ -1,7 +1,7 @@
 # The external URL filter as a stage in front of the engine. A DONE that
 # carries outlinks or a redirect target, while --url-filter-cmd runs, is
 # held here: the stage normalises its links as the frontier will
-# (urlserver/normal.py, against the claimed URL), skips those the crawl
+# (wreck/urlnorm.py, against the claimed URL), skips those the crawl
 # already knows, asks the command about the rest (UrlFilter.ask, awaited:
 # the event loop serves every other spider, DNS answer and /status request
 # meanwhile), and only then applies the DONE with the answers in hand.
@@ -27,7 +27,6 @@ from typing import Any
 from wreck.protocol import Done
 from wreck.urlnorm import normalize
 
-from .normal import match_normal, normal
 from .urlfilter import UrlFilter
 
 log = logging.getLogger("urlserver")
@@ -105,11 +104,11 @@ class FilterStage:
             return []  # an unknown or expired transaction: the engine ignores its DONE
         urls: dict[str, None] = {}  # ordered and unique
         for raw in done.outlinks:
-            url = raw if match_normal(raw) is not None else normalize(raw, base)  # as Frontier.discover_links
+            url = normalize(raw, base)  # as Frontier.discover_links
             if url is not None:
                 urls[url] = None
         if done.new_url:
-            url = normal(done.new_url, base)  # as Frontier.discover
+            url = normalize(done.new_url, base)  # as Frontier.discover
             if url is not None:
                 urls[url] = None
         return [url for url in urls if not self._known(url)]

@@ -27,10 +27,10 @@ import msgspec
 from wreck.urlnorm import normalize
 
 from . import db as d
-from . import pagelinks
+from . import pagelinks, queuebounds
 from .db import UrlRecord
 from .history import noted
-from .normal import normal
+from wreck.urlnorm import normalize as normal  # the one normal form: wreck/urlnorm.py
 from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
@@ -42,6 +42,7 @@ log = logging.getLogger("urlserver")
 SEQ_START = 1 << 40  # room below for URLs put back at a queue's head
 SEED_PREFIX = b"seedhost:"
 SEEN_FILE = "seen.bloom"  # beside LMDB's files: the Bloom filter, mapped (seen.py)
+BOUNDS_FILE = "queues.bounds"  # beside them: the queues' bounds at a clean stop (queuebounds.py)
 _SLASHES = operator.methodcaller("count", "/")  # scope's path-repeat rule looks only past 5 slashes
 _ID = operator.attrgetter("id")
 SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first grows (2 MB)
@@ -170,25 +171,22 @@ class Frontier:
                     if not key.startswith(SEED_PREFIX):
                         break
                     self.scope.add_seed_host(key[len(SEED_PREFIX):].decode())
-            qcur = txn.cursor(db=database.queue)
-            for key, value in txn.cursor(db=database.hosts):
+            saved = queuebounds.take(self._bounds_path, self._stamp(), txn.stat(database.hosts)["entries"])
+            unknown = []  # the hosts whose queue bounds the saved file did not give: probed below
+            for at, (key, value) in enumerate(txn.cursor(db=database.hosts)):
                 host_id, admitted = d.HOSTREC.unpack(value)
                 origin = key.decode()
-                head = tail = SEQ_START
-                prefix = d.queue_prefix(host_id)
-                if qcur.set_range(prefix) and qcur.key().startswith(prefix):
-                    head = d.QKEY.unpack(qcur.key())[1]
-                    if qcur.set_range(d.queue_prefix(host_id + 1)):
-                        qcur.prev()
-                    else:
-                        qcur.last()
-                    tail = d.QKEY.unpack(qcur.key())[1] + 1
-                host = Origin(origin, split_host(origin)[1], host_id, head, tail, admitted, self.board)
+                host = Origin(origin, split_host(origin)[1], host_id, SEQ_START, SEQ_START, admitted, self.board)
+                if saved is not None and saved[at * queuebounds.FIELDS] == host_id:  # saved at a clean stop
+                    host.head, host.tail = saved[at * queuebounds.FIELDS + 1:at * queuebounds.FIELDS + 3]
+                else:
+                    unknown.append(host)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
-                self.queued_total += host.queued
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
+        queuebounds.probe(database, unknown)
+        self.queued_total = sum(host.tail - host.head for host in self.origins.values())
         if not self.seen.load(self._seen_path, self._stamp()):
             self._rebuild_seen()
 
@@ -199,24 +197,42 @@ class Frontier:
     def _stamp(self) -> int:
         return self.db.last_txnid()
 
-    def save_seen(self) -> None:
+    @property
+    def _bounds_path(self) -> str:
+        return os.path.join(self.db.path, BOUNDS_FILE)
+
+    def save_start(self) -> None:
         """After the last commit: mark the Bloom filter's file clean (or write
-        it, if it lives in anonymous memory) for a fast next start.
+        it, if it lives in anonymous memory) and write the queues' bounds
+        (queuebounds.py), for a fast next start.
 
         A write that fails (a full disk, a read-only remount) is one log
-        line, not an error: the committed state is whole without the file,
-        and the next start rebuilds a missing one (seen.py)."""
+        line, not an error: the committed state is whole without the files,
+        and the next start rebuilds a missing one (seen.py) or probes the
+        queues (queuebounds.py)."""
         self.commit()
+        stamp = self._stamp()
         try:
-            self.seen.save(self._seen_path, self._stamp())
+            self.seen.save(self._seen_path, stamp)
         except OSError as exc:
             log.warning("seen-set not saved (%s); the next start rebuilds it from the state",
                         exc.strerror or exc)
-            for path in (f"{self._seen_path}.tmp", self._seen_path):  # a partial file must not hold the space
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+            _discard(self._seen_path)  # a partial file must not hold the space
+        try:
+            with self.db.begin() as txn:
+                names = txn.cursor(db=self.db.hosts).iternext(values=False)
+                queuebounds.save(self._bounds_path, stamp, map(self._bounds, map(bytes.decode, names)))
+        except OSError as exc:
+            log.warning("queue bounds not saved (%s); the next start reads them from the state",
+                        exc.strerror or exc)
+            _discard(self._bounds_path)
+
+    def _bounds(self, origin: str) -> tuple[int, int, int]:
+        """(host id, head, tail) of a host of the hosts table, for queuebounds.save."""
+        host = self.origins.get(origin)
+        if host is None:  # every host of the table is loaded or was added: never, but never a wrong bound
+            return queuebounds.NO_HOST, SEQ_START, SEQ_START
+        return host.id, host.head, host.tail
 
     def _rebuild_seen(self) -> None:
         with self.db.begin() as txn:
@@ -590,3 +606,12 @@ class Frontier:
         rec.tries = rec.expiries = rec.doc_id = 0  # its full retries again; the fetch is a new document
         self.move(fp, UrlEvent.RETRY_REQUESTED, "retry requested", rec=rec)
         self.push(host, entry)
+
+
+def _discard(path: str) -> None:
+    """Remove a start-up file and its tmp, if any: a failed write must not hold the space."""
+    for name in (f"{path}.tmp", path):
+        try:
+            os.unlink(name)
+        except OSError:
+            pass

@@ -5,7 +5,7 @@
 # was half the urlserver's CPU for new links (issue 16,
 # bench/results/2026-11-24-frontier2.md), and each pass here costs tens of
 # nanoseconds a link. A page whose links are all in normal form (the usual
-# case: spiders send them normalised, urlserver/normal.py checks) never
+# case: spiders send them normalised, wreck/urlnorm.py's match_normal checks) never
 # enters a Python loop; the others take the loop for that page only.
 """Columns of a page's outlinks: normal form, origins, fingerprints."""
 
@@ -15,13 +15,12 @@ import operator
 from functools import partial
 from hashlib import blake2b
 
-from wreck.urlnorm import normalize
+from wreck.urlnorm import match_normal, normalize
 
 from . import db as d
-from .normal import match_normal
 from .scope import split_host
 
-_ORIGIN_NAME = operator.methodcaller("group", 1, 3)  # normal.py's groups: the origin, the host name
+_ORIGIN_NAME = operator.methodcaller("group", 1, 3)  # match_normal's groups: the origin, the host name
 _FIRST = operator.itemgetter(0)
 _HASH = partial(blake2b, digest_size=d.FP_SIZE - 2)  # db.fingerprint's hash of the URL
 _DIGEST = operator.methodcaller("digest")

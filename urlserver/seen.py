@@ -55,6 +55,8 @@ from itertools import islice
 
 import numpy as np
 
+from wreck.recentset import RecentSet
+
 log = logging.getLogger("urlserver")
 BITS_PER_URL = 16
 PROBES = 4  # bits set per fingerprint, written out in _word_and_bits()
@@ -70,7 +72,7 @@ CLEAN, OPEN = 1, 2
 BOOT_ID = "/proc/sys/kernel/random/boot_id"
 REBUILD_CHUNK = 1 << 18  # fingerprints set per numpy pass in rebuild(): a few MB of temporaries
 # Strings per generation: two generations of ~100-byte URLs cost about
-# 50 MB at most (and their union's table, RecentLinks.known, 16 MB more),
+# 50 MB at most (in one set, RecentLinks.known: wreck/recentset.py),
 # whatever the crawl's size, and cover a few thousand hosts' menus at once.
 RECENT_LINKS = 1 << 18
 # check_and_add_many() probes this many or more with numpy: its fixed cost
@@ -314,24 +316,19 @@ def _unlink(path: str) -> None:
         pass
 
 
-class RecentLinks:
+class RecentLinks(RecentSet):
     """Exact cache of normal-form link strings whose URLs are recorded.
 
     `pending` holds what the open write transaction recorded; committed()
-    moves it into the trusted generations and aborted() drops it. A
-    generation that fills becomes the previous one and the one before is
-    forgotten, so memory stays bounded. `known` is the union of the two
-    trusted generations, so that a link new to both costs one probe of a
-    big set (a cache miss each) instead of two: on a page of new links the
-    probes were a twelfth of discover_links (issue 16).
+    trusts it (wreck/recentset.py: two bounded generations, one set
+    `known` to probe) and aborted() drops it.
     """
 
+    __slots__ = ("pending",)
+
     def __init__(self, limit: int = RECENT_LINKS) -> None:
-        self.limit = limit
+        super().__init__(limit)
         self.pending: set[str] = set()
-        self.current: set[str] = set()
-        self.previous: set[str] = set()
-        self.known: set[str] = set()  # current | previous
 
     def __contains__(self, url: str) -> bool:
         return url in self.known or url in self.pending
@@ -339,16 +336,9 @@ class RecentLinks:
     def committed(self) -> None:
         """The write transaction committed: trust what it recorded."""
         if self.pending:
-            self.current |= self.pending
-            self.known |= self.pending
+            self.update(self.pending)
             self.pending = set()
-            if len(self.current) > self.limit:
-                self.known -= self.previous  # a string in both is forgotten early: only a cache miss
-                self.previous, self.current = self.current, set()
 
     def aborted(self) -> None:
         """The write transaction was dropped: forget what it recorded."""
         self.pending = set()
-
-    def __len__(self) -> int:
-        return len(self.known)

@@ -23,11 +23,11 @@ from __future__ import annotations
 import logging
 
 from wreck.protocol import Done
+from wreck.urlnorm import normalize
 
 from . import db as d
 from . import lineage
 from .frontier import Frontier
-from .normal import normal
 from .scope import split_host
 
 log = logging.getLogger("urlserver")
@@ -61,7 +61,7 @@ class Sitemaps:
               path: str = "") -> bool:
         """Queue `raw_url` as a sitemap if the bounds allow; whether it was
         queued. `via` and `path`: where it was found (lineage.py)."""
-        url = normal(raw_url, base)
+        url = normalize(raw_url, base)
         if url is None or level > self.depth:
             return False
         fr, txn = self.frontier, self.frontier.txn

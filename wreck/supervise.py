@@ -16,7 +16,11 @@
 #   stdout line; wait for it with a deadline, with poll() rather than
 #   select() (select refuses descriptors past 1023, which a parent holding
 #   many sockets reaches).
-"""die_with_parent, stop, RestartBackoff, read_ready_line."""
+# - wait_ended(): wait for a process to end, or a deadline, on a pidfd
+#   (Linux 5.3+), which wakes poll() when it ends: stop() and wreck-crawl's
+#   watch wake at once, where Popen.wait(timeout) sleeps in steps of up to
+#   50 ms between looks.
+"""die_with_parent, stop, wait_ended, RestartBackoff, read_ready_line."""
 
 from __future__ import annotations
 
@@ -68,8 +72,27 @@ def running(proc: Process) -> bool:
     return proc.poll() is None if isinstance(proc, subprocess.Popen) else proc.is_alive()
 
 
+def wait_ended(pid: int, timeout: float) -> bool:
+    """Wait until process `pid` (a child not yet reaped) ends, at most
+    `timeout` seconds; False at once if there is no pidfd to wait on (not
+    Linux 5.3+, or it was reaped): the caller then waits its own way."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return False
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)  # readable once the process has ended
+        poller.poll(max(0.0, timeout) * 1000)
+    finally:
+        os.close(fd)
+    return True
+
+
 def _wait(proc: Process, timeout: float | None) -> None:
     if isinstance(proc, subprocess.Popen):
+        if timeout is not None and proc.returncode is None and wait_ended(proc.pid, timeout):
+            timeout = 0  # it has ended, or the time is up: wait() only reaps it
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:

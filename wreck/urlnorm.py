@@ -38,7 +38,8 @@ _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz01
 _ESCAPE = re.compile(r"%([0-9A-Fa-f]{2})")
 # A cheap test that a URL may hold a session id (then _strip_sessions runs).
 _SESSION_HINT = re.compile(r"(?i)ssion|sessid|[;?&](?:sid|cfid|cftoken)=")
-_SESSION_NAME = r"(?:jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken)"
+_SESSION_NAMES = r"jsessionid|phpsessid|aspsessionid[a-z]*|sessionid|session_id|cfid|cftoken"
+_SESSION_NAME = rf"(?:{_SESSION_NAMES})"
 _QUERY_SESSION = re.compile(rf"(?i){_SESSION_NAME}=")
 _PATH_SESSION = re.compile(rf"(?i);{_SESSION_NAME}=[^/;?]*")
 _TOKEN = re.compile(r"[0-9A-Za-z]{32,}")
@@ -51,53 +52,86 @@ def _escape(match: re.Match[str]) -> str:
     return chr(byte) if byte in _UNRESERVED else "%" + match.group(1).upper()
 
 
-# An absolute http(s) URL already in its normal form is its own normal form
-# (plus '/' for an empty path): proved by the string alone, without ada-url's
-# parse (issue 16: the links a page gives to other sites are mostly new to a
-# spider's link cache, and each cost a parse). The proof is conservative:
-# whatever it does not cover goes to the full path, which gives the same
-# answer (tests/shared/test_urlnorm_fast.py compares the two). It covers:
-# - a lower-case scheme, then '//' and no user:password;
-# - a host of lower-case labels of letters, digits and '-', the last one
-#   starting with a letter (a last label that is a number makes the host an
-#   IPv4 address, which the URL Standard rewrites: '127.1', '0x7f.1'), none
-#   holding 'xn--' (punycode is checked, and may be refused); or an IPv4
-#   address in its canonical dotted-decimal form;
-# - no port, or a decimal one without leading zero, at most 65535, and
-#   neither 80 nor 443 (a scheme's default port is dropped);
-# - a path and query of characters the URL Standard's percent-encode sets
-#   leave alone (URL Standard 4.4: unreserved and sub-delimiters, ':', '@',
-#   '/'; the query neither "'" -- the special-query set encodes it), with no
-#   '%' (escapes are rewritten here), no '\\' (a '/' in special URLs), no
-#   whitespace, no '#', and no '/.' (dot segments are removed);
-# - and no session id (_SESSION_HINT).
+# An absolute http(s) URL already in its normal form is its own normal form,
+# whatever the base: proved by the string alone, without ada-url's parse.
+# This is the one test of "already normal" in WRECK: the spider's absolute
+# links (issue 16: the links a page gives to other sites are mostly new to a
+# spider's link cache, and each cost a parse) and the urlserver's every
+# link, seed and redirect (a spider is not trusted to have normalised them:
+# normalize_parsed costs about 2 us, one anchored regex about 0.25 us) take
+# it through normalize(), and urlserver/pagelinks.py through match_normal().
+# It is conservative: whatever it does not accept goes to the parse, which
+# gives the same answer (tests/shared/test_urlnorm_fast.py and
+# tests/shared/test_urlnorm_normal.py compare the two). It accepts:
+# - scheme http or https, lower-case, then '//' and no user:password;
+# - a host of lower-case ASCII labels (letters, digits, '-', '_') whose last
+#   label starts with a letter (a last label that is a number makes the host
+#   an IPv4 address, which the URL Standard rewrites: '127.1', '0x7f.1'),
+#   none starting 'xn--' (punycode is checked, and may be refused); or an
+#   IPv4 address in its canonical dotted-decimal form;
+# - no port, or a decimal one without leading zero, at most 65535, and not
+#   the scheme's default (dropped);
+# - a path that starts with '/' and has no segment starting with '.' (no dot
+#   segments to remove), then an optional query: both of RFC 3986 unreserved
+#   and sub-delim characters, ':', '@', '/' (the path also "'", which the
+#   URL Standard's special-query set encodes, 4.4), '?' in the query, and
+#   percent-escapes in upper-case hex that do not encode an unreserved
+#   character (_escape would rewrite those); no '\\', whitespace or '#';
+# - no session id that _strip_sessions would remove: no ';NAME=' in the path
+#   and no query parameter 'NAME=' (NAME a session name above, in any case;
+#   any 'sid=', where _is_session is stricter), checked only at ';', '?' and
+#   '&', so ordinary URLs cost nothing more;
+# - at most MAX_URL_LEN octets.
+# An absolute URL without a path ('http://a.example', 'http://a.example?q')
+# is taken when adding the '/' the URL Standard adds makes it one of these.
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])"
-_NORMAL_ABSOLUTE = re.compile(
-    r"https?://"
-    rf"((?:[a-z0-9-]+\.)*[a-z][a-z0-9-]*|(?:{_OCTET}\.){{3}}{_OCTET})"  # host
-    r"(?::([1-9][0-9]{0,4}))?"  # port
-    r"(/[A-Za-z0-9\-._~!$&'()*+,;=:@/]*)?"  # path
-    r"(?:\?[A-Za-z0-9\-._~!$&()*+,;=:@/?]*)?"  # query
-)
-_DEFAULT_PORTS = ("80", "443")  # either, whatever the scheme: 'http://a:443' is rare, and parsed
+_IPV4 = rf"(?:{_OCTET}\.){{3}}{_OCTET}"
+# Possessive (++, *+): a label is taken whole with its dot and never given
+# back, so a URL refused at its path or port fails at once (no backtracking
+# into the host: 'https://a.example' without its '/' cost twice a match).
+_LABEL = r"(?!xn--)[a-z0-9_-]++"
+_NAME = rf"(?:{_LABEL}\.)*+(?!xn--)[a-z][a-z0-9_-]*+"
+_PORT = r"(?:[1-9][0-9]{0,3}|[1-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5])"
+_NOT_DEFAULT = r"(?(s)(?!443(?![0-9]))|(?!80(?![0-9])))"  # https: not 443; http: not 80
+# %XX in upper-case hex, except escapes of unreserved characters (- . 0-9 A-Z _ a-z ~).
+_NORMAL_ESCAPE = r"%(?!2[DE]|3[0-9]|4[1-9A-F]|5[0-9AF]|6[1-9A-F]|7[0-9AE])[0-9A-F]{2}"
+_CHAR = r"A-Za-z0-9\-._~!$()*+,=:@"  # sub-delims but '&' and ';': checked for sessions
+# the first-letter class fails most parameter names before the case-blind alternation runs
+_SESSION = rf"(?=[JjPpAaSsCc])(?i:{_SESSION_NAMES}|sid)="
+# Runs of plain characters are taken whole and never given back (possessive
+# ++ and *+: the \Z after them decides), which halves the path's cost.
+_PATH = rf"(?:[{_CHAR}'&]++|/(?!\.)|;(?!{_SESSION})|{_NORMAL_ESCAPE})*+"
+_QUERY = rf"(?!{_SESSION})(?:[{_CHAR};/?]++|&(?!{_SESSION})|{_NORMAL_ESCAPE})*+"
+_ORIGIN = rf"(http(?P<s>s)?://({_NAME}|{_IPV4})(?::{_NOT_DEFAULT}{_PORT})?)"
+# Groups: 1 the origin, 3 the host name.
+_NORMAL = re.compile(rf"(?=.{{1,{limits.MAX_URL_LEN}}}\Z){_ORIGIN}/(?!\.){_PATH}(?:\?{_QUERY})?\Z")
+# The same without a path, and one octet shorter: the URL Standard adds '/'.
+_PATHLESS = re.compile(rf"(?=.{{1,{limits.MAX_URL_LEN - 1}}}\Z){_ORIGIN}(?:\?{_QUERY})?\Z")
+
+match_normal = _NORMAL.match
+"""match_normal(url): a match (group 1 the origin, 3 the host name) only if
+normalize(url) is `url` itself, proved by its characters (see above); else None."""
+
+
+def is_normal(url: str) -> bool:
+    """True only if normalize(url) is `url` itself, proved by its characters."""
+    return _NORMAL.match(url) is not None
+
+
+def _rooted(url: str) -> str | None:
+    """`url` with the path '/' it lacks, when that is its normal form."""
+    found = _PATHLESS.match(url)
+    if found is None:
+        return None
+    end = found.end(1)
+    return url[:end] + "/" + url[end:]
 
 
 def normal_absolute(url: str) -> str | None:
     """normalize(url) when `url` proves it by its characters alone (see
-    above: an absolute http(s) URL already in its normal form), else None:
-    then only normalize() can tell."""
-    found = _NORMAL_ABSOLUTE.fullmatch(url)
-    if found is None or len(url) >= limits.MAX_URL_LEN:
-        return None
-    host, port, path = found.groups()
-    if port is not None and (port in _DEFAULT_PORTS or (len(port) == 5 and port > "65535")):
-        return None
-    if "xn--" in host or (path is not None and "/." in path) or ("=" in url and _SESSION_HINT.search(url)):
-        return None
-    if path is None:  # 'http://a.example?q' is 'http://a.example/?q'
-        end = found.end(2 if port is not None else 1)
-        return url[:end] + "/" + url[end:]
-    return url
+    above: an absolute http(s) URL in its normal form, or lacking only the
+    path '/'), else None: then only normalize_parsed() can tell."""
+    return url if _NORMAL.match(url) is not None else _rooted(url)
 
 
 def normalize(url: str, base: str | None = None) -> str | None:
@@ -105,11 +139,12 @@ def normalize(url: str, base: str | None = None) -> str | None:
 
     None when the result is not a usable http/https URL: unparseable,
     another scheme (javascript:, mailto:, data:, ftp: ...), no host, not
-    printable ASCII, or longer than limits.MAX_URL_LEN.
+    printable ASCII, or longer than limits.MAX_URL_LEN. An absolute URL
+    already in its normal form is returned as it is, whatever `base`.
     """
-    if base is None and (fast := normal_absolute(url)) is not None:
-        return fast
-    return normalize_parsed(url, base)
+    if _NORMAL.match(url) is not None:  # the usual link: one regex (normal_absolute, inlined)
+        return url
+    return _rooted(url) or normalize_parsed(url, base)
 
 
 def normalize_parsed(url: str, base: str | None = None) -> str | None:
@@ -149,13 +184,18 @@ def _is_session(param: str) -> bool:
 
 def _strip_sessions(href: str) -> str:
     """`href` without session-id path and query parameters (see the opening comment)."""
+    # Only from the path on: a host may hold ';NAME=' too ('http://a;sid=1/'
+    # is the host 'a;sid=1' to the URL Standard), and stripping there made
+    # another host, or none ('https:///p'), which normalised again differs.
+    start = href.find("/", href.find("//") + 2)  # ada-url's href: scheme://host[:port]/path
+    origin, href = href[:start], href[start:]
     path, mark, query = href.partition("?")
     path = _PATH_SESSION.sub("", path)
     if query:
         kept = [p for p in query.split("&") if not _is_session(p)]
         query = "&".join(kept)
         mark = "?" if kept else ""
-    return path + mark + query
+    return origin + path + mark + query
 
 
 def _drop_userinfo(href: str) -> str:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import resource
+import subprocess
+import sys
 
 import pytest
 
@@ -67,3 +69,48 @@ def test_a_log_write_that_fails_is_dropped_and_the_copy_goes_on(tmp_path):
     (tmp_path / "gone").mkdir()  # space is back
     log.write(b"written\n")
     assert (tmp_path / "gone" / "x.log").read_bytes() == b"written\n"
+
+
+# A daemon that, told to stop, says a last word on stderr after a deal of
+# work (its batch drained, its last commit), then exits.
+LAST_WORDS = """import os, signal, sys
+def stop(*_):
+    sys.stderr.write(''.join(f'{i:08d} draining\\n' for i in range(200_000)))  # more than the pipe holds
+    sys.stderr.write('stopped cleanly\\n')
+    sys.stderr.flush()
+    os._exit(0)
+signal.signal(signal.SIGTERM, stop)
+print('ready', flush=True)
+signal.pause()
+"""
+
+
+def test_a_stopped_childs_last_words_are_in_its_log_when_stop_returns(tmp_path):
+    # wreck-crawl exits at once after its summary (cli._exit_at_once): what
+    # a daemon said while stopping must be in its log by then, not in a pipe
+    (tmp_path / "lastwords.py").write_text(LAST_WORDS)
+    log = tmp_path / "lastwords.log"
+    child = Child("lastwords", "lastwords", [], log, {**os.environ, "PYTHONPATH": str(tmp_path)})
+    assert child.read_line("ready") == ""
+    assert child.stop() == 0
+    assert log.read_bytes().endswith(b"00199999 draining\nstopped cleanly\n")
+
+
+# What an ordinary exit owes, kept by wreck-crawl's exit at once: output still
+# in a buffer, the exit handlers, a thread that is not a daemon, the code.
+EXIT_AT_ONCE = """import atexit, sys, threading
+from wreck.local.cli import _exit_at_once
+atexit.register(lambda: print('exit handler ran'))
+worker = threading.Thread(target=lambda: print('thread finished its work'))
+sys.stdout.write('summary, still buffered; ')
+worker.start()
+_exit_at_once(3)
+"""
+
+
+def test_wreck_crawls_exit_at_once_keeps_what_an_ordinary_exit_owes(tmp_path):
+    done = subprocess.run([sys.executable, "-c", EXIT_AT_ONCE], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 3, done.stderr
+    assert "summary, still buffered; " in done.stdout
+    assert "thread finished its work" in done.stdout and "exit handler ran" in done.stdout
+    assert done.stdout.index("thread finished its work") < done.stdout.index("exit handler ran")  # as Python orders them

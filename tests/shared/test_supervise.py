@@ -49,6 +49,18 @@ def test_stop_kills_what_ignores_sigterm_once_the_grace_is_over():
     assert ignores.returncode == -signal.SIGKILL and obeys.returncode == 3
 
 
+def test_wait_ended_returns_once_the_process_has_ended_and_not_before():
+    proc = _start(OBEYS_SIGTERM)
+    if not supervise.wait_ended(proc.pid, 0):
+        proc.kill()
+        proc.wait()
+        pytest.skip("no pidfd here (Linux < 5.3): callers poll instead")
+    assert proc.poll() is None  # the time was up, it runs on
+    proc.terminate()
+    assert supervise.wait_ended(proc.pid, 30)
+    assert proc.poll() == 3  # it has ended: reaped at once
+
+
 def test_stop_handles_multiprocessing_workers_and_what_has_already_exited():
     ctx = multiprocessing.get_context("spawn")
     worker = ctx.Process(target=time.sleep, args=(600,))

@@ -115,3 +115,13 @@ def test_resolver_agrees_with_normalize(base, ref):
 def test_resolving_a_pages_links_at_once_is_resolving_each(base):
     refs = RESOLVER_CASES + ["http://Other.test:80/x/../y?b=1", "https://ex.org/a", "http:rel", "/p/1.html"]
     assert BaseUrl(base).resolve_all(refs * 2) == [normalize(ref, base) for ref in refs * 2]
+
+
+def test_a_session_name_in_the_host_is_not_stripped_from_it():
+    # ';jsessionid=' in the host is part of the host name to the URL Standard:
+    # stripping it made another host ('127.0.0.' then normalised again as
+    # 127.0.0.0) or none at all ('https:///x.example/a')
+    for url in ("http://127.0.0.;jsessionid=1/A/B", "https:/;jsessionid=1/x.example/a"):
+        once = normalize(url)
+        assert once is not None and normalize(once) == once
+    assert normalize("http://127.0.0.;jsessionid=1/A/B;jsessionid=2") == "http://127.0.0.;jsessionid=1/A/B"

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from wreck.protocol import limits
-from wreck.urlnorm import normal_absolute, normalize, normalize_parsed
+from wreck.urlnorm import BaseUrl, normal_absolute, normalize, normalize_parsed
+from wreck.urlserver.pagelinks import normal_columns
 from tests.spider_helpers import REALDOCS
 
 DATA = Path(__file__).parent / "data" / "urltestdata.json"
@@ -95,3 +96,36 @@ def test_the_fast_path_agrees_with_the_parse_on_mutated_links():
     urls += ["http://a.example/" + "x" * (limits.MAX_URL_LEN - 17 + k) for k in (-2, -1, 0, 1)]
     urls += ["http://a.example?" + "x" * (limits.MAX_URL_LEN - 18 + k) for k in (-2, -1, 0, 1)]
     assert agree(urls) >= 1_000
+
+
+# Hostile links as a page may write them: the WHATWG cases against their
+# bases, mutations of absolute links, and the hostile test web's own shapes.
+_HOSTILE = ["../../../../etc/passwd", "/a/./b/../c", "//evil.wreck.test/x", "HTTP://EVIL.wreck.test:80/",
+            "/redirect/to?url=http://127.0.0.1/&code=301", "?PHPSESSID=1&x=2", "/s;jsessionid=A1/p?x=1",
+            "http://user:pw@evil.wreck.test/", "http://evil.wreck.test/%7e%2f%2E%2e/", "  /trim\t\n ",
+            "http://[::1]:8080/", "http://0x7f.1/", "http://xn--bcher-kva.de/", "http://bücher.de/?q=é",
+            "javascript:alert(1)", "mailto:a@b", "http://evil.wreck.test", "http://evil.wreck.test?q",
+            "http://evil.wreck.test/it's?it's", "http://127.0.0.;jsessionid=1/A/B",
+            "https:/;jsessionid=1/x.example/a", "http://a_b.evil.wreck.test:443/", "https://evil.wreck.test:443/"]
+
+
+def test_the_spider_and_the_urlserver_give_a_hostile_link_one_normal_form():
+    # The spider resolves a page's links (BaseUrl, spider/outlinks.py); the
+    # urlserver, trusting no spider, normalises what a DONE carries
+    # (pagelinks.normal_columns, as Frontier.discover_links) and a redirect
+    # target (normalize, as Frontier.discover). A link given two normal forms
+    # would be fetched twice, or never: every entry point agrees with the
+    # parse, and the spider's answer is the urlserver's own normal form.
+    rng = random.Random(9)
+    pairs = [(case["input"], case["base"]) for case in CASES if str(case.get("base")).startswith("http")]
+    pairs += [(_mutated(rng), "http://evil.wreck.test/dir/page.html") for _ in range(5_000)]
+    pairs += [(ref, base) for ref in _HOSTILE for base in ("http://evil.wreck.test/a/b/c.html", "https://x.test/")]
+    for ref, base in pairs:
+        want = normalize_parsed(ref, base)
+        spider = BaseUrl(base).resolve(ref)
+        assert spider == want, (ref, base)
+        assert normal_columns([ref], base, set())[0] == ([] if want is None else [want]), (ref, base)
+        assert normalize(ref, base) == want, (ref, base)
+        if want is not None:  # what a spider sends is taken as it is: one key
+            assert normal_columns([want], None, set())[0] == [want]
+            assert normalize(want) == want

@@ -37,5 +37,5 @@ def test_known_links_and_links_awaiting_committed_stay_bounded():
     for i in range(10, 20):
         sent.sent(i, (f"http://a.example/{i}",))
         sent.committed((i,))
-    assert len(sent.current) + len(sent.previous) <= 2 * 4
+    assert len(sent) <= 2 * 4
     assert "http://a.example/19" in sent and "http://a.example/10" not in sent

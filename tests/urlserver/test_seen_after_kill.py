@@ -69,7 +69,7 @@ def test_a_frontier_killed_mid_insert_reopens_with_its_filter_and_every_url_know
         recorded = txn.stat(fr.db.urls)["entries"]
     assert recorded >= committed * 50  # what was committed (and perhaps one commit more)
     from wreck.urlserver import db as d
-    from wreck.urlserver.normal import normal
+    from wreck.urlnorm import normalize as normal
     fps = [d.fingerprint(normal(u)) for page in range(committed) for u in _links(page)]
     assert all(map(fr.seen.might_contain, fps))  # a Bloom filter may say maybe wrongly, never "no" to a known URL
     # every page offered again, up to a few past the kill: nothing known is admitted a second time

@@ -137,8 +137,11 @@ class Child:
         return self.proc.poll()
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
-        """SIGTERM, wait, SIGKILL if it will not go; its exit code."""
+        """SIGTERM, wait, SIGKILL if it will not go; its exit code, once
+        its last stderr is in its log (wreck-crawl may then exit at once)."""
         supervise.stop([self.proc], timeout)
+        if self._stderr.ident is not None:
+            self._stderr.join(DRAIN_TIMEOUT_S)  # ends at the pipe's EOF: the child (and any child of its own) gone
         return self.proc.returncode
 
 

@@ -16,17 +16,22 @@
 # (wreck/crawlfile.py) and its children start from that file; a resume reads
 # them, and a flag that would change one is refused unless --reconfigure.
 # One wreck-crawl owns DIR at a time (wreck/dirlock.py). This module is the
-# command line only; run.py runs the crawl.
+# command line only; run.py runs the crawl. Once it has its exit code,
+# wreck-crawl ends at once (_exit_at_once): Python's teardown of every module
+# imported for the daemons, object by object, came after the summary and
+# held the shell for tens of milliseconds for nothing (issue 16).
 """The wreck-crawl command."""
 
 from __future__ import annotations
 
+import atexit
 import logging
 import os
 import socket
 import sys
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -285,7 +290,34 @@ def _check_seeds(seeds: str | None, urls: list[str], allow_net, stdin: str | Non
 
 
 def main() -> None:
-    oneline.main(app, "wreck-crawl")
+    try:
+        oneline.main(app, "wreck-crawl")
+    except SystemExit as exc:
+        _exit_at_once(exc.code)
+
+
+def _exit_at_once(code: int | str | None) -> NoReturn:
+    """Exit with `code` as an ordinary exit would, less the teardown of the
+    interpreter's modules: wreck-crawl imported every daemon's (fork.py's
+    preload: numpy, lmdb, lexbor, rich ...) and Python frees them object by
+    object at exit, after the summary, while the kernel frees the memory
+    at once. What an exit owes is done first: the threads that are not
+    daemons joined (as Python does), the exit handlers run (multiprocessing
+    reaps the forked daemons, logging flushes), stdout and stderr flushed.
+    The daemons are stopped and their logs complete by now (run.py, Child.stop)."""
+    if code is not None and not isinstance(code, int):
+        print(code, file=sys.stderr)  # as sys.exit(TEXT) does
+        code = 1
+    for thread in threading.enumerate():
+        if not thread.daemon and thread is not threading.current_thread():
+            thread.join()
+    atexit._run_exitfuncs()  # what Python itself calls at exit (CPython's, private but there since 3.0)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):  # a closed pipe (wreck-crawl | head): nothing more to say
+            pass
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ import gc
 import json
 import os
 import secrets
-import select
 import signal
 import time
 from collections.abc import Sequence
@@ -36,7 +35,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from wreck import inherited, manifest
+from wreck import inherited, manifest, supervise
 from wreck.deploy import SECRET_ENV
 from wreck.protocol.handshake import CRAWL_ID_BYTES
 
@@ -273,17 +272,9 @@ def _refused_by_address_policy(last: dict) -> str | None:
 
 def _tick(pid: int) -> None:
     """Wait TICK_S, or less if process `pid` (the urlserver) ends first: a
-    finished crawl then stops at once, not at the next tick (issue 16). A
-    pidfd wakes select() when the process ends, so nothing polls."""
-    try:
-        fd = os.pidfd_open(pid)
-    except (AttributeError, OSError):  # no pidfd here (Linux < 5.3), or already reaped
+    finished crawl then stops at once, not at the next tick (issue 16)."""
+    if not supervise.wait_ended(pid, TICK_S):  # no pidfd here (Linux < 5.3), or already reaped
         time.sleep(TICK_S)
-        return
-    try:
-        select.select([fd], [], [], TICK_S)
-    finally:
-        os.close(fd)
 
 
 def _stop_all(children: list[Child]) -> None:

@@ -1,13 +1,14 @@
-"""is_normal(): every URL it accepts is its own normal form, so the urlserver
-may skip normalize() for it; and the usual shapes of links are accepted."""
+"""is_normal() (wreck/urlnorm.py's one test of "already normal", the fast path
+of normalize() in the spider and the urlserver): every URL it accepts is its
+own normal form by ada-url's parse (normalize_parsed), so both may skip the
+parse for it; and the usual shapes of links are accepted."""
 
 from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from wreck.urlnorm import normalize
-from wreck.urlserver.normal import is_normal, normal
+from wreck.urlnorm import is_normal, normal_absolute, normalize, normalize_parsed
 
 _HOST_CHARS = "abcxyz019-_.XN"
 _PATH_CHARS = "aZ09-._~!$&'()*+,;=:@/?%#\\ \"<>`{}|^[]\téAEF2"
@@ -28,15 +29,24 @@ _paths = st.lists(st.one_of(st.text(_PATH_CHARS, max_size=8), st.sampled_from(_S
 def test_every_accepted_url_is_its_own_normal_form(scheme, host, port, path):
     url = f"{scheme}{host}{port}/{path}"
     if is_normal(url):
-        assert normalize(url) == url
-        assert normalize(url, "http://other.example/a/b") == url
+        assert normalize_parsed(url) == url
+        assert normalize_parsed(url, "http://other.example/a/b") == url
+
+
+@settings(max_examples=2000)
+@given(st.sampled_from(["http://", "https://", "HTTP://"]), _hosts, _ports, st.sampled_from(["", "?", "?x=1/2"]), _paths)
+def test_a_url_without_a_path_is_taken_only_with_the_path_the_standard_adds(scheme, host, port, mark, query):
+    url = f"{scheme}{host}{port}{mark}{query if mark else ''}"
+    fast = normal_absolute(url)
+    if fast is not None:
+        assert fast == normalize_parsed(url) == normalize(url)
 
 
 @given(st.text(max_size=60))
 def test_arbitrary_text_accepted_only_if_normal(text):
     for url in (text, "http://a.example/" + text):
         if is_normal(url):
-            assert normalize(url) == url
+            assert normalize_parsed(url) == url
 
 
 def test_common_links_take_the_fast_path():
@@ -44,7 +54,7 @@ def test_common_links_take_the_fast_path():
                 "https://example.com/wiki/Caf%C3%A9", "http://a-b_c.example/x;y=1,2?q=a+b&r=%2F",
                 "https://example.com:8443/x/y/"]:
         assert is_normal(url), url
-        assert normalize(url) == url
+        assert normalize_parsed(url) == url
 
 
 def test_urls_not_in_normal_form_are_normalised():
@@ -63,6 +73,6 @@ def test_urls_not_in_normal_form_are_normalised():
     }
     for raw, want in cases.items():
         assert not is_normal(raw), raw
-        assert normal(raw) == want
-    assert normal("b/c", "http://example.com/a/") == "http://example.com/a/b/c"
-    assert normal("javascript:alert(1)") is None
+        assert normalize(raw) == want == normalize_parsed(raw)
+    assert normalize("b/c", "http://example.com/a/") == "http://example.com/a/b/c"
+    assert normalize("javascript:alert(1)") is None
