@@ -176,6 +176,30 @@ def handouts(crawl: Crawl, count: int) -> tuple[float, int]:
     return time.process_time() - t0, done
 
 
+def handouts_only(data: str, count: int, profile: bool) -> dict:
+    """Hand out (and answer) the next `count` URLs of the crawl at `data`
+    (made by --ingest-only, copied once per tree), timed as in a full run:
+    two copies of one ingest give two WRECKs the same hand-outs, run side
+    by side and again on the same copies (each run takes the next URLs)."""
+    crawl = Crawl.open(Settings(data=data, delay=0.0, ip_concurrency=1_000_000, scope="any", max_pages=10**9,
+                                sync=False, http=None))
+    prepare_hosts(crawl)
+    collector.settle()
+    before = os.times()
+    hand_s, handed = handouts(crawl, count)
+    after = os.times()
+    out = {"handouts_per_s": round(handed / hand_s), "handouts_measured": handed, "cpu_s": round(hand_s, 2),
+           "user_s": round(after.user - before.user, 2), "system_s": round(after.system - before.system, 2)}
+    if profile:
+        prof = cProfile.Profile()
+        prof.enable()
+        handouts(crawl, count // 4)
+        prof.disable()
+        out["profile_handouts"] = top_functions(prof)
+    crawl.close()
+    return out
+
+
 def drop_cache(data: str) -> None:
     """Drop the page cache of the files under `data` (written back first)."""
     os.sync()
@@ -245,11 +269,17 @@ def main() -> None:
                         help="only ingest, into DIR, and keep it: its opens are then timed with --measure-open DIR "
                              "(after a clean stop) and --kill-mid-insert DIR then --measure-open DIR, by any "
                              "WRECK's copy of this file (the 30M reopen in bench/results/2026-11-24-frontier7.md)")
+    parser.add_argument("--handouts-only", metavar="DIR",
+                        help="only time --handouts hand-outs from the crawl in DIR (made by --ingest-only; it is "
+                             "changed: copy it first), with any WRECK's engine: python PATH/TO/frontier_bench.py "
+                             "run from that WRECK's venv (bench/results/2026-11-24-s9-handout9.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure_open:
         return measure_open(args.measure_open)
+    if args.handouts_only:
+        return print(json.dumps(handouts_only(args.handouts_only, args.handouts, args.profile)))
     hosts = args.hosts or (1_000 if args.quick else 100_000)
     urls = args.urls or (200_000 if args.quick else 10_000_000)
     if args.kill_mid_insert:

@@ -13,7 +13,10 @@
 # next run (deferred()).
 # Every change is in the frontier's write transaction: commit() (or
 # commit_soon() and its Future) before the assignments it made are written
-# to a socket. The engine is given an open
+# to a socket. A page claim keeps its URL record as the claim wrote it
+# (Claim.rec), and whatever ends the claim moves that object instead of
+# reading the record again (one LMDB get a hand-out saved; CLAIM_RECORD
+# below says why it cannot have changed). The engine is given an open
 # db.Db (Crawl.open() opens one from the settings); its public methods
 # raise db.StateError, never lmdb's own errors, when the state cannot be
 # written.
@@ -67,7 +70,11 @@ MAX_SKIPS = 256  # disallowed URLs skipped in one turn before the host yields
 # The URLs of the pages new URLs were found on (an assignment's via=), by
 # fingerprint: a host's first pages are the via of most of its others, and a
 # fingerprint's URL never changes. Bounded (a URL is at most MAX_URL_LEN),
-# cleared when full.
+# cleared when full. Each origin also keeps the last via it handed out
+# (Origin.via, lineage()): a page's links to its own site are queued in a
+# row, so they read their via once, where this cache turns over long before
+# a host's next turn when hosts are many (1 % of the vias at 10M URLs on
+# 100,000 hosts: bench/results/2026-11-24-s8-frontier8.md).
 VIA_CACHE = 4096
 ROBOTS_BODY = {"body": str(r.BODY_REQUEST)}
 BYTES_COUNTER = "bytes_fetched"  # meta key: the size= of every FETCHED DONE, summed
@@ -78,6 +85,19 @@ NOFETCH = {ErrorKind.FORBIDDEN_ADDRESS: "refused"}
 DEFERRING = frozenset((Waiting.ROBOTS_RETRY, Waiting.BACKOFF))
 DEFERRED_SAMPLE = 5  # deferred URLs named in /status (and so in wreck-crawl's summary)
 DEFERRED_SCAN = 10_000  # delayed entries looked at for them (feeds' polls sit among the retries)
+# CLAIM_RECORD: why a claim's record (Claim.rec) is still the URL's record
+# when the claim ends. The claim moved it to IN_FLIGHT, and urlstate.MOVES
+# moves an IN_FLIGHT record only by the events that end a claim (a DONE's,
+# CLAIM_EXPIRED, EXPIRIES_EXHAUSTED, UNSENDABLE, UNFETCHED_RECORDED), each
+# applied here through the claim, once (it leaves the ClaimTable first).
+# The other writers of the urls database leave an IN_FLIGHT record be:
+# discover and discover_links write only URLs not yet recorded; a stale
+# second entry met at a pop, release_due, drain or block_queue is skipped
+# by urlstate.can(); retry_requested takes FETCH_ERROR and ERROR records
+# only. A transaction that is aborted ends the engine (abandon(), after
+# server.py's state_unwritable), so no claim outlives a write it lost; a
+# restart requeues the persisted claims from LMDB (REQUEUED_AFTER_RESTART,
+# read afresh), never from memory.
 
 
 class NotOwned(ValueError):
@@ -565,7 +585,7 @@ class Crawl:
         rec.doc_id = rec.doc_id or doc_id
         fr.move(fp, UrlEvent.CLAIMED_UNFETCHED, None, rec=rec)
         claim = Claim(trans_id, rec.doc_id, UNFETCHED, host, NO_ADDRESS, url, spider,
-                      now + self.settings.timeout_update, now, entry=entry, failure=res)
+                      now + self.settings.timeout_update, now, entry=entry, failure=res, rec=rec)
         self.claims.persist(fr.txn, claim)
         self.claims.add(claim)
         self.stats["unfetched_handouts"] += 1
@@ -573,7 +593,7 @@ class Crawl:
         if res.refused:
             extra["refused"] = ",".join(res.refused)
         log.info("event=unfetched_handout url=%s reason=%r", url, res.error)
-        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec)})
+        return Assignment(trans_id, rec.doc_id, NO_ADDRESS, host.name, url, {**extra, **self.lineage(rec, host)})
 
     def dns_requests(self) -> list[Origin]:
         """Hosts to resolve now; answer each with dns_result()."""
@@ -633,7 +653,7 @@ class Crawl:
         rec.doc_id = doc_id
         fr.move(fp, UrlEvent.CLAIMED, None, rec=rec)  # keeps the reason of its last move
         claim = Claim(trans_id, doc_id, PAGE, host, host.ip, url, spider, now + self.settings.timeout_update, now,
-                      entry=entry)
+                      entry=entry, rec=rec)
         self.claims.persist(fr.txn, claim)
         self.claims.add(claim)
         if chain is None:
@@ -652,18 +672,24 @@ class Crawl:
         if chain is not None:
             extra = {**extra, "after": str(self.chains.extended(chain, trans_id))}
             self.stats["handed_ahead"] += 1
-        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec)})
+        return Assignment(trans_id, doc_id, host.ip, host.name, url, {**extra, **self.lineage(rec, host)})
 
-    def lineage(self, rec: d.UrlRecord) -> dict[str, str]:
-        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3):
-        where its URL was first found and its hop path, hops=- for a seed."""
-        via = rec.via_url or self._vias.get(rec.via)
-        if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
-            via = self.frontier.via_url(rec)
-            if via is not None:
-                if len(self._vias) >= VIA_CACHE:
-                    self._vias.clear()
-                self._vias[rec.via] = via
+    def lineage(self, rec: d.UrlRecord, host: Origin) -> dict[str, str]:
+        """The via= and hops= of a page's assignment (docs/protocol.txt 5.3) of
+        `host`: where its URL was first found and its hop path, hops=- for a seed."""
+        via = rec.via_url or (host.via_url if rec.via == host.via else None)
+        if via is None:
+            via = self._vias.get(rec.via)
+            if via is None:  # an LMDB get and a decode: remembered (VIA_CACHE)
+                via = self.frontier.via_url(rec)
+                if via is not None:
+                    if len(self._vias) >= VIA_CACHE:
+                        self._vias.clear()
+                    self._vias[rec.via] = via
+            if host.queued:  # the next of its queue likely shares it (VIA_CACHE)
+                host.via, host.via_url = rec.via, via
+            else:  # an origin without work keeps none (Origin.via)
+                host.via = host.via_url = None
         out = {"hops": rec.path or lineage.SEED_MARK}
         if via is not None:
             out["via"] = via
@@ -739,7 +765,7 @@ class Crawl:
         the URL ends as a drained one would, with its host's failure."""
         self.claims.forget(self.frontier.txn, claim.trans_id)
         res = claim.failure
-        self.frontier.move(claim.fp, UrlEvent.UNFETCHED_RECORDED, res.error)
+        self.frontier.move(claim.fp, UrlEvent.UNFETCHED_RECORDED, res.error, rec=claim.rec)
         self._error(res.kind)
         log.info("event=unfetched_recorded url=%s specific=%s reason=%r", claim.url, event.specific.name, res.error)
 
@@ -748,7 +774,7 @@ class Crawl:
         fp = claim.fp
         self.suspects.cleared(fp, claim.spider)
         self.claims.forget(fr.txn, claim.trans_id)
-        rec = fr.record(fp)
+        rec = claim.rec  # as the claim wrote it: no second get (CLAIM_RECORD)
         rec.tries += 1
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries,
                           backoff_max=s.backoff_max)
@@ -911,8 +937,7 @@ class Crawl:
                 host.robots.move(RobotsEvent.FETCH_ABANDONED)
         else:
             self.claims.forget(fr.txn, claim.trans_id)
-            fp = claim.fp
-            rec = fr.record(fp)
+            fp, rec = claim.fp, claim.rec  # as the claim wrote it (CLAIM_RECORD)
             rec.expiries += charge
             if rec.expiries >= self.settings.max_expiries:
                 fr.move(fp, UrlEvent.EXPIRIES_EXHAUSTED, f"claim expired {rec.expiries} times ({why})", rec=rec)
@@ -933,7 +958,7 @@ class Crawl:
         if claim.kind != ROBOTS:
             self.suspects.cleared(claim.fp, claim.spider)
             self.claims.forget(self.frontier.txn, trans_id)
-            self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}")
+            self.frontier.move(claim.fp, UrlEvent.UNSENDABLE, f"cannot be sent: {why}", rec=claim.rec)
             self._error(ErrorKind.UNSENDABLE)
         else:  # its origin (maybe not claim.host, after redirects) moves to KNOWN, allow-all
             self._robots_outcome(claim.job, r.RobotsOutcome(r.ALLOW_ALL, why="robots URL cannot be sent"), now)

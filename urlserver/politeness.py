@@ -83,7 +83,8 @@ class Origin:
     """One origin (scheme://host:port): its queue bounds, and its name's politeness slot."""
 
     __slots__ = ("origin", "name", "id", "head", "tail", "admitted", "slot",
-                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "_waiting", "board")
+                 "delay", "version", "in_heap", "ip", "addr_state", "robots", "robots_jobs", "_waiting", "board",
+                 "via", "via_url")
 
     def __init__(self, origin: str, name: str, host_id: int, head: int, tail: int, admitted: int,
                  board=None) -> None:
@@ -100,6 +101,11 @@ class Origin:
         self.robots_jobs: list = []  # robots.txt fetches (maybe for other hosts) to run here
         self._waiting = Waiting.NONE  # why the origin is out of the heap
         self.board = board  # hostview.HostBoard, told of every change of `waiting`
+        # the via fingerprint and URL of the last URL handed out (crawl.py, VIA_CACHE): its next
+        # URLs, the rest of one page's links, read it here. One URL at most (--max-url-len), and
+        # none once the queue is empty, so an origin without work holds nothing.
+        self.via: bytes | None = None
+        self.via_url: str | None = None
         if board is not None:
             board.born(self)
 

@@ -28,18 +28,20 @@ class RobotsJob:
 
 
 class Claim:
-    """One transaction in flight: a page (entry: its queue entry), a robots.txt
-    fetch (job), or an unfetched page (failure: its host's dns.Resolution)."""
+    """One transaction in flight: a page (entry: its queue entry; rec: its
+    URL record as the claim wrote it, which its ending moves: crawl.py), a
+    robots.txt fetch (job), or an unfetched page (failure: its host's
+    dns.Resolution)."""
 
     __slots__ = ("trans_id", "doc_id", "kind", "host", "ip", "url", "entry", "fp", "job", "spider",
-                 "deadline", "started", "failure")
+                 "deadline", "started", "failure", "rec")
 
     def __init__(self, trans_id: int, doc_id: int, kind: str, host, ip: str, url: str, spider,
                  deadline: float, started: float, *, entry: bytes = b"", job: RobotsJob | None = None,
-                 failure=None) -> None:
+                 failure=None, rec=None) -> None:
         self.trans_id, self.doc_id, self.kind, self.host, self.ip = trans_id, doc_id, kind, host, ip
         self.url, self.spider, self.deadline, self.started = url, spider, deadline, started
-        self.entry, self.job, self.failure = entry, job, failure
+        self.entry, self.job, self.failure, self.rec = entry, job, failure, rec
         self.fp = d.entry_fp(entry)  # a page claim's URL fingerprint (b"" for robots.txt)
 
 

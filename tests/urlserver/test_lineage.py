@@ -113,3 +113,36 @@ def test_a_sitemaps_urls_are_found_on_it_by_a_sitemap_hop(tmp_path):
     assert got["http://a.test/sitemap.xml"].extra["hops"] == "I"  # the well-known name, by convention
     assert got["http://a.test/listed"].extra == {"via": "http://a.test/map.xml", "hops": "PMM"}
     c.close()
+
+
+def test_the_links_of_one_page_handed_out_in_a_row_read_their_via_once(tmp_path, monkeypatch):
+    """Each origin keeps the last via it handed out (Origin.via), so a page's
+    links to its own site, queued in a row, read the page's record once
+    however many hosts turn the shared via cache over (crawl.py, VIA_CACHE)."""
+    from wreck.urlserver import crawl as engine
+
+    monkeypatch.setattr(engine, "VIA_CACHE", 1)  # the shared cache turns over at every read
+    sites = ("http://a.test", "http://b.test", "http://c.test")
+    pages = {f"{site}/": tuple(f"{site}/{n}" for n in range(6)) for site in sites}
+    pages["http://a.test/0"] = tuple(f"http://a.test/deep{n}" for n in range(4))
+    c = crawl_engine(tmp_path, scope="any")
+    for site in sites:
+        c.add_seed(site + "/")
+    reads = []
+    via_url = c.frontier.via_url
+    monkeypatch.setattr(c.frontier, "via_url", lambda rec: reads.append(rec.via) or via_url(rec))
+    got = {}
+
+    def answer(a):
+        got[a.url] = a
+        return fetched(a, *pages.get(a.url, ())) if not a.url.endswith("/robots.txt") else not_found(a)
+
+    order = run_until_idle(c, 0.0, answer)
+    for page, links in pages.items():
+        for link in links:
+            assert got[link].extra == {"via": page, "hops": "LL" if "deep" in link else "L"}
+    hosts_in_turn = [url.split("/")[2] for url in order if "/robots.txt" not in url]
+    assert any(x != y for x, y in zip(hosts_in_turn, hosts_in_turn[1:]))  # the hosts took turns
+    vias = [v for v in reads if v != d.NO_VIA]  # a seed has none to read
+    assert sorted(vias) == sorted(d.fingerprint(page) for page in pages)  # one read a page
+    c.close()
