@@ -51,7 +51,6 @@ from .forward import Forwarder
 from .frontier import Frontier
 from .iptoken import IpTokens
 from .hostview import HELD_SCAN, due as host_due
-from wreck.urlnorm import normalize as normal  # the one normal form: wreck/urlnorm.py
 from .partition import DocIdsExhausted, doc_id_of
 from .politeness import HELD, Origin, Politeness, Waiting
 from .recrawl import Recrawl, policy_for
@@ -330,7 +329,7 @@ class Crawl:
     def add_feed(self, raw_url: str) -> str:
         """A seed the operator marked as a feed: 'queued', 'known' or 'bad'."""
         result = self.frontier.discover(raw_url, depth=0, seed=True)
-        url = normal(raw_url)
+        url = normalize(raw_url)
         if url is None or result not in ("queued", "known"):
             return result
         fr, fp = self.frontier, d.fingerprint(url)
@@ -354,7 +353,7 @@ class Crawl:
         if batch.seq <= fw.last_applied(fr.txn, sender):
             return False
         for link in batch.links:
-            url = normal(link.url)
+            url = normalize(link.url)
             if url is None or fw.foreign(split_host(url)[1]):
                 raise NotOwned(f"partition {self.settings.partition} of {self.settings.partitions} does not own "
                                f"{link.url[:200]}: are both started with the same --partitions?")
@@ -808,7 +807,7 @@ class Crawl:
         elif step.follow:
             fr.discover(step.follow, depth=rec.depth, hops=rec.hops + 1, base=claim.url, via=fp,
                         path=lineage.extend(rec.path, lineage.REDIRECT))
-            target = normal(step.follow, claim.url)
+            target = normalize(step.follow, claim.url)
             if feed is not None and target is not None:  # a moved feed is still a feed
                 self.feeds.add(fr.txn, d.fingerprint(target), target, split_host(target)[1], marked=feed.marked)
         if fetched and self.sitemaps.is_sitemap(fr.txn, fp):

@@ -30,7 +30,6 @@ from . import db as d
 from . import pagelinks, queuebounds
 from .db import UrlRecord
 from .history import noted
-from wreck.urlnorm import normalize as normal  # the one normal form: wreck/urlnorm.py
 from .hostview import HostBoard
 from .politeness import Origin
 from .scope import Scope, split_host
@@ -323,7 +322,7 @@ class Frontier:
         record keeps `via` (the fingerprint of the URL it was found on; or
         `via_url`, that URL itself, when no record here holds it) and `path`,
         its hop path from the seed (lineage.py)."""
-        url = normal(raw_url, base)
+        url = normalize(raw_url, base)
         if url is None:
             return "bad"
         origin, name = split_host(url)
