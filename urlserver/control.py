@@ -146,7 +146,9 @@ def block_queue(frontier, host: Origin, *, limit: int = BLOCK_BATCH) -> tuple[in
         fp = d.entry_fp(entry)
         rec = frontier.record(fp)
         if rec is None or not can(rec.state, UrlEvent.BLOCKED):
-            continue  # a stale second entry (urlstate.can): the URL is in hand elsewhere
+            if rec is not None:
+                frontier.stale(rec.url, rec.state)  # a stale entry (urlstate.can): the URL is in hand elsewhere
+            continue
         frontier.move(fp, UrlEvent.BLOCKED, "host blocked by the operator", rec=rec)
         txn.put(d.queue_prefix(host.id) + fp, entry, db=blocked_db)
         count += 1

@@ -503,8 +503,8 @@ class Crawl:
                     self.politeness.schedule(host, now + SUSPECT_WAIT_S)
                 return None
             rec = fr.record(fp)
-            if not can(rec.state, UrlEvent.CLAIMED):  # a stale second entry (urlstate.can)
-                log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
+            if not can(rec.state, UrlEvent.CLAIMED):  # a stale entry (urlstate.can; frontier.py, SWEEP_RUN)
+                fr.stale(url, rec.state)
                 continue
             if rules.allowed(url):
                 return self._claim_page(host, entry, rec, fp, url, spider, now, chain)
@@ -576,7 +576,7 @@ class Crawl:
             rec = fr.record(fp)
             if can(rec.state, UrlEvent.CLAIMED_UNFETCHED):
                 break
-            log.warning("event=stale_entry url=%s state=%s", url, UrlState(rec.state).name)
+            fr.stale(url, rec.state)
         else:
             self.politeness.schedule(host, now)  # the rest at its next turn
             return None

@@ -10,6 +10,20 @@
 # commit_soon() starts that on the writer thread (db.py) and the server
 # writes the assignments once it is done. A URL
 # record's state changes only through move(), by the table of urlstate.py.
+#
+# Popped entries are deleted a run at a time (SWEEP_RUN): a pop reads the
+# head entry and moves the head on; the entries a host popped stay in LMDB
+# until SWEEP_RUN of them are popped, its queue empties or the crawl stops
+# cleanly, and are then deleted with one cursor pass. Deleting each at its
+# pop dirtied (copied, then wrote at the commit) one queue leaf per host
+# served in every commit of hand-outs (bench/results/2026-11-24-s10-frontier10.md).
+# After a kill -9 the popped-but-not-deleted entries are back at their
+# queues' heads; each one's URL record has moved on (claimed, disallowed,
+# drained or blocked, in the transaction of its pop), so the stale-entry
+# check (urlstate.can) skips it when it is popped again, and stale()
+# counts it back: every commit keeps the total of queued URLs, stamped with
+# its transaction, and an open after a kill -9 starts from it, so /status
+# shows the same count as before the kill.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
 from __future__ import annotations
@@ -45,6 +59,12 @@ BOUNDS_FILE = "queues.bounds"  # beside them: the queues' bounds at a clean stop
 _SLASHES = operator.methodcaller("count", "/")  # scope's path-repeat rule looks only past 5 slashes
 _ID = operator.attrgetter("id")
 SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first grows (2 MB)
+# A host's popped entries deleted together (see the top): 64 entries of ~80
+# bytes span two or three 4 KB leaves, so a run costs a commit about one dirty
+# leaf per 25 hand-outs instead of one each; and fewer than MAX_SKIPS
+# (crawl.py, 256), so a restart's stale run is skipped in one turn of its host.
+SWEEP_RUN = 64
+QUEUED_KEY = b"queued"  # meta: the transaction's id and the queued URLs' total then, u64 each
 
 
 class Frontier:
@@ -67,6 +87,8 @@ class Frontier:
         self._txn = None
         self._committing: Future | None = None  # commit_soon()'s, until settled
         self._dirty: set[Origin] = set()
+        self._popped: dict[Origin, int] = {}  # host -> its first popped entry still in LMDB (see the top)
+        self.unswept = 0  # entries popped before a kill -9 and found again at the queues' heads: stale() skips them
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
         self._prefixes = pagelinks.Prefixes()  # of discover_links' fingerprints
         self.on_new_work = None  # callback(host) when a host's queue grows
@@ -132,6 +154,7 @@ class Frontier:
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
+        txn.put(QUEUED_KEY, d.U64.pack(txn.id()) + d.U64.pack(self.queued_total), db=self.db.meta)
         if self.forward is not None:  # partitions: the links for the others, in the same commit
             self.forward.flush(txn)
         return txn
@@ -184,8 +207,13 @@ class Frontier:
                 self.by_id[host_id] = host
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
+            saved_total = txn.get(QUEUED_KEY, db=database.meta)
         queuebounds.probe(database, unknown)
         self.queued_total = sum(host.tail - host.head for host in self.origins.values())
+        if saved_total is not None and d.U64.unpack_from(saved_total)[0] == self._stamp():
+            # written by the last commit: the queues' heads may hold its popped entries (see the top)
+            self.unswept = max(self.queued_total - d.U64.unpack_from(saved_total, 8)[0], 0)
+            self.queued_total -= self.unswept
         if not self.seen.load(self._seen_path, self._stamp()):
             self._rebuild_seen()
 
@@ -209,6 +237,7 @@ class Frontier:
         line, not an error: the committed state is whole without the files,
         and the next start rebuilds a missing one (seen.py) or probes the
         queues (queuebounds.py)."""
+        self.sweep()
         self.commit()
         stamp = self._stamp()
         try:
@@ -497,6 +526,8 @@ class Frontier:
         if front:
             host.head -= 1
             seq = host.head
+            if self._popped.get(host) == seq:  # the entry put back is the only one popped: nothing left to delete
+                del self._popped[host]
         else:
             seq = host.tail
             host.tail += 1
@@ -506,14 +537,47 @@ class Frontier:
             self.on_new_work(host)
 
     def pop(self, host: Origin) -> bytes | None:
-        """The raw entry at the head of `host`'s queue, removed."""
-        if host.head >= host.tail:
+        """The raw entry at the head of `host`'s queue, taken off it (deleted
+        from LMDB with the next SWEEP_RUN: see the top)."""
+        head = host.head
+        if head >= host.tail:
             return None
-        key = d.QKEY.pack(host.id, host.head)
-        entry = self.txn.pop(key, db=self.db.queue)
-        host.head += 1
+        entry = self.txn.get(d.QKEY.pack(host.id, head), db=self.db.queue)
+        host.head = head + 1
         self.queued_total -= 1
+        popped = self._popped
+        first = popped.setdefault(host, head)
+        if head + 1 - first >= SWEEP_RUN or head + 1 == host.tail:
+            self._delete_popped(host, first)
+            del popped[host]
         return entry
+
+    def stale(self, url: str, state: int) -> None:
+        """A popped entry turned out stale (its URL's record is not queued:
+        urlstate.can), and is skipped. Entries popped before a kill -9 are
+        expected (see the top) and counted back into queued_total; any other
+        is a warning."""
+        if self.unswept:
+            self.unswept -= 1
+            self.queued_total += 1  # not in the total saved at the last commit, but taken off it by pop()
+            log.debug("event=stale_entry url=%s state=%s reason=popped_before_restart", url, UrlState(state).name)
+        else:
+            log.warning("event=stale_entry url=%s state=%s", url, UrlState(state).name)
+
+    def sweep(self) -> None:
+        """Delete every host's popped entries now (at a clean stop: the next
+        start then finds each queue's head where it was left)."""
+        for host, first in self._popped.items():
+            self._delete_popped(host, first)
+        self._popped.clear()
+
+    def _delete_popped(self, host: Origin, first: int) -> None:
+        """Delete `host`'s entries from seq `first` to its head, with one cursor pass."""
+        cursor = self.txn.cursor(db=self.db.queue)
+        end = d.QKEY.pack(host.id, host.head)
+        if cursor.set_range(d.QKEY.pack(host.id, first)):
+            while cursor.key() < end and cursor.delete():  # delete() moves to the next key
+                pass
 
     def drain(self, host: Origin, reason: str) -> int:
         """End every queued URL of `host` (DNS failure, forbidden address...): DRAINED."""
@@ -521,9 +585,11 @@ class Frontier:
         while (entry := self.pop(host)) is not None:
             fp = d.entry_fp(entry)
             rec = self.record(fp)
-            if rec is not None and can(rec.state, UrlEvent.DRAINED):  # else a stale second entry (urlstate.can)
+            if rec is not None and can(rec.state, UrlEvent.DRAINED):
                 self.move(fp, UrlEvent.DRAINED, reason, rec=rec)
                 count += 1
+            elif rec is not None:  # a stale entry (urlstate.can)
+                self.stale(rec.url, rec.state)
         if count:
             log.warning("event=host_drained origin=%s urls=%d state=%s reason=%r",
                         host.origin, count, UrlState.ERROR.name, reason)
