@@ -17,7 +17,9 @@
 #                                     ("robotsdoc:" + robots.txt URL), the
 #                                     crawl id ("crawl_id", 32 hex digits),
 #                                     the partition each IP token is out at
-#                                     ("lent:" + IP, iptoken.py)
+#                                     ("lent:" + IP, iptoken.py), the queued
+#                                     URLs' total and the transaction that
+#                                     wrote it ("queued", frontier.py)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
