@@ -82,10 +82,18 @@ def _kill_after_handouts(tmp_path) -> dict:
     return json.loads(proc.stdout)
 
 
-def _hand_out_everything(c) -> list[str]:
-    """Every URL handed out from here to the end, each answered FETCHED."""
+def _watch_bounds(monkeypatch) -> list[bool]:
+    """Whether each start from now on found a queues.bounds it trusts."""
+    used: list[bool] = []
+    take = queuebounds.take
+    monkeypatch.setattr(queuebounds, "take", lambda *a: (lambda w: (used.append(w is not None), w)[1])(take(*a)))
+    return used
+
+
+def _hand_out_everything(c, limit: int | None = None) -> list[str]:
+    """Every URL handed out from here to the end (or the first `limit`), each answered FETCHED."""
     handed = []
-    while (a := take_resolving(c, 0.0)) is not None:
+    while (limit is None or len(handed) < limit) and (a := take_resolving(c, 0.0)) is not None:
         if a.url.endswith("/robots.txt"):
             c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), 0.0)
             continue
@@ -105,9 +113,7 @@ def test_a_kill_9_before_the_popped_entries_are_deleted_loses_and_repeats_no_url
     assert killed["queued_total"] == HOSTS * LINKS - HANDED
     if stale_bounds:  # the clean stop's file, as if it were left behind: LMDB has moved past it
         (tmp_path / "d" / BOUNDS_FILE).write_bytes(clean_stop_file)
-    used: list[bool] = []
-    take = queuebounds.take
-    monkeypatch.setattr(queuebounds, "take", lambda *a: (lambda w: (used.append(w is not None), w)[1])(take(*a)))
+    used = _watch_bounds(monkeypatch)
     caplog.set_level(logging.WARNING, logger="urlserver")
     c = crawl_engine(tmp_path, scope="any")
     assert used == [False]
@@ -125,29 +131,23 @@ def test_a_kill_9_before_the_popped_entries_are_deleted_loses_and_repeats_no_url
     c.close()
 
 
-def test_a_clean_stop_leaves_no_popped_entry_and_the_next_start_finds_the_same_queues(tmp_path):
+def test_a_clean_stop_leaves_no_popped_entry_and_the_next_start_finds_the_same_queues(tmp_path, monkeypatch):
     _queued_then_stopped(tmp_path)
     c = crawl_engine(tmp_path, scope="any")
-    fetched = []
-    while len(fetched) < HANDED:
-        a = take_resolving(c, 0.0)
-        if a.url.endswith("/robots.txt"):
-            c.done("s", Done(a.trans_id, Status.ERROR, 404, Specific.HTTP_ERROR, 1), 0.0)
-            continue
-        fetched.append(a.url)
-        c.done("s", Done(a.trans_id, Status.FETCHED, 200, Specific.OK, 1), 0.0)
-    c.commit()
+    fetched = _hand_out_everything(c, HANDED)
     assert _queue_entries(c) > c.frontier.queued_total  # popped, not deleted yet
     bounds = {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()}
     c.close()
     shutil.copytree(tmp_path / "d", tmp_path / "copy" / "d")
     (tmp_path / "copy" / "d" / BOUNDS_FILE).unlink()
+    used = _watch_bounds(monkeypatch)
     for where in (tmp_path, tmp_path / "copy"):  # the bounds saved at the stop, and the probes
         c = crawl_engine(where, scope="any")
         assert _queue_entries(c) == c.frontier.queued_total == HOSTS * LINKS - HANDED
         assert {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()} == bounds
         assert set(_hand_out_everything(c)) == set(_urls()) - set(fetched)
         c.close()
+    assert used == [True, False]
 
 
 def test_a_run_of_popped_entries_is_deleted_once_it_is_long_enough(tmp_path):
