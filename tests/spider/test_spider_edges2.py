@@ -1,0 +1,56 @@
+"""The second red-team round's spider cases without sockets (tests/web/edges2.py
+serves them to a crawl, tests/e2e/test_edges2_e2e.py): how a response's
+Content-Type, or its absence, decides whether its links are followed."""
+
+from __future__ import annotations
+
+import pytest
+
+from wreck.mediatype import accepts, media_type
+from wreck.spider.outlinks import extract, is_html
+
+PAGE = "http://odd.wreck.test/p"
+
+
+@pytest.mark.parametrize("body", [
+    b"<title>untyped</title><a href=/a>a</a>", b"<!-- generated -->\n<p>Hello <a href=/a>a</a>",
+    b"\r\n  <p>Hello", b"<a href=/a>a</a>", b"<DIV class=x>", b"<!DOCTYPE html><html>", b"<html\nlang=en>",
+    b"<script>var x</script>", b"<br>", b"<b>bold</b>",
+])
+def test_an_untyped_body_a_browser_renders_as_html_is_read_for_links(body):
+    # the MIME Sniffing Standard's HTML patterns: a tag of its list or a comment first
+    assert is_html(None, body)
+
+
+@pytest.mark.parametrize("body", [
+    b"Notes\n<a href=/a>a</a>", b"%PDF-1.4\n<a href=/a>", b"\xef\xbb\xbf<html>", b"<htmlx>", b"<br/>",
+    b"<?xml version='1.0'?><rss>", b"\x89PNG\r\n\x1a\n<a href=/a>",
+])
+def test_an_untyped_body_a_browser_does_not_render_as_html_gives_no_links(body):
+    assert not is_html(None, body)
+
+
+@pytest.mark.parametrize("ctype", [
+    b"text/html charset=utf-8", b"text/html, text/html", b'text/html;;charset="utf-8"', b"TEXT/HTML; CHARSET=UTF-8",
+    b"application/xhtml+xml", b"text/html\t; charset=utf-8",
+])
+def test_an_html_content_type_written_loosely_is_html(ctype):
+    assert is_html(ctype, b"")
+    assert extract(b"<a href=/a>a</a>", PAGE, ctype).outlinks == ("http://odd.wreck.test/a",)
+
+
+def test_a_content_type_that_names_no_type_counts_as_absent_so_the_body_decides():
+    assert media_type("html") == "" and media_type(", ") == "" and media_type("*/*") == ""
+    assert is_html(b"html", b"<html><body>") and not is_html(b"html", b"plain words")
+
+
+def test_text_plain_holding_html_is_text():
+    assert not is_html(b"text/plain; charset=utf-8", b"<!DOCTYPE html><a href=/a>")
+
+
+def test_the_accept_filter_reads_loose_content_types_as_browsers_do():
+    assert media_type(b"text/html charset=utf-8") == "text/html"
+    assert media_type("application/json, text/html") == "text/html"  # the last that parses (Fetch)
+    assert media_type("text/html; charset=utf-8") == "text/html"
+    assert accepts(("text/html",), b"text/html charset=utf-8")
+    assert not accepts(("text/html",), b"application/pdf x")
