@@ -219,7 +219,9 @@ def refresh_target(content: str, base: str, query_encoding: str | None = None) -
     found = _REFRESH.match(content)
     if not found:
         return None
-    target = found.group(1).strip().strip("'\"").strip()
+    target = found.group(1).strip()
+    if target[:1] in ("'", '"'):  # HTML 7.11.1: a quoted URL ends at its closing quote, whatever follows
+        target = target[1:].partition(target[0])[0].strip()
     if query_encoding is not None:
         target = encode_query(target, query_encoding)
     return normalize(target, base) if target else None

@@ -1,13 +1,14 @@
 """The second red-team round's spider cases without sockets (tests/web/edges2.py
 serves them to a crawl, tests/e2e/test_edges2_e2e.py): how a response's
-Content-Type, or its absence, decides whether its links are followed."""
+Content-Type, or its absence, decides whether its links are followed; a
+refresh's quoted URL."""
 
 from __future__ import annotations
 
 import pytest
 
 from wreck.mediatype import accepts, media_type
-from wreck.spider.outlinks import extract, is_html
+from wreck.spider.outlinks import extract, is_html, refresh_target
 
 PAGE = "http://odd.wreck.test/p"
 
@@ -54,3 +55,18 @@ def test_the_accept_filter_reads_loose_content_types_as_browsers_do():
     assert media_type("text/html; charset=utf-8") == "text/html"
     assert accepts(("text/html",), b"text/html charset=utf-8")
     assert not accepts(("text/html",), b"application/pdf x")
+
+
+@pytest.mark.parametrize(("content", "target"), [
+    ("0;url='/t/trailing' (old page)", "/t/trailing"), ("0; url='/t/single'", "/t/single"),
+    ('0;URL="/t/double"', "/t/double"), ("0; URL = /t/bare", "/t/bare"), ("0; /t/no-url", "/t/no-url"),
+    ("0;url='/t/unclosed", "/t/unclosed"), ("0;url=/t/x'", "/t/x'"),
+])
+def test_a_refresh_url_is_read_as_html_reads_it(content, target):
+    # HTML 7.11.1, the shared declarative refresh steps: a quote opens the URL and its match closes it
+    assert refresh_target(content, PAGE) == "http://odd.wreck.test" + target
+
+
+def test_a_refresh_without_a_usable_url_names_none():
+    assert refresh_target("30", PAGE) is None
+    assert refresh_target("0;url=javascript:go('/t/js')", PAGE) is None
