@@ -1,13 +1,15 @@
 """The second red-team round's spider cases without sockets (tests/web/edges2.py
 serves them to a crawl, tests/e2e/test_edges2_e2e.py): how a response's
 Content-Type, or its absence, decides whether its links are followed; a
-refresh's quoted URL."""
+refresh's quoted URL; a 305's Location."""
 
 from __future__ import annotations
 
 import pytest
 
 from wreck.mediatype import accepts, media_type
+from wreck.protocol import Specific, Status
+from wreck.spider.outcome import of_response
 from wreck.spider.outlinks import extract, is_html, refresh_target
 
 PAGE = "http://odd.wreck.test/p"
@@ -70,3 +72,15 @@ def test_a_refresh_url_is_read_as_html_reads_it(content, target):
 def test_a_refresh_without_a_usable_url_names_none():
     assert refresh_target("30", PAGE) is None
     assert refresh_target("0;url=javascript:go('/t/js')", PAGE) is None
+
+
+def test_a_305_use_proxy_location_is_not_followed_as_a_page():
+    got = of_response(PAGE, 305, "http://proxy.example:3128/", None)
+    assert (got.status, got.specific, got.new_url, got.success) == (Status.ERROR, Specific.HTTP_ERROR, None, False)
+    assert "305" in got.reason
+
+
+@pytest.mark.parametrize("code", [300, 301, 302, 303, 307, 308])
+def test_the_other_redirects_with_a_location_are_followed(code):
+    got = of_response(PAGE, code, "/t/next#part", None)
+    assert (got.status, got.new_url) == (Status.REDIRECTION, "http://odd.wreck.test/t/next")
