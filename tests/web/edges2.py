@@ -12,21 +12,27 @@
 #                        patterns: <title>, <p>, a comment first; a PDF; text),
 #                        text/plain holding HTML, application/xhtml+xml,
 #                        'text/html charset=utf-8' (no ';'), two types joined
-#                        by a comma, ';;' and quotes, upper case, an empty body
+#                        by a comma, ';;' and quotes, upper case, an empty
+#                        body, a PNG served as text/html
 #     /st/...            300/307/308 with a Location (followed), 305 Use Proxy
 #                        (its Location is a proxy, never a page), a 301 to
 #                        itself, a Location with a fragment, Locations to ftp:,
 #                        file:, javascript:, data:, mailto:, 204, an unasked
 #                        304, 401 with WWW-Authenticate, 451, 300 Set-Cookie
-#                        headers, an obs-folded header, a body cut mid-chunk
+#                        headers, an obs-folded header, a body cut mid-chunk,
+#                        a header line without a colon, 'Content-Type :', a
+#                        chunked body with a trailer, a CRLF before the status
+#                        line, two Location headers
 #     /u/...             IPv4 number forms (hex, one integer, octal, a short
 #                        form) naming this host's address; entities in hrefs
 #                        (&amp;, &#x2F;, the legacy '&copy=' left alone in an
 #                        attribute); 'http:/path'; an upper-case scheme; '#' and
-#                        '?' only; a 100 KB href before an ordinary link
+#                        '?' only; a 100 KB href before an ordinary link; a
+#                        port written with leading zeros
 #     /h/...             <meta http-equiv=refresh> quoting forms (single,
 #                        double, none, a quoted URL with text after it, no
-#                        'url=', a javascript: target, a delay alone); text
+#                        'url=', a javascript: target, a delay alone, a page
+#                        refreshing itself in 10 minutes); text
 #                        that looks like links but is not (a comment, CDATA,
 #                        <script>, <textarea>, <title>, <style>, <xmp>, a
 #                        <form action>); <iframe> and <frame>; <link rel=
@@ -42,6 +48,8 @@
 #     botname            a group for 'wreck-bot' (another crawler's token)
 #     big                600 KiB, not compressed, the rules at 450 KiB
 #     empty              'Disallow:' with no value: allow all
+#     typed              the rules served as text/html
+#     nolf               CRLF lines, the last rule without its line end
 """Edges2Host: the second round of edge-case hosts; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 ODD = f"odd.{DOMAIN}"
 ODD_IP = "127.66.10.1"
-ROBOTS2_HOSTS = ("agent", "botname", "big", "empty")
+ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf")
 BIG_HREF = 100 * 1024  # an href past the protocol's 8 KiB URL bound, twelve times over
 COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under the spider's 64 KiB head bound)
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
@@ -98,6 +106,7 @@ CT_CASES: dict[str, tuple[str | None, bytes]] = {
     "quoted": ('text/html;;charset="utf-8"', _page("x", _a("ct-quoted"))),
     "upper": ("TEXT/HTML; CHARSET=UTF-8", _page("x", _a("ct-upper"))),
     "empty": (HTML, b""),
+    "html-png": (HTML, b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)) * 8),
 }
 CT_FOLLOWED = ("none-doctype", "none-title", "none-comment", "none-p", "xhtml", "no-semicolon", "comma", "quoted",
                "upper")
@@ -111,6 +120,18 @@ REDIRECTS: dict[str, tuple[int, str]] = {
     "ftp": (302, "ftp://{host}/t/st-ftp"), "file": (302, "file:///t/st-file"),
     "javascript": (302, "javascript:location='/t/st-javascript'"), "data": (302, "data:text/html,x"),
     "mailto": (302, "mailto:webmaster@odd.wreck.test"),
+}
+# /st/NAME answered with these raw heads (LEN: the body's length), each body linking /t/st-NAME
+ODD_HEADS = {
+    # a CGI's debug line among the headers (browsers skip a line without a colon)
+    "no-colon": b"HTTP/1.1 200 OK\r\nX-Powered-By PHP/5.2 debug\r\nContent-Type: text/html\r\nContent-Length: LEN\r\n"
+                b"Connection: close\r\n\r\n",
+    "space-colon": b"HTTP/1.1 200 OK\r\nContent-Type : text/html\r\nContent-Length: LEN\r\nConnection: close\r\n\r\n",
+    "trailers": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n"
+                b"Connection: close\r\n\r\n",
+    "leading-crlf": b"\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: LEN\r\nConnection: close\r\n\r\n",
+    "two-locations": b"HTTP/1.1 302 Found\r\nLocation: /t/st-two-locations-a\r\nLocation: /t/st-two-locations-b\r\n"
+                     b"Content-Length: 0\r\nConnection: close\r\n\r\n",
 }
 STATUS_PAGES = {"204": 204, "304": 304, "401": 401, "451": 451}
 
@@ -149,8 +170,12 @@ class Edges2Host:
             "/u/relative": ("", f'<a href="http:/t/one-slash">a</a><a href="HTTP://ODD.WRECK.TEST:{port}/t/upper-'
                                 f'scheme">b</a><a href="#top">c</a><a href="?">d</a><a href="">e</a>'),
             "/u/big-href": ("", f'<a href="/t/big?q={"b" * BIG_HREF}">big</a>{_a("after-big-href")}'),
+            "/u/port-zeros": ("", f'<a href="http://{ODD}:000{port}/t/port-zeros">z</a>'),
+            "/h/refresh-self": ('<meta http-equiv="refresh" content="600; url=/h/refresh-self">',
+                                _a("refresh-self-link")),
         }
-        self.raw = {"/st/fold": self._fold, "/st/cut-chunk": self._cut_chunk, "/h/frameset": self._frameset}
+        self.raw = {"/st/fold": self._fold, "/st/cut-chunk": self._cut_chunk, "/h/frameset": self._frameset,
+                    **{f"/st/{name}": functools.partial(self._odd_head, name) for name in ODD_HEADS}}
 
     @staticmethod
     def addresses() -> dict[str, str]:
@@ -177,8 +202,9 @@ class Edges2Host:
                "/t/st-300", "/t/st-307", "/t/st-308", "/t/st-fragment", "/t/st-cookies", "/t/st-fold",
                *(f"/t/refresh-{k}" for k in ("single", "double", "bare", "no-url", "trailing")),
                "/t/iframe", "/t/frame", "/t/ent?a=1&b=2", "/t/ent-slash", "/t/ent-copy?x=1&copy=2",
-               "/t/ent-not?a=1&notify=2", "/t/one-slash", "/t/upper-scheme", "/t/after-big-href"}
-        robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big")}
+               "/t/ent-not?a=1&notify=2", "/t/one-slash", "/t/upper-scheme", "/t/after-big-href", "/t/port-zeros",
+               "/t/refresh-self-link", *(f"/t/st-{name}" for name in ("space-colon", "trailers"))}
+        robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big", "typed", "nolf")}
         robots[robots2_name("empty")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("agent")] = {"/", "/public/p", "/tie/p", "/other/p"}
         return {ODD: odd, ODD_IP: {f"/t/ipv4-{name}" for name in IPV4_FORMS}, **robots}
@@ -188,14 +214,18 @@ class Edges2Host:
         odd = {*(f"/t/ct-{k}" for k in CT_NOT_FOLLOWED), "/t/st-305-proxy", "/t/st-javascript", "/t/refresh-js",
                "/t/not-comment", "/t/not-cdata", "/t/not-script", "/t/not-textarea", "/t/not-style", "/t/not-xmp",
                "/t/not-form", "/t/not-form?q=", "/t/not-svg-cdata", "/t/not-title", "/t/refresh-trailing'%20(old%20page)"}
-        return {ODD: odd, **{robots2_name(k): {"/private/p"} for k in ("agent", "botname", "big")}}
+        return {ODD: odd, **{robots2_name(k): {"/private/p"} for k in ("agent", "botname", "big", "typed", "nolf")}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the page's own URL with an
         empty query (docs/urls.md keeps the '?'), <link> relations WRECK
-        does not follow (not a browser navigation), a body cut mid-chunk
-        the crawler may store or not, and its link."""
-        return {ODD: {"/u/relative?", "/t/canonical", "/t/next", "/t/prev", "/t/st-cut-chunk"}}
+        does not follow (not a browser navigation), and the links of
+        answers libcurl refuses where a browser shows a page (a body cut
+        mid-chunk, a header line without a colon, a CRLF before the status
+        line) or a redirect (two Locations)."""
+        return {ODD: {"/u/relative?", "/t/canonical", "/t/next", "/t/prev", "/t/st-cut-chunk", "/t/st-leading-crlf",
+                      "/t/st-no-colon",
+                      "/t/st-two-locations-a", "/t/st-two-locations-b"}}
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         if req.host in (ODD, ODD_IP):
@@ -255,6 +285,15 @@ class Edges2Host:
         await conn.send(head + b"1000\r\n" + _page("cut", _a("st-cut-chunk"))[:200])
         return False
 
+    async def _odd_head(self, name: str, req: Request, conn: Conn) -> bool:
+        body = _page(name, _a(f"st-{name}"))
+        if name == "trailers":
+            body = b"%x\r\n%s\r\n0\r\nX-Checksum: abc\r\n\r\n" % (len(body), body)
+        head = ODD_HEADS[name].replace(b"LEN", b"%d" % len(body))
+        conn.status = 200
+        await conn.send(head + body)
+        return False
+
     async def _frameset(self, req: Request, conn: Conn) -> bool:
         body = b'<!DOCTYPE html><html><frameset cols="*"><frame src="/t/frame"></frameset></html>'
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
@@ -262,7 +301,8 @@ class Edges2Host:
     async def _robots_host(self, req: Request, conn: Conn, kind: str) -> bool:
         path = req.path
         if path == "/robots.txt":
-            return await send_response(conn, req, 200, [("Content-Type", "text/plain")], _robots(kind, self.port))
+            ctype = HTML if kind == "typed" else "text/plain"
+            return await send_response(conn, req, 200, [("Content-Type", ctype)], _robots(kind, self.port))
         if path == "/":
             links = ["/public/p", "/private/p", *(("/tie/p", "/other/p") if kind == "agent" else ())]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
@@ -278,6 +318,10 @@ def _robots(kind: str, port: int) -> bytes:
                 f"Allow: /tie/p\nDisallow: /tie/p\n\nUser-agent: *\nDisallow: /\n").encode()
     if kind == "botname":
         return b"User-agent: wreck-bot\nDisallow: /\n\nUser-agent: *\nDisallow: /private/\n"
+    if kind == "typed":  # rules served as text/html: RFC 9309 names no media type
+        return b"User-agent: *\nDisallow: /private/\n"
+    if kind == "nolf":
+        return b"User-agent: *\r\nDisallow: /private/"
     if kind == "empty":
         return b"User-agent: *\nDisallow:\n"
     line = b"# " + b"-" * 61 + b"\n"
