@@ -45,11 +45,13 @@
 #                        inside the group (it must not end it); an Allow/
 #                        Disallow tie (allow wins);
 #                        a '*' group disallowing everything
-#     botname            a group for 'wreck-bot' (another crawler's token)
+#     botname            a group for 'wreck-bot' (another crawler's token); a
+#                        redirect and a refresh into what robots.txt disallows
 #     big                600 KiB, not compressed, the rules at 450 KiB
 #     empty              'Disallow:' with no value: allow all
 #     typed              the rules served as text/html
 #     nolf               CRLF lines, the last rule without its line end
+#     home               robots.txt redirected to the home page (an HTML page: no rules)
 """Edges2Host: the second round of edge-case hosts; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -63,7 +65,7 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 ODD = f"odd.{DOMAIN}"
 ODD_IP = "127.66.10.1"
-ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf")
+ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf", "home")
 BIG_HREF = 100 * 1024  # an href past the protocol's 8 KiB URL bound, twelve times over
 COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under the spider's 64 KiB head bound)
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
@@ -205,6 +207,8 @@ class Edges2Host:
                "/t/ent-not?a=1&notify=2", "/t/one-slash", "/t/upper-scheme", "/t/after-big-href", "/t/port-zeros",
                "/t/refresh-self-link", *(f"/t/st-{name}" for name in ("space-colon", "trailers"))}
         robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big", "typed", "nolf")}
+        robots[robots2_name("botname")] |= {"/go/private", "/go/refresh"}
+        robots[robots2_name("home")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("empty")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("agent")] = {"/", "/public/p", "/tie/p", "/other/p"}
         return {ODD: odd, ODD_IP: {f"/t/ipv4-{name}" for name in IPV4_FORMS}, **robots}
@@ -226,6 +230,12 @@ class Edges2Host:
         return {ODD: {"/u/relative?", "/t/canonical", "/t/next", "/t/prev", "/t/st-cut-chunk", "/t/st-leading-crlf",
                       "/t/st-no-colon",
                       "/t/st-two-locations-a", "/t/st-two-locations-b"}}
+
+    @staticmethod
+    def asked_twice() -> dict[str, set[str]]:
+        """Host -> paths a correct crawl asks twice: robots.txt's redirect
+        target, fetched as robots.txt (RFC 9309 2.3.1.2), then as a page."""
+        return {robots2_name("home"): {"/"}}
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         if req.host in (ODD, ODD_IP):
@@ -300,12 +310,20 @@ class Edges2Host:
 
     async def _robots_host(self, req: Request, conn: Conn, kind: str) -> bool:
         path = req.path
+        if path == "/robots.txt" and kind == "home":  # the whole site redirected to its home page, robots.txt too
+            return await send_response(conn, req, 301, [("Location", f"http://{req.host}:{self.port}/")])
         if path == "/robots.txt":
             ctype = HTML if kind == "typed" else "text/plain"
             return await send_response(conn, req, 200, [("Content-Type", ctype)], _robots(kind, self.port))
         if path == "/":
-            links = ["/public/p", "/private/p", *(("/tie/p", "/other/p") if kind == "agent" else ())]
+            links = ["/public/p", "/private/p", *(("/tie/p", "/other/p") if kind == "agent" else ()),
+                     *(("/go/private", "/go/refresh") if kind == "botname" else ())]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
+        if path == "/go/private":  # a redirect into what robots.txt disallows
+            return await send_response(conn, req, 302, [("Location", "/private/p")])
+        if path == "/go/refresh":
+            return await send_response(conn, req, 200, [("Content-Type", HTML)],
+                                       _page("r", "", '<meta http-equiv="refresh" content="0; url=/private/p">'))
         served = self.expected().get(req.host, set()) | self.forbidden().get(req.host, set())
         return await self._landed(req, conn, served)
 
