@@ -52,6 +52,9 @@
 #     typed              the rules served as text/html
 #     nolf               CRLF lines, the last rule without its line end
 #     home               robots.txt redirected to the home page (an HTML page: no rules)
+#     tilde              'Disallow: /%7Ejoe/' and '/a%2db', escapes of unreserved
+#                        characters (RFC 9309 2.2.2: compared decoded), while the
+#                        pages link /~joe/p, /%7Ejoe/q and /a-b
 """Edges2Host: the second round of edge-case hosts; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -65,7 +68,7 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 ODD = f"odd.{DOMAIN}"
 ODD_IP = "127.66.10.1"
-ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf", "home")
+ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf", "home", "tilde")
 BIG_HREF = 100 * 1024  # an href past the protocol's 8 KiB URL bound, twelve times over
 COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under the spider's 64 KiB head bound)
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
@@ -209,6 +212,7 @@ class Edges2Host:
         robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big", "typed", "nolf")}
         robots[robots2_name("botname")] |= {"/go/private", "/go/refresh"}
         robots[robots2_name("home")] = {"/", "/public/p", "/private/p"}
+        robots[robots2_name("tilde")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("empty")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("agent")] = {"/", "/public/p", "/tie/p", "/other/p"}
         return {ODD: odd, ODD_IP: {f"/t/ipv4-{name}" for name in IPV4_FORMS}, **robots}
@@ -218,7 +222,8 @@ class Edges2Host:
         odd = {*(f"/t/ct-{k}" for k in CT_NOT_FOLLOWED), "/t/st-305-proxy", "/t/st-javascript", "/t/refresh-js",
                "/t/not-comment", "/t/not-cdata", "/t/not-script", "/t/not-textarea", "/t/not-style", "/t/not-xmp",
                "/t/not-form", "/t/not-form?q=", "/t/not-svg-cdata", "/t/not-title", "/t/refresh-trailing'%20(old%20page)"}
-        return {ODD: odd, **{robots2_name(k): {"/private/p"} for k in ("agent", "botname", "big", "typed", "nolf")}}
+        return {ODD: odd, **{robots2_name(k): {"/private/p"} for k in ("agent", "botname", "big", "typed", "nolf")},
+                robots2_name("tilde"): {"/~joe/p", "/%7Ejoe/q", "/~joe/q", "/a-b", "/a%2Db"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the page's own URL with an
@@ -317,7 +322,8 @@ class Edges2Host:
             return await send_response(conn, req, 200, [("Content-Type", ctype)], _robots(kind, self.port))
         if path == "/":
             links = ["/public/p", "/private/p", *(("/tie/p", "/other/p") if kind == "agent" else ()),
-                     *(("/go/private", "/go/refresh") if kind == "botname" else ())]
+                     *(("/go/private", "/go/refresh") if kind == "botname" else ()),
+                     *(("/~joe/p", "/%7Ejoe/q", "/a-b") if kind == "tilde" else ())]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
         if path == "/go/private":  # a redirect into what robots.txt disallows
             return await send_response(conn, req, 302, [("Location", "/private/p")])
@@ -340,6 +346,8 @@ def _robots(kind: str, port: int) -> bytes:
         return b"User-agent: *\nDisallow: /private/\n"
     if kind == "nolf":
         return b"User-agent: *\r\nDisallow: /private/"
+    if kind == "tilde":  # escapes of unreserved characters: RFC 9309 2.2.2 compares them decoded
+        return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\n"
     if kind == "empty":
         return b"User-agent: *\nDisallow:\n"
     line = b"# " + b"-" * 61 + b"\n"
