@@ -3,7 +3,9 @@ robots2-tilde host, crawled in tests/e2e/test_edges2_e2e.py). The urlserver's
 URLs never hold such an escape (docs/urls.md, section 3: `%7E` is `~`), so
 a Disallow rule is compared decoded, as RFC 9309 2.2.2 says; an Allow rule
 is kept as Google's reference parser keeps it (its case: `Allow:
-/foo/bar/%62%61%7A` does not allow `/foo/bar/baz`)."""
+/foo/bar/%62%61%7A` does not allow `/foo/bar/baz`). Characters the URL
+Standard escapes (a blank, braces...) are escaped in every rule, as the
+URLs they must match are."""
 
 from __future__ import annotations
 
@@ -29,3 +31,11 @@ def test_escapes_of_reserved_and_non_ascii_characters_stay_escapes():
 def test_an_allow_spelling_an_unreserved_character_escaped_is_read_as_googles_reference_reads_it():
     rules = RobotsTxt(b"User-agent: FooBot\nDisallow: /\nAllow: /foo/bar/%62%61%7A\n", "foobot")
     assert not rules.allowed("http://foo.bar/foo/bar/baz")
+
+
+@pytest.mark.parametrize("link", ["/my folder/x", "/my%20folder/y", "/a{b}", "/z?q=a b", "/s?x={y}"])
+def test_a_rule_holding_characters_a_url_never_holds_raw_matches_the_url_escaped(link):
+    rules = RobotsTxt(b"User-agent: *\nDisallow: /my folder/\nDisallow: /a{b}\nDisallow: /*?q=a b\n"
+                      b"Disallow: /s?x={y}\nAllow: /my folder/ok\n", "wreck")
+    assert not rules.allowed(normalize(link, "http://a.test/"))
+    assert rules.allowed(normalize("/my folder/ok", "http://a.test/")) and rules.allowed("http://a.test/other")
