@@ -54,7 +54,8 @@
 #     home               robots.txt redirected to the home page (an HTML page: no rules)
 #     tilde              'Disallow: /%7Ejoe/' and '/a%2db', escapes of unreserved
 #                        characters (RFC 9309 2.2.2: compared decoded), while the
-#                        pages link /~joe/p, /%7Ejoe/q and /a-b
+#                        pages link /~joe/p, /%7Ejoe/q and /a-b; 'Disallow: /my
+#                        folder/' and '/a{b}', characters a URL never holds raw
 """Edges2Host: the second round of edge-case hosts; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -223,7 +224,8 @@ class Edges2Host:
                "/t/not-comment", "/t/not-cdata", "/t/not-script", "/t/not-textarea", "/t/not-style", "/t/not-xmp",
                "/t/not-form", "/t/not-form?q=", "/t/not-svg-cdata", "/t/not-title", "/t/refresh-trailing'%20(old%20page)"}
         return {ODD: odd, **{robots2_name(k): {"/private/p"} for k in ("agent", "botname", "big", "typed", "nolf")},
-                robots2_name("tilde"): {"/~joe/p", "/%7Ejoe/q", "/~joe/q", "/a-b", "/a%2Db"}}
+                robots2_name("tilde"): {"/~joe/p", "/%7Ejoe/q", "/~joe/q", "/a-b", "/a%2Db", "/my%20folder/x",
+                                        "/a%7Bb%7D"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the page's own URL with an
@@ -323,7 +325,7 @@ class Edges2Host:
         if path == "/":
             links = ["/public/p", "/private/p", *(("/tie/p", "/other/p") if kind == "agent" else ()),
                      *(("/go/private", "/go/refresh") if kind == "botname" else ()),
-                     *(("/~joe/p", "/%7Ejoe/q", "/a-b") if kind == "tilde" else ())]
+                     *(("/~joe/p", "/%7Ejoe/q", "/a-b", "/my folder/x", "/a{b}") if kind == "tilde" else ())]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
         if path == "/go/private":  # a redirect into what robots.txt disallows
             return await send_response(conn, req, 302, [("Location", "/private/p")])
@@ -347,7 +349,7 @@ def _robots(kind: str, port: int) -> bytes:
     if kind == "nolf":
         return b"User-agent: *\r\nDisallow: /private/"
     if kind == "tilde":  # escapes of unreserved characters: RFC 9309 2.2.2 compares them decoded
-        return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\n"
+        return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\nDisallow: /my folder/\nDisallow: /a{b}\n"
     if kind == "empty":
         return b"User-agent: *\nDisallow:\n"
     line = b"# " + b"-" * 61 + b"\n"
