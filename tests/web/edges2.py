@@ -19,7 +19,8 @@
 #                        itself, a Location with a fragment, Locations to ftp:,
 #                        file:, javascript:, data:, mailto:, 204, an unasked
 #                        304, 401 with WWW-Authenticate, 451, 300 Set-Cookie
-#                        headers, an obs-folded header, a body cut mid-chunk,
+#                        headers, obs-folded headers (Location, Content-Type
+#                        and another), a body cut mid-chunk,
 #                        a header line without a colon, 'Content-Type :', a
 #                        chunked body with a trailer, a CRLF before the status
 #                        line, two Location headers
@@ -136,6 +137,10 @@ ODD_HEADS = {
     "trailers": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n"
                 b"Connection: close\r\n\r\n",
     "leading-crlf": b"\r\nHTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: LEN\r\nConnection: close\r\n\r\n",
+    "fold-location": b"HTTP/1.1 302 Found\r\nLocation:\r\n /t/st-fold-location\r\nContent-Length: 0\r\n"
+                     b"Connection: close\r\n\r\n",
+    "fold-type": b"HTTP/1.1 200 OK\r\nContent-Type: text/html;\r\n charset=utf-8\r\nContent-Length: LEN\r\n"
+                 b"Connection: close\r\n\r\n",
     "two-locations": b"HTTP/1.1 302 Found\r\nLocation: /t/st-two-locations-a\r\nLocation: /t/st-two-locations-b\r\n"
                      b"Content-Length: 0\r\nConnection: close\r\n\r\n",
 }
@@ -209,7 +214,7 @@ class Edges2Host:
                *(f"/t/refresh-{k}" for k in ("single", "double", "bare", "no-url", "trailing")),
                "/t/iframe", "/t/frame", "/t/ent?a=1&b=2", "/t/ent-slash", "/t/ent-copy?x=1&copy=2",
                "/t/ent-not?a=1&notify=2", "/t/one-slash", "/t/upper-scheme", "/t/after-big-href", "/t/port-zeros",
-               "/t/refresh-self-link", *(f"/t/st-{name}" for name in ("space-colon", "trailers"))}
+               "/t/refresh-self-link", *(f"/t/st-{name}" for name in ("space-colon", "trailers", "fold-location", "fold-type"))}
         robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big", "typed", "nolf")}
         robots[robots2_name("botname")] |= {"/go/private", "/go/refresh"}
         robots[robots2_name("home")] = {"/", "/public/p", "/private/p"}
