@@ -1,7 +1,8 @@
 """The second red-team round's spider cases without sockets (tests/web/edges2.py
 serves them to a crawl, tests/e2e/test_edges2_e2e.py): how a response's
 Content-Type, or its absence, decides whether its links are followed; a
-refresh's quoted URL; a 305's Location."""
+refresh's quoted URL; a 305's Location; a text sitemap, and a feed or an
+HTML page named as a sitemap."""
 
 from __future__ import annotations
 
@@ -9,8 +10,11 @@ import pytest
 
 from wreck.mediatype import accepts, media_type
 from wreck.protocol import Specific, Status
+from wreck.spider import sitemaps
+from wreck.spider.fetch import FetchResult
 from wreck.spider.outcome import of_response
 from wreck.spider.outlinks import extract, is_html, refresh_target
+from wreck.spider.report import report
 
 PAGE = "http://odd.wreck.test/p"
 
@@ -84,3 +88,29 @@ def test_a_305_use_proxy_location_is_not_followed_as_a_page():
 def test_the_other_redirects_with_a_location_are_followed(code):
     got = of_response(PAGE, code, "/t/next#part", None)
     assert (got.status, got.new_url) == (Status.REDIRECTION, "http://odd.wreck.test/t/next")
+
+
+def _sitemap_fetch(body: bytes, ctype: bytes) -> FetchResult:
+    return FetchResult(key=1, url="http://odd.wreck.test/sitemap", http_code=200, body=body, content_type=ctype,
+                       head=b"HTTP/1.1 200 OK\r\n\r\n", ms=1, connected=True)
+
+
+def test_a_text_sitemap_lists_its_urls():
+    # sitemaps.org's text format: one URL a line (a BOM, CRLF, blanks and a stray line tolerated)
+    found = sitemaps.parse(b"\xef\xbb\xbfhttp://odd.wreck.test/a\r\n\r\n  https://odd.wreck.test/b  \r\nnotes\n",
+                           "http://odd.wreck.test/sitemap.txt")
+    assert (found.kind, found.urls, found.listed) == ("urlset", ("http://odd.wreck.test/a", "https://odd.wreck.test/b"),
+                                                      2)
+    rep = report(_sitemap_fetch(b"http://odd.wreck.test/a\n", b"text/plain"), 1, "sitemap")
+    assert rep.outlinks == ("http://odd.wreck.test/a",) and rep.extra["sitemap"] == "urlset"
+
+
+@pytest.mark.parametrize(("body", "ctype"), [
+    (b'<?xml version="1.0"?><rss version="2.0"><channel><item><link>http://odd.wreck.test/a</link></item>'
+     b"</channel></rss>", b"application/rss+xml"),
+    (b'<!DOCTYPE html><title>site map</title><a href="/a">a</a>', b"text/html"),
+])
+def test_a_feed_or_an_html_page_named_as_a_sitemap_gives_its_links(body, ctype):
+    rep = report(_sitemap_fetch(body, ctype), 1, "sitemap")
+    assert rep.outlinks == ("http://odd.wreck.test/a",)
+    assert (rep.extra["sitemap"], rep.extra["listed"]) == ("urlset", "1")
