@@ -20,8 +20,9 @@ from tests.web.edges2 import BIG_HREF, ODD, Edges2Host
 
 pytestmark = pytest.mark.e2e
 EDGES2 = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges2=True)
-# --scope any: the IPv4 number forms name a host by its address, outside every registered domain
-CRAWL = ["--scope", "any", "--delay", "0.01", "--concurrency", "10"]
+# --scope any: the IPv4 number forms name a host by its address, outside every registered domain;
+# --sitemaps: robots2-sitemaps' Sitemap: lines (every host's /sitemap.xml is asked too: a 404)
+CRAWL = ["--scope", "any", "--delay", "0.01", "--concurrency", "10", "--sitemaps"]
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +73,7 @@ def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
 def test_no_request_misses_a_served_path(crawled):
     _, asked, host, *_ = crawled
     names = {*host.addresses(), *host.expected()}
-    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | {"/robots.txt"}
+    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | {"/robots.txt", "/sitemap.xml"}
              for name in names}
     strays = {name: sorted(set(asked[name]) - known[name]) for name in names}
     assert not {name: paths for name, paths in strays.items() if paths}

@@ -53,6 +53,9 @@
 #     typed              the rules served as text/html
 #     nolf               CRLF lines, the last rule without its line end
 #     home               robots.txt redirected to the home page (an HTML page: no rules)
+#     sitemaps           Sitemap: lines naming a text sitemap, an RSS feed (both
+#                        sitemaps.org formats) and an HTML page of links (with
+#                        --sitemaps, each lists a page '/' does not link)
 #     tilde              'Disallow: /%7Ejoe/' and '/a%2db', escapes of unreserved
 #                        characters (RFC 9309 2.2.2: compared decoded), while the
 #                        pages link /~joe/p, /%7Ejoe/q and /a-b; 'Disallow: /my
@@ -70,11 +73,13 @@ from .wire import Conn, Request, response_head, send_response
 HTML = "text/html; charset=utf-8"
 ODD = f"odd.{DOMAIN}"
 ODD_IP = "127.66.10.1"
-ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf", "home", "tilde")
+ROBOTS2_HOSTS = ("agent", "botname", "big", "empty", "typed", "nolf", "home", "tilde", "sitemaps")
 BIG_HREF = 100 * 1024  # an href past the protocol's 8 KiB URL bound, twelve times over
 COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under the spider's 64 KiB head bound)
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
 ROBOTS_BIG_RULES_AT = 450 * 1024  # where that robots.txt's only group starts
+# robots2-sitemaps' Sitemap: lines, each a kind sitemaps.org allows or a site gets wrong: path -> kind
+SITEMAP_FILES = {"/sitemap.txt": "txt", "/sitemap.html": "html", "/feed.rss": "rss"}
 # IPv4 number forms the URL Standard parses (host parser, "IPv4 parser"), all 127.66.10.1
 IPV4_FORMS = {"hex": "0x7f.0x42.0xa.1", "int": "2135034369", "oct": "0177.0102.012.01", "short": "127.4327937"}
 
@@ -219,6 +224,8 @@ class Edges2Host:
         robots[robots2_name("botname")] |= {"/go/private", "/go/refresh"}
         robots[robots2_name("home")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("tilde")] = {"/", "/public/p", "/private/p"}
+        robots[robots2_name("sitemaps")] = {"/", "/public/p", "/private/p", *SITEMAP_FILES,
+                                            *(f"/from-{kind}" for kind in SITEMAP_FILES.values())}
         robots[robots2_name("empty")] = {"/", "/public/p", "/private/p"}
         robots[robots2_name("agent")] = {"/", "/public/p", "/tie/p", "/other/p"}
         return {ODD: odd, ODD_IP: {f"/t/ipv4-{name}" for name in IPV4_FORMS}, **robots}
@@ -316,6 +323,16 @@ class Edges2Host:
         await conn.send(head + body)
         return False
 
+    async def _sitemap_file(self, req: Request, conn: Conn, kind: str) -> bool:
+        url = f"http://{req.host}:{self.port}/from-{kind}"
+        if kind == "txt":  # sitemaps.org's text format: one URL a line
+            return await send_response(conn, req, 200, [("Content-Type", "text/plain")], f"{url}\r\n\r\n".encode())
+        if kind == "html":  # a page of links named as a sitemap (a common mistake)
+            return await send_response(conn, req, 200, [("Content-Type", HTML)], _page("site map", _links([url])))
+        body = (f'<?xml version="1.0"?><rss version="2.0"><channel><title>news</title><link>{url}</link>'
+                f"<item><title>one</title><link>{url}</link></item></channel></rss>").encode()
+        return await send_response(conn, req, 200, [("Content-Type", "application/rss+xml")], body)
+
     async def _frameset(self, req: Request, conn: Conn) -> bool:
         body = b'<!DOCTYPE html><html><frameset cols="*"><frame src="/t/frame"></frameset></html>'
         return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
@@ -332,6 +349,8 @@ class Edges2Host:
                      *(("/go/private", "/go/refresh") if kind == "botname" else ()),
                      *(("/~joe/p", "/%7Ejoe/q", "/a-b", "/my folder/x", "/a{b}") if kind == "tilde" else ())]
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, _links(links)))
+        if kind == "sitemaps" and path in SITEMAP_FILES:
+            return await self._sitemap_file(req, conn, SITEMAP_FILES[path])
         if path == "/go/private":  # a redirect into what robots.txt disallows
             return await send_response(conn, req, 302, [("Location", "/private/p")])
         if path == "/go/refresh":
@@ -353,6 +372,9 @@ def _robots(kind: str, port: int) -> bytes:
         return b"User-agent: *\nDisallow: /private/\n"
     if kind == "nolf":
         return b"User-agent: *\r\nDisallow: /private/"
+    if kind == "sitemaps":
+        base = f"http://{robots2_name(kind)}:{port}"
+        return "".join(f"Sitemap: {base}{path}\n" for path in SITEMAP_FILES).encode() + b"User-agent: *\nDisallow:\n"
     if kind == "tilde":  # escapes of unreserved characters: RFC 9309 2.2.2 compares them decoded
         return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\nDisallow: /my folder/\nDisallow: /a{b}\n"
     if kind == "empty":
