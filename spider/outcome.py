@@ -104,6 +104,8 @@ def of_response(
     if code == 304:
         return FetchOutcome(OK, Specific.NOT_MODIFIED, code, True)
     retry = parse_retry_after(retry_after, now) if retry_after else None
+    if code == 305:  # Use Proxy: its Location names a proxy, never a page (RFC 9110 15.4.6, deprecated)
+        return FetchOutcome(E, Specific.HTTP_ERROR, code, False, retry_after=retry, reason="305 Use Proxy: not followed")
     if 300 <= code < 400:
         target = normalize(location.strip(), url) if location else None
         if target is None:  # complete, but a dead end: nothing to retry

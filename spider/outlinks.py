@@ -44,14 +44,21 @@ from typing import NamedTuple
 from selectolax.lexbor import LexborHTMLParser
 
 from wreck import htmlcharset
+from wreck.mediatype import media_type
 from wreck.protocol import limits
 from wreck.urlnorm import BaseUrl, encode_query, normalize
 
 # HTML content types; anything else gets no link extraction.
-HTML_TYPES = (b"text/html", b"application/xhtml+xml")
+HTML_TYPES = ("text/html", "application/xhtml+xml")
 # Bytes sniffed from an untyped body to decide whether it is HTML.
 SNIFF_BYTES = 512
-_SNIFF = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body)", re.I | re.S)
+# The MIME Sniffing Standard's HTML patterns ("rules for identifying an
+# unknown MIME type"): after blanks, a comment's start or one of these tags
+# (any case) ended by '>' or a blank (the standard's space, and a newline
+# or tab too, which `<html\nlang=...>` pages put there), as browsers decide
+# to render an untyped body as HTML.
+_SNIFF = re.compile(rb"[\t\n\x0c\r ]*(?:<!--|<(?:!doctype\s+html|html|head|script|iframe|h1|div|font|table|a|style|"
+                    rb"title|b|body|br|p)[\s>])", re.I)
 # <meta http-equiv=refresh content="5; url=/next">: the URL after 'url='.
 _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
 # Tags whose attribute names a link: tag -> attribute.
@@ -75,9 +82,10 @@ NO_LINKS = PageLinks((), None)
 
 
 def is_html(content_type: bytes | None, body: bytes) -> bool:
-    """Whether a response is HTML: by Content-Type, else by sniffing the body."""
-    if content_type:
-        return content_type.split(b";", 1)[0].strip().lower() in HTML_TYPES
+    """Whether a response is HTML: by Content-Type (read as wreck/mediatype.py
+    reads it), else, when it is absent or unreadable, by sniffing the body."""
+    if content_type and (media := media_type(content_type)):
+        return media in HTML_TYPES
     return _SNIFF.match(body[:SNIFF_BYTES]) is not None
 
 
@@ -211,7 +219,9 @@ def refresh_target(content: str, base: str, query_encoding: str | None = None) -
     found = _REFRESH.match(content)
     if not found:
         return None
-    target = found.group(1).strip().strip("'\"").strip()
+    target = found.group(1).strip()
+    if target[:1] in ("'", '"'):  # HTML 7.11.1: a quoted URL ends at its closing quote, whatever follows
+        target = target[1:].partition(target[0])[0].strip()
     if query_encoding is not None:
         target = encode_query(target, query_encoding)
     return normalize(target, base) if target else None

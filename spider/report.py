@@ -104,6 +104,19 @@ def lineage(assignment: dict[str, str]) -> tuple[str, str]:
             and via.isascii() else "", hops if hops and HOPS_PATH.fullmatch(hops) else "")
 
 
+def _not_a_sitemap(result: FetchResult, body: bytes, between: Callable[[], None] | None) -> sitemaps.Sitemap | None:
+    """A sitemap that is none: an RSS or Atom feed (sitemaps.org takes them
+    as sitemaps) gives its items, an HTML page (a page of links named in a
+    Sitemap: line, a common mistake) the links a browser shows, each as a
+    urlset; else, or without a link, None."""
+    links: tuple[str, ...] = ()
+    if (feed_kind := feeds.sniff(result.content_type, body)) and (feed := feeds.parse(body, result.url, feed_kind)):
+        links = feed.links
+    elif outlinks.is_html(result.content_type, body):
+        links = outlinks.extract(htmlguard.bound(body)[0], result.url, result.content_type, between=between).outlinks
+    return sitemaps.Sitemap("urlset", links, len(links)) if links else None
+
+
 def report(result: FetchResult, doc_id: int, kind: str | None = None,
            assignment: dict[str, str] | None = None, tags: int | None = None, *,
            between: Callable[[], None] | None = None) -> Report:
@@ -129,10 +142,11 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         if kind == "sitemap":
             try:
                 found = sitemaps.parse(body, result.url)
+            except sitemaps.SitemapError as exc:
+                found, why = _not_a_sitemap(result, body, between), f"not a sitemap: {exc}"
+            if found is not None:
                 page_links = outlinks.PageLinks(found.urls, None)
                 extra = sitemaps.done_fields(found)
-            except sitemaps.SitemapError as exc:
-                why = f"not a sitemap: {exc}"
         elif (feed_kind := feeds.sniff(None if kind == "feed" else result.content_type, body)) and (
                 feed := feeds.parse(body, result.url, feed_kind)) is not None:
             page_links = outlinks.PageLinks(feed.links, None)

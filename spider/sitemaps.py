@@ -1,5 +1,6 @@
 # Sitemaps (sitemaps.org 0.9) as a pure function of (bytes, URL): a urlset
-# gives page URLs, a sitemapindex gives child sitemaps; the spider sends
+# gives page URLs, a sitemapindex gives child sitemaps, a text sitemap (one
+# URL a line, the protocol's other format) page URLs too; the spider sends
 # either as the DONE's outlinks with sitemap=urlset|index (docs/protocol.txt
 # 5.5), so the urlserver never parses XML. A gzipped sitemap (the file itself,
 # not Content-Encoding, which libcurl already undid) is inflated here.
@@ -63,6 +64,8 @@ def parse(body: bytes, url: str, *, max_bytes: int = MAX_SITEMAP_BYTES,
     data = inflate(body, max_bytes)
     if len(data) > max_bytes:
         raise SitemapError(f"larger than {max_bytes} bytes")
+    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
+        return _parse_text(data, url, max_urls)
     events = etree.iterparse(io.BytesIO(data), events=("start", "end"), resolve_entities=False,
                              load_dtd=False, no_network=True, huge_tree=False, recover=False)
     kind = None
@@ -102,6 +105,27 @@ def parse(body: bytes, url: str, *, max_bytes: int = MAX_SITEMAP_BYTES,
     if kind is None:
         raise SitemapError("empty document")
     return Sitemap(kind, tuple(urls), listed)
+
+
+def _parse_text(data: bytes, url: str, max_urls: int) -> Sitemap:
+    """sitemaps.org's text format: one absolute URL a line, UTF-8; a line
+    that is no http(s) URL is skipped, a file with none is no sitemap."""
+    urls: dict[str, None] = {}
+    listed = size = 0
+    for line in data.decode("utf-8", "replace").lstrip("\ufeff").splitlines():
+        line = line.strip()
+        link = normalize(line) if line.lower().startswith(("http://", "https://")) else None
+        if link is None:
+            continue
+        listed += 1
+        if link not in urls and len(urls) < limits.MAX_OUTLINKS and size + len(link) + 1 <= limits.MAX_OUTLINKS_BYTES:
+            urls[link] = None
+            size += len(link) + 1
+        if listed >= max_urls:
+            break
+    if not listed:
+        raise SitemapError("not XML, nor a text sitemap (one URL a line)")
+    return Sitemap("urlset", tuple(urls), listed)
 
 
 def _free(elem) -> None:

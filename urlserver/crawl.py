@@ -730,7 +730,8 @@ class Crawl:
         as a page's outlinks, so that once this transaction is durable the
         spider may leave them out of later DONEs (COMMITTED, docs/protocol.txt
         5.5.1); False if it was ignored, or its links were a feed's or a
-        sitemap's, of which only some are taken."""
+        sitemap's, of which only some are taken, or a robots.txt fetch's
+        (a redirect to an HTML page), of which none is."""
         self._now = now
         claim = self.claims.get(event.trans_id)
         if claim is None or claim.spider is not spider:
@@ -750,7 +751,8 @@ class Crawl:
             self._wake(claim.host, now)
             return links_recorded
         self._wake(claim.host, now)
-        return True
+        # a robots.txt fetch's links (its redirect target an HTML page) are not recorded: never known (5.5.1)
+        return not event.outlinks
 
     def _release(self, claim: Claim, now: float) -> None:
         if claim.kind == UNFETCHED:

@@ -22,9 +22,16 @@
 # - Allow/Disallow values are %-encoded once here (bytes outside ASCII as
 #   %XX, %xx written %XX), RFC 9309 2.2.2; URLs are compared as given, so the
 #   caller passes them %-encoded, as the urlserver's normalised URLs are.
-#   Escapes of unreserved characters are not decoded on either side
-#   (`/%62az` is not `/baz`): the reference cases expect that, where
-#   RFC 9309 2.2.2 would decode them.
+#   An Allow's escapes of unreserved characters are kept (`Allow: /%62az`
+#   does not allow `/baz`): the reference cases expect that, where
+#   RFC 9309 2.2.2 would decode them. A Disallow's are decoded, as RFC
+#   9309 2.2.2 says: the urlserver's URLs never hold one (docs/urls.md,
+#   section 3), so `Disallow: /%7Ejoe/` kept as written would never match
+#   the `/~joe/` WRECK asks; the difference errs on the site's side. For the
+#   same reason a rule's characters that the URL Standard escapes (and so
+#   WRECK's URLs never hold raw) are escaped: a blank, `"`, `<`, `>`, and in
+#   the path `` ` ``, `{`, `}`, `^`, in the query `'` (`Disallow: /my
+#   folder/` refuses `/my%20folder/`).
 # Only the groups naming our token are kept (or, if none does, those of
 # `*`), as rules sorted longest first, Allow before Disallow at equal length:
 # the first rule that matches a path decides (RFC 9309 2.2.2, the longest
@@ -54,6 +61,12 @@ _CRAWL_DELAY = (b"crawl-delay",)
 _PRODUCT_TOKEN = re.compile(rb"[A-Za-z_-]*")
 _PERCENT_HEX = re.compile(rb"%[0-9A-Fa-f]{2}")
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
+# What the URL Standard percent-encodes in a path and in a query (its path and
+# special-query percent-encode sets, printable ASCII only; `#` starts a comment)
+_PATH_ESCAPED = re.compile(rb'[ "<>`{}^]')
+_QUERY_ESCAPED = re.compile(rb"[ \"<>']")
+_URL_ESCAPED = re.compile(rb"[ \"<>`{}^']")
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")  # RFC 3986 2.3
 _PATH_START = re.compile(r"[/?;]")
 PREFIX = 4  # characters of a rule's first piece it is filed under (allowed())
 
@@ -116,7 +129,8 @@ class RobotsTxt:
                 self.directives += 1
                 if in_ours or in_any:
                     after_rule = True
-                    rules[in_ours].append((_escape(value), key.startswith(_ALLOW)))
+                    allow = key.startswith(_ALLOW)
+                    rules[in_ours].append((_escape(value, decode_unreserved=not allow), allow))
             elif key.startswith(_SITEMAP):
                 self.directives += 1
                 self._sitemaps.append(value.decode("utf-8", "replace"))
@@ -182,13 +196,32 @@ def _key_value(line: bytes) -> tuple[bytes | None, bytes]:
     return key, line[sep + 1 :].strip()
 
 
-def _escape(pattern: bytes) -> bytes:
-    """RFC 9309 2.2.2: non-ASCII octets %-encoded, existing %xx in upper case."""
+def _escape(pattern: bytes, *, decode_unreserved: bool = False) -> bytes:
+    """RFC 9309 2.2.2: non-ASCII octets %-encoded, and the characters the
+    URL Standard encodes; existing %xx in upper case (or, with
+    `decode_unreserved`, decoded when they name an unreserved character:
+    `%7E` is `~`)."""
     if b"%" in pattern:
-        pattern = _PERCENT_HEX.sub(lambda m: m.group().upper(), pattern)
+        pattern = _PERCENT_HEX.sub(_unreserved if decode_unreserved else _upper, pattern)
     if not pattern.isascii():
         pattern = _NON_ASCII.sub(lambda m: b"%%%02X" % m.group()[0], pattern)
+    if _URL_ESCAPED.search(pattern):
+        path, mark, query = pattern.partition(b"?")
+        pattern = _PATH_ESCAPED.sub(_escaped, path) + mark + _QUERY_ESCAPED.sub(_escaped, query)
     return pattern
+
+
+def _escaped(char: re.Match[bytes]) -> bytes:
+    return b"%%%02X" % char.group()[0]
+
+
+def _upper(escape: re.Match[bytes]) -> bytes:
+    return escape.group().upper()
+
+
+def _unreserved(escape: re.Match[bytes]) -> bytes:
+    octet = int(escape.group()[1:], 16)
+    return bytes((octet,)) if octet in _UNRESERVED else escape.group().upper()
 
 
 def _seconds(value: bytes) -> float | None:

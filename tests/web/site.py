@@ -108,6 +108,10 @@ class Site:
             from .edges import EdgesHost
 
             table.update(EdgesHost.addresses())
+        if self.spec.edges2:
+            from .edges2 import Edges2Host
+
+            table.update(Edges2Host.addresses())
         return table
 
     def ips(self) -> list[str]:

@@ -140,6 +140,8 @@ class SiteSpec:
     """Serve intl.wreck.test too: pages in legacy encodings linking non-ASCII URLs (intl.py)."""
     edges: bool = False
     """Serve the edge-case hosts too: edge.wreck.test, robots-*.wreck.test... (edges.py)."""
+    edges2: bool = False
+    """Serve the second round of edge-case hosts too: odd.wreck.test, robots2-*.wreck.test (edges2.py)."""
 
     def __post_init__(self) -> None:
         if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:

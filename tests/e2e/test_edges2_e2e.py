@@ -1,0 +1,99 @@
+"""wreck-crawl end to end on the second round of edge-case hosts
+(tests/web/edges2.py): content types and their absence, status codes and
+Locations browsers treat specially, URL spellings in hrefs, text that looks
+like links but is not, and robots.txt corners of RFC 9309. One crawl, as a
+user runs it; the test web's request log says what WRECK asked for, the
+store (wreck-dump) what it kept."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections import defaultdict
+
+import pytest
+
+from tests.e2e_helpers import wreck_crawl
+from tests.web import RunningWeb, SiteSpec, duplicate_requests, robots_first
+from tests.web.edges2 import BIG_HREF, ODD, Edges2Host
+
+pytestmark = pytest.mark.e2e
+EDGES2 = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges2=True)
+# --scope any: the IPv4 number forms name a host by its address, outside every registered domain;
+# --sitemaps: robots2-sitemaps' Sitemap: lines (every host's /sitemap.xml is asked too: a 404)
+CRAWL = ["--scope", "any", "--delay", "0.01", "--concurrency", "10", "--sitemaps"]
+
+
+@pytest.fixture(scope="module")
+def crawled(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("edges2")
+    with RunningWeb(EDGES2, log_path=tmp / "web.jsonl") as web:
+        run = wreck_crawl(tmp, web, Edges2Host.seeds(web.port), CRAWL)
+        records = web.log.records()
+        host = web.web.edges2
+    asked: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        asked[record.host].append(record.target)
+    dump = subprocess.run([sys.executable, "-m", "wreck.storeserver.dump", "--data", str(tmp / "crawl"), "--all",
+                           "--jsonl"],
+                          capture_output=True, text=True, timeout=120)
+    stored = {}
+    for line in dump.stdout.splitlines():
+        if line.startswith("{") and f"//{ODD}:" in (record := json.loads(line))["url"]:
+            stored["/" + record["url"].split(f"{ODD}:", 1)[1].split("/", 1)[1]] = record
+    return run, asked, host, stored, records
+
+
+def test_the_crawl_of_the_second_edges_ends_cleanly(crawled):
+    run, *_ = crawled
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+
+
+def test_robots_txt_comes_first_on_every_host_and_no_page_is_fetched_twice(crawled):
+    *_, records = crawled
+    assert {host for host, first in robots_first(records).items() if not first} == set()
+    twice = {(name, path) for name, paths in Edges2Host.asked_twice().items() for path in paths}
+    assert {key: n for key, n in duplicate_requests(records).items()
+            if not key[1].startswith("/robots") and (key not in twice or n > 2)} == {}
+
+
+def test_every_page_a_browser_would_reach_is_fetched(crawled):
+    _, asked, host, *_ = crawled
+    missing = {name: sorted(paths - set(asked[name])) for name, paths in host.expected().items()}
+    assert not {name: paths for name, paths in missing.items() if paths}
+
+
+def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
+    _, asked, host, *_ = crawled
+    wrong = {name: sorted(paths & set(asked[name])) for name, paths in host.forbidden().items()}
+    assert not {name: paths for name, paths in wrong.items() if paths}
+
+
+def test_no_request_misses_a_served_path(crawled):
+    _, asked, host, *_ = crawled
+    names = {*host.addresses(), *host.expected()}
+    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | {"/robots.txt", "/sitemap.xml"}
+             for name in names}
+    strays = {name: sorted(set(asked[name]) - known[name]) for name in names}
+    assert not {name: paths for name, paths in strays.items() if paths}
+
+
+def test_a_huge_href_is_never_requested(crawled):
+    _, asked, *_ = crawled
+    assert not [t for t in asked[ODD] if len(t) > BIG_HREF]
+
+
+def test_odd_but_complete_answers_are_stored_as_received(crawled):
+    _, _, _, stored, _ = crawled
+    for path, status in (("/ct/empty", 200), ("/ct/none-pdf", 200), ("/st/204", 204), ("/st/cookies", 200),
+                         ("/st/fold", 200), ("/ct/no-semicolon", 200), ("/ct/html-png", 200),
+                         ("/st/trailers", 200), ("/st/space-colon", 200)):
+        assert (stored[path]["status"], stored[path]["success"]) == (status, True), stored[path]
+
+
+def test_a_redirect_to_another_scheme_is_a_dead_end_not_a_link(crawled):
+    _, _, _, stored, _ = crawled
+    for name in ("ftp", "file", "javascript", "data", "mailto"):
+        record = stored[f"/st/{name}"]
+        assert not record["success"] and record["status"] == 302, record
