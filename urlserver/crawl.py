@@ -124,7 +124,7 @@ class Crawl:
         self.db = database
         scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
-                      max_path_repeats=s.max_path_repeats)
+                      max_path_repeats=s.max_path_repeats, max_hosts_per_domain=s.max_hosts_per_domain)
         self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
         self.forward: Forwarder | None = None  # partitions: links of other partitions' hosts (forward.py)
         if s.partitions > 1:

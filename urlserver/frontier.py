@@ -182,6 +182,7 @@ class Frontier:
                     unknown.append(host)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
+                self.scope.host_added(host.name)  # --max-hosts-per-domain holds across a restart
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
         queuebounds.probe(database, unknown)
@@ -261,6 +262,7 @@ class Frontier:
             self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)
+            self.scope.host_added(name)
         return host
 
     def add_seed_host(self, name: str) -> None:
@@ -477,6 +479,8 @@ class Frontier:
         host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
+        elif reason is None and host is None:
+            reason = self.scope.new_host_reason(name)  # --max-hosts-per-domain (scope.py)
         if reason is not None:
             self.move(fp, UrlEvent.FILTERED, reason,
                       rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url))

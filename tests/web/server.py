@@ -28,6 +28,7 @@ from .hostile import HostileHost
 from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
 from .edges import EdgesHost
+from .crawltraps import TrapHosts
 from .intl import INTL_IP, IntlHost
 from .revisit import RevisitHosts
 from .site import Site, build_site
@@ -69,6 +70,7 @@ class TestWeb:
         self.revisit: RevisitHosts | None = None
         self.intl: IntlHost | None = None
         self.edges: EdgesHost | None = None
+        self.traps: TrapHosts | None = None
 
     @property
     def port(self) -> int:
@@ -82,6 +84,7 @@ class TestWeb:
         ips |= {self.spec.hostile_ip} if self.spec.hostile else set()
         ips |= {INTL_IP} if self.spec.intl else set()
         ips |= set(EdgesHost.addresses().values()) if self.spec.edges else set()
+        ips |= TrapHosts.ips() if self.spec.crawltraps else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
     async def start(self) -> None:
@@ -98,6 +101,8 @@ class TestWeb:
             self.intl = IntlHost()
         if self.spec.edges:
             self.edges = EdgesHost(port)
+        if self.spec.crawltraps:
+            self.traps = TrapHosts(port)
         for sock in socks:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
@@ -194,6 +199,10 @@ class TestWeb:
             if local_ip != self.edges.addresses()[req.host]:
                 return await _misdirected(conn, req)
             return await self.edges.handle(req, conn)
+        if self.traps is not None and (trap_ip := self.traps.address_of(req.host)) is not None:
+            if local_ip != trap_ip:
+                return await _misdirected(conn, req)
+            return await self.traps.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],

@@ -108,6 +108,10 @@ class Site:
             from .edges import EdgesHost
 
             table.update(EdgesHost.addresses())
+        if self.spec.crawltraps:
+            from .crawltraps import TrapHosts
+
+            table.update(TrapHosts.addresses())  # '*.wild.test' too: a wildcard the DNS answers (dns.py)
         return table
 
     def ips(self) -> list[str]:

@@ -140,6 +140,9 @@ class SiteSpec:
     """Serve intl.wreck.test too: pages in legacy encodings linking non-ASCII URLs (intl.py)."""
     edges: bool = False
     """Serve the edge-case hosts too: edge.wreck.test, robots-*.wreck.test... (edges.py)."""
+    crawltraps: bool = False
+    """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
+    soft404 and redirwalk.traps.test (crawltraps.py)."""
 
     def __post_init__(self) -> None:
         if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:
