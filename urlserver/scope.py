@@ -2,19 +2,17 @@
 # length, depth, scope (seed hosts, or their registered domains by the
 # Public Suffix List via tldextract's bundled snapshot, never fetched),
 # include/exclude regexes, repeated path segments (calendar and session
-# traps), then the per-host budget and the hosts per registered domain
-# (checked by the frontier when it would add a host: new_host_reason()).
-# filter_reason() returns None to admit, else the reason.
+# traps; empty segments, a path grown by '//', count too), then the per-host
+# budget (checked by the frontier, which owns the counts) and the hosts and
+# URLs per domain (domainbudget.py). filter_reason() returns None to admit,
+# else the reason.
 """Scope and trap rules for discovered URLs."""
 
 from __future__ import annotations
 
 import ipaddress
-import logging
 import re
 from functools import lru_cache
-
-log = logging.getLogger("urlserver")
 
 _EXTRACT = None  # tldextract's, made at the first registered_domain() (--scope domain alone needs it)
 
@@ -32,20 +30,6 @@ def registered_domain(host: str) -> str:
         return known
     labels = host.split(".")
     return ".".join(labels[-2:])  # the PSL's default rule "*"
-
-
-@lru_cache(maxsize=65536)
-def owner_domain(host: str) -> str:
-    """registered_domain(), with the suffixes of the PSL's private section
-    (blogspot.com, github.io...) counted as public: what one owner holds,
-    for --max-hosts-per-domain (a.github.io and b.github.io are two owners)."""
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return host
-    except ValueError:
-        pass
-    known = psl_domain(host, private=True)
-    return known if known is not None else ".".join(host.split(".")[-2:])
 
 
 def psl_domain(host: str, *, private: bool = False) -> str | None:
@@ -80,7 +64,7 @@ class Scope:
     """The admission rules of one crawl."""
 
     def __init__(self, *, mode: str, seed_hosts: set[str], include=(), exclude=(), max_depth: int,
-                 max_url_len: int, max_path_repeats: int, max_hosts_per_domain: int = 0) -> None:
+                 max_url_len: int, max_path_repeats: int) -> None:
         if mode not in ("host", "domain", "any"):
             raise ValueError(f"scope must be host, domain or any, not {mode!r}")
         self.mode = mode
@@ -91,20 +75,6 @@ class Scope:
         self.max_depth = max_depth
         self.max_url_len = max_url_len
         self.max_path_repeats = max_path_repeats
-        # in host scope every host is a seed's: no count to keep
-        self.domain_hosts = DomainHosts(max_hosts_per_domain) if max_hosts_per_domain and mode != "host" else None
-
-    def new_host_reason(self, name: str) -> str | None:
-        """None if a host named `name` that the crawl does not know yet may
-        join it, else the reason (a seed's host always may)."""
-        if self.domain_hosts is None or name in self.seed_hosts:
-            return None
-        return self.domain_hosts.reason(name)
-
-    def host_added(self, name: str) -> None:
-        """The frontier made a host (an origin) named `name`: counted in its domain."""
-        if self.domain_hosts is not None:
-            self.domain_hosts.add(name)
 
     def add_seed_host(self, host: str) -> None:
         self.seed_hosts.add(host)
@@ -148,48 +118,16 @@ class Scope:
         return bool(self.include or self.exclude)
 
 
-TOO_MANY_HOSTS = "too many hosts in domain (trap)"
-
-
-class DomainHosts:
-    """The hosts (origins, as the per-host budget counts them) the crawl
-    knows per registered domain (owner_domain), and the cap on them (--max-hosts-per-domain):
-    a wildcard-DNS site answers every name under it, and pages that link to
-    ever-new subdomains would otherwise add hosts without end. The frontier
-    counts each host it makes, those of its hosts table at a start included,
-    so a resumed crawl admits no more than the cap in all."""
-
-    __slots__ = ("cap", "counts", "_told")
-
-    def __init__(self, cap: int) -> None:
-        self.cap = cap
-        self.counts: dict[str, int] = {}
-        self._told: set[str] = set()  # the domains whose cap was logged, once each a run
-
-    def add(self, name: str) -> None:
-        domain = owner_domain(name.rstrip("."))
-        if domain == name:
-            domain = name  # the name's own string: most domains are their one host's name
-        self.counts[domain] = self.counts.get(domain, 0) + 1
-
-    def reason(self, name: str) -> str | None:
-        domain = owner_domain(name.rstrip("."))
-        if self.counts.get(domain, 0) < self.cap:
-            return None
-        if domain not in self._told:
-            self._told.add(domain)
-            log.warning("event=domain_host_cap domain=%s hosts=%d: no new host of it joins the crawl "
-                        "(--max-hosts-per-domain)", domain, self.cap)
-        return TOO_MANY_HOSTS
-
-
 def _repeats(url: str) -> int:
-    """How often the most repeated non-empty path segment occurs."""
+    """How often the most repeated path segment occurs. An empty one counts
+    (a path grown by '//': each a new URL to the crawl, the same page to
+    most servers), but for the last: '/a/b/' is a directory's usual URL."""
     start = url.find("/", url.index("://") + 3)
     if start < 0:
         return 0
-    path = url[start:].partition("?")[0]
-    segments = [s for s in path.split("/") if s]
+    segments = url[start + 1:].partition("?")[0].split("/")
+    if not segments[-1]:
+        segments.pop()
     if len(segments) <= 3:
         return 1
     counts: dict[str, int] = {}

@@ -16,14 +16,15 @@ from wreck.storeserver.store import ReadStore
 
 from tests.e2e_helpers import fetched, wreck_crawl
 from tests.web import RunningWeb, SiteSpec, normalize
-from tests.web.crawltraps import DOTS, FACETS, REDIRWALK, SOFT404, WILD_DOMAIN, TrapHosts
+from tests.web.crawltraps import DOTS, FACETS, REDIRWALK, SOFT404, WILD_DOMAIN, WILD_SEED, TrapHosts
 
 pytestmark = pytest.mark.e2e
 SPEC = SiteSpec(hosts=3, pages_per_host=12, hostile=False, crawltraps=True)
 MAX_PAGES = 40  # the per-host budget of this crawl (--max-pages), small so the traps reach it
 MAX_HOSTS = 12  # --max-hosts-per-domain, small so the wildcard domain reaches it
+DOMAIN_PAGES = 100  # --max-pages-per-domain: below MAX_HOSTS x MAX_PAGES, so the wildcard domain reaches it
 CRAWL = ["--scope", "any", "--delay", "0", "--max-pages", str(MAX_PAGES), "--max-hosts-per-domain", str(MAX_HOSTS),
-         "--concurrency", "20", "--linger", "1"]
+         "--max-pages-per-domain", str(DOMAIN_PAGES), "--concurrency", "20", "--linger", "1"]
 
 
 @pytest.fixture(scope="module")
@@ -57,8 +58,16 @@ def test_both_runs_end_by_themselves(crawled):
 
 def test_a_wildcard_domain_adds_no_more_hosts_than_the_cap_over_both_runs(crawled):
     *_, records, _, _ = crawled
-    wild = {r.host for r in records if r.host.endswith(f".{WILD_DOMAIN}")}
+    wild = {r.host for r in records if r.host.endswith(f".{WILD_DOMAIN}")} - {WILD_SEED}
     assert 1 < len(wild) <= MAX_HOSTS, sorted(wild)
+
+
+def test_the_hosts_of_a_wildcard_domain_hold_no_more_pages_than_its_budget(crawled):
+    *_, records, _, _ = crawled
+    pages = _pages_by_host(records)
+    linked = sum(n for host, n in pages.items() if host.endswith(f".{WILD_DOMAIN}") and host != WILD_SEED)
+    assert MAX_PAGES < linked <= DOMAIN_PAGES, pages  # more than one host's budget: the domain's bounds it
+    assert pages[WILD_SEED] <= MAX_PAGES  # the seed's host: its own budget alone
 
 
 def test_the_summary_names_the_hosts_the_cap_kept_out(crawled):
@@ -71,6 +80,12 @@ def test_every_trap_host_stays_within_the_per_host_budget(crawled):
     pages = _pages_by_host(records)
     for host in (FACETS, DOTS, SOFT404, REDIRWALK):
         assert 1 <= pages.get(host, 0) <= MAX_PAGES, (host, pages)
+
+
+def test_a_path_grown_by_empty_segments_stops_at_the_repeated_segment_bound(crawled):
+    *_, records, _, _ = crawled
+    paths = [r.target.partition("?")[0] for r in records if r.host == DOTS]
+    assert "/d///" in paths and "/d/////" not in paths  # --max-path-repeats 3; '/./' adds no URL
 
 
 def test_a_redirect_walk_stops_at_the_redirect_bound(crawled):

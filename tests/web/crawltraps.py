@@ -4,14 +4,16 @@
 # politeness never couples them; every robots.txt allows all.
 #
 #   *.wild.test            wildcard DNS (dns.py answers every name under
-#                          wild.test): '/' of any host links to five fresh
-#                          subdomains (n1.wild.test, n2...), forever
+#                          wild.test): any path of any host answers 200 with
+#                          links to five fresh subdomains (n1.wild.test,
+#                          n2...) and two fresh paths of its own, forever
 #   facets.traps.test      faceted navigation: '/shop' links to every facet
 #                          added to its query, in both orders, a query that
 #                          grows by one letter (q=a, q=aa...), and the same
 #                          parameter repeated (&r=1&r=1...)
-#   dots.traps.test        a path that grows by '/./' (the same URL once
-#                          normalised) and by '//' (a new one each time)
+#   dots.traps.test        '/d/' and below: a path that grows by '/./' (the
+#                          same URL once normalised) and by '//' (a new one
+#                          each time), and a query that grows by '&r=1'
 #   soft404.traps.test     answers 200 for any path, with links to three
 #                          fresh paths: a soft 404 with no end
 #   redirwalk.traps.test   /go/N answers 302 to /go/N+1: a redirect chain
@@ -76,12 +78,16 @@ class TrapHosts:
         parts = urllib.parse.urlsplit(req.path)
         if req.host.endswith(f".{WILD_DOMAIN}"):
             fresh = [f"http://n{next(self._fresh)}.{WILD_DOMAIN}:{self.port}/" for _ in range(WILD_LINKS)]
+            fresh += [f"/w{next(self._fresh)}" for _ in range(2)]
             return await send_response(conn, req, 200, html, _page(req.host, fresh))
         if req.host == FACETS:
             return await send_response(conn, req, 200, html, _page("shop", _facet_links(parts.query)))
         if req.host == DOTS:
-            path = parts.path if parts.path.endswith("/") else parts.path + "/"
-            return await send_response(conn, req, 200, html, _page("dots", [f"{path}./", f"{path}/x/"]))
+            if not parts.path.startswith("/d/"):
+                return await send_response(conn, req, 200, html, _page("dots", ["/d/"]))
+            more = f"?{parts.query}&r=1" if parts.query else "?r=1"
+            links = [f"{parts.path}./", f"{parts.path}/", more]
+            return await send_response(conn, req, 200, html, _page("dots", links))
         if req.host == SOFT404:
             fresh = [f"/p{next(self._fresh)}/" for _ in range(3)]
             return await send_response(conn, req, 200, html, _page("Page not found", fresh))
