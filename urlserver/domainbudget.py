@@ -140,10 +140,6 @@ class DomainBudget:
         crowd.admitted += 1
         return None
 
-    def fits(self, host_id: int, added: int) -> bool:
-        """`added` more URLs fit the domain of the crowded host `host_id`."""
-        return self.crowded[host_id].admitted + added <= self.max_pages
-
     def count_admitted(self, hosts: Iterable[Origin], added: dict[str, int]) -> None:
         """Count URLs admitted in bulk: added[host.origin] to each of `hosts`."""
         crowded = self.crowded

@@ -420,10 +420,12 @@ class Frontier:
             lone.update(counts)
         else:
             max_pages, crowded = self.max_pages, self.crowded
+            domain_pages = self.domains.max_pages if crowded else 0  # a crowd's budget (domainbudget.py)
             for origin, added in counts.items():
                 host = hosts.get(origin)
                 if (host is None or host.admitted + added > max_pages or scope.host_reason(names[origin], depth)
-                        or (crowded and host.id in crowded and not self.domains.fits(host.id, added))):
+                        or (crowded and (crowd := crowded.get(host.id)) is not None
+                            and crowd.admitted + added > domain_pages)):
                     lone.add(origin)
         record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
