@@ -132,7 +132,7 @@ class DomainBudget:
         """None, with the URL counted in its domain, if one more URL may join
         `host` (known to the frontier); else the reason."""
         crowd = self.crowded.get(host.id)
-        if crowd is None:
+        if crowd is None or host.name in self.seed_hosts:  # a seed given at a later start: never held
             return None
         if crowd.admitted >= self.max_pages:
             return self._refused(self._domain(host.name), DOMAIN_BUDGET,
