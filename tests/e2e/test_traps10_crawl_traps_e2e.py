@@ -97,3 +97,20 @@ def test_a_redirect_walk_stops_at_the_redirect_bound(crawled):
 def test_every_page_of_the_ordinary_hosts_is_stored(crawled):
     *_, good, stored = crawled
     assert good and good - stored == set()
+
+
+def test_the_test_web_s_dns_answers_every_name_under_a_wildcard_and_no_other():
+    import dns.message
+    import dns.rcode
+
+    from tests.web import DnsResponder
+
+    responder = DnsResponder({f"*.{WILD_DOMAIN}": "127.66.10.1", "facets.traps.test": "127.66.10.2"})
+
+    def ask(name: str):
+        reply = dns.message.from_wire(responder.answer(dns.message.make_query(name, "A").to_wire(), ("", 0), "udp"))
+        return dns.rcode.to_text(reply.rcode()), [r.to_text() for rrset in reply.answer for r in rrset]
+
+    assert ask(f"n1.{WILD_DOMAIN}") == ask(f"a.b.{WILD_DOMAIN}") == ("NOERROR", ["127.66.10.1"])
+    assert ask("facets.traps.test") == ("NOERROR", ["127.66.10.2"])
+    assert ask("other.traps.test")[0] == ask(WILD_DOMAIN)[0] == "NXDOMAIN"  # '*.wild.test' is not wild.test itself
