@@ -47,7 +47,7 @@ SCOPES = ("host", "domain", "any")
 # A site's own subdomains rarely pass a few hundred (wikipedia.org: about 700
 # names, a language and its mobile site each); a wildcard-DNS trap stops here,
 # after as many robots.txt fetches. An owner's domain: a.github.io and
-# b.github.io are two (the Public Suffix List's private section, scope.py).
+# b.github.io are two (the Public Suffix List's private section, domainbudget.py).
 DEFAULT_MAX_HOSTS_PER_DOMAIN = 1000
 # Ten hosts' --max-pages: without it, a wildcard domain whose every host
 # answers every path (a soft 404) would hold 1000 hosts x 100,000 URLs. A
@@ -245,8 +245,8 @@ class Settings:
     max_hosts_per_domain: int = setting(DEFAULT_MAX_HOSTS_PER_DOMAIN, help="Hosts (origins) reached by links "
                                         "admitted per registered domain (--scope domain, any; 0: no cap)",
                                         unit="hosts", min=0, panel=SCOPE)
-    max_pages_per_domain: int = setting(DEFAULT_MAX_PAGES_PER_DOMAIN, help="URLs admitted in all to the hosts of one "
-                                        "registered domain reached by links (--scope domain, any; 0: no cap)",
+    max_pages_per_domain: int = setting(DEFAULT_MAX_PAGES_PER_DOMAIN, help="URLs admitted in all to one registered "
+                                        "domain's hosts reached by links (--scope domain, any; 0: no cap)",
                                         unit="URLs", min=0, panel=SCOPE)
     # transactions and retries
     timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", **DURATION,
