@@ -50,6 +50,10 @@ from wreck.urlserver.dns import Resolution
 from wreck.urlserver.robotsstate import RobotsEvent
 from wreck.urlserver.settings import Settings
 
+# Every host of the bench's web is under example.com: the domain caps
+# (urlserver/domainbudget.py) are off, as --max-pages is, where this WRECK has them
+UNCAPPED = {f: 0 for f in ("max_hosts_per_domain", "max_pages_per_domain") if f in Settings.__dataclass_fields__}
+
 RESULTS = Path(__file__).parent / "results"
 TARGETS = {"handouts_per_s": 20_000, "links_per_s": 200_000, "bytes_per_url": 16}  # issue 16
 LINKS_PER_PAGE = 100
@@ -181,8 +185,8 @@ def handouts_only(data: str, count: int, profile: bool) -> dict:
     (made by --ingest-only, copied once per tree), timed as in a full run:
     two copies of one ingest give two WRECKs the same hand-outs, run side
     by side and again on the same copies (each run takes the next URLs)."""
-    crawl = Crawl.open(Settings(data=data, delay=0.0, ip_concurrency=1_000_000, scope="any", max_pages=10**9,
-                                sync=False, http=None))
+    crawl = Crawl.open(Settings(data=data, delay=0.0, ip_concurrency=1_000_000, scope="any", **UNCAPPED,
+                                max_pages=10**9, sync=False, http=None))
     prepare_hosts(crawl)
     collector.settle()
     before = os.times()
@@ -225,7 +229,7 @@ def measure_open(data: str) -> None:
     drop_cache(data)
     before = rss()
     t0, c0 = time.perf_counter(), time.process_time()
-    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", **UNCAPPED, sync=False, http=None))
     open_s, open_cpu_s = time.perf_counter() - t0, time.process_time() - c0
     prepare_hosts(crawl)
     after = rss()
@@ -241,7 +245,7 @@ def measure_open(data: str) -> None:
 def kill_mid_insert(data: str, urls: int, hosts: int, site_links: float) -> None:
     """Child process: open the crawl, add a commit's worth of new links past
     `urls`, then kill -9 itself while adding a page more."""
-    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", sync=False, http=None))
+    crawl = Crawl.open(Settings(data=data, delay=0.0, scope="any", **UNCAPPED, sync=False, http=None))
     web = Web(hosts, site_links)
     step = LINKS_PER_PAGE * PAGES_PER_COMMIT
     for page, (base, via) in zip(web.pages(urls, urls + step), web.found_on(urls, urls + step)):
@@ -286,13 +290,13 @@ def main() -> None:
         return kill_mid_insert(args.kill_mid_insert, urls, hosts, args.site_links)
     tmp = args.ingest_only or tempfile.mkdtemp(prefix="wreck-frontier-bench-")
     if args.ingest_only:
-        settings = Settings(data=tmp, delay=0.0, scope="any", max_pages=10**9, sync=args.sync, http=None)
+        settings = Settings(data=tmp, delay=0.0, scope="any", **UNCAPPED, max_pages=10**9, sync=args.sync, http=None)
         crawl = Crawl.open(settings)
         ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), urls, args.progress)
         crawl.close()
         return print(json.dumps({"known_urls": urls, "hosts": hosts, "links_per_s": round(counted / ingest_s)}))
     try:
-        settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any",
+        settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any", **UNCAPPED,
                             max_pages=10**9, sync=args.sync, http=None)
         crawl = Crawl.open(settings)
         web = Web(hosts, args.site_links)

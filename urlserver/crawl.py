@@ -42,6 +42,7 @@ from .db import StateError, translate_errors
 from . import lineage
 from . import robots as r
 from .dns import Resolution
+from .domainbudget import DomainBudget
 from .errorkind import ErrorKind, fetch_kind
 from .bandwidth import Bandwidth
 from .chains import Chain, Chains
@@ -125,7 +126,12 @@ class Crawl:
         scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
                       max_path_repeats=s.max_path_repeats)
-        self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects)
+        domains = None  # in host scope every host is a seed's: nothing to count
+        if s.scope != "host" and (s.max_hosts_per_domain or s.max_pages_per_domain):
+            domains = DomainBudget(max_hosts=s.max_hosts_per_domain, max_pages=s.max_pages_per_domain,
+                                   seed_hosts=scope.seed_hosts)
+        self.frontier = Frontier(self.db, scope, max_pages=s.max_pages, max_redirects=s.max_redirects,
+                                 domains=domains)
         self.forward: Forwarder | None = None  # partitions: links of other partitions' hosts (forward.py)
         if s.partitions > 1:
             self.forward = self.frontier.forward = Forwarder(self.db, partition=s.partition,

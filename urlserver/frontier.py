@@ -43,6 +43,7 @@ from wreck.urlnorm import normalize
 from . import db as d
 from . import pagelinks, queuebounds
 from .db import UrlRecord
+from .domainbudget import DomainBudget
 from .history import noted
 from .hostview import HostBoard
 from .politeness import Origin
@@ -70,9 +71,12 @@ QUEUED_KEY = b"queued"  # meta: the transaction's id and the queued URLs' total 
 class Frontier:
     """Queues, records and counts of one crawl's URLs."""
 
-    def __init__(self, database: d.Db, scope: Scope, *, max_pages: int, max_redirects: int) -> None:
+    def __init__(self, database: d.Db, scope: Scope, *, max_pages: int, max_redirects: int,
+                 domains: DomainBudget | None = None) -> None:
         self.db = database
         self.scope = scope
+        self.domains = domains  # hosts and URLs per domain (--scope domain, any), None if uncapped
+        self.crowded = domains.crowded if domains is not None else {}  # host ids whose URLs domains counts
         self.max_pages = max_pages
         self.max_redirects = max_redirects
         self.origins: dict[str, Origin] = {}
@@ -182,7 +186,7 @@ class Frontier:
     # -- start ---------------------------------------------------------------
 
     def _load(self) -> None:
-        database = self.db
+        database, domains = self.db, self.domains
         with database.begin() as txn:
             raw = txn.get(b"counts", db=database.meta)
             if raw:
@@ -208,6 +212,8 @@ class Frontier:
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
             saved_total = txn.get(QUEUED_KEY, db=database.meta)
+        if domains is not None:
+            domains.load(self.origins.values())  # the domain caps go on from the kept counts (domainbudget.py)
         queuebounds.probe(database, unknown)
         self.queued_total = sum(host.tail - host.head for host in self.origins.values())
         if saved_total is not None and d.U64.unpack_from(saved_total)[0] == self._stamp():
@@ -290,6 +296,8 @@ class Frontier:
             self.origins[origin] = host
             self.by_id[host_id] = host
             self._dirty.add(host)
+            if self.domains is not None:
+                self.domains.added(host)
         return host
 
     def add_seed_host(self, name: str) -> None:
@@ -440,10 +448,13 @@ class Frontier:
                 or (repeats and max(map(_SLASHES, urls)) > 5)):
             lone.update(counts)
         else:
-            max_pages = self.max_pages
+            max_pages, crowded = self.max_pages, self.crowded
+            domain_pages = self.domains.max_pages if crowded else 0  # a crowd's budget (domainbudget.py)
             for origin, added in counts.items():
                 host = hosts.get(origin)
-                if host is None or host.admitted + added > max_pages or scope.host_reason(names[origin], depth):
+                if (host is None or host.admitted + added > max_pages or scope.host_reason(names[origin], depth)
+                        or (crowded and (crowd := crowded.get(host.id)) is not None
+                            and crowd.admitted + added > domain_pages)):
                     lone.add(origin)
         record_head = d.pack_new_record(DISCOVERED_STATE, depth, via, path, via_url)  # urlstate's first move
         entry_tail = d.ENTRY.pack(b"", min(depth, 65535), 0)[d.FP_SIZE:]
@@ -469,6 +480,8 @@ class Frontier:
                 added = counts[host.origin]
                 host.tail += added
                 host.admitted += added
+            if self.crowded:  # the hosts of a domain of several count for it too (domainbudget.py)
+                self.domains.count_admitted(seqs, counts)
         if entries:
             txn.cursor(db=self.db.urls).putmulti(records)
             txn.cursor(db=self.db.queue).putmulti(entries)
@@ -491,7 +504,7 @@ class Frontier:
         if reason is None and self.url_filter is not None:
             reason = self.url_filter.reason(url, name, depth, base)
         host = self.origins.get(origin)
-        if reason is not None or host is None or host.admitted >= self.max_pages:
+        if reason is not None or host is None or host.admitted >= self.max_pages or host.id in self.crowded:
             return self._admit(url, fp, origin, name, depth, 0, reason, via, path, via_url) == "queued"
         records.append((fp, record_head + data))
         entries.append((d.QKEY.pack(host.id, host.tail), fp + entry_tail + data))
@@ -506,6 +519,8 @@ class Frontier:
         host = self.origins.get(origin)
         if reason is None and host is not None and host.admitted >= self.max_pages:
             reason = "host page budget exhausted"
+        elif reason is None and self.domains is not None:  # the domain caps (domainbudget.py)
+            reason = self.domains.new_host_reason(name) if host is None else self.domains.admit(host)
         if reason is not None:
             self.move(fp, UrlEvent.FILTERED, reason,
                       rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url))
@@ -513,6 +528,8 @@ class Frontier:
             return "filtered"
         if host is None:
             host = self.origin_for(origin, name)
+            if self.domains is not None:
+                self.domains.admit(host)  # counted: new_host_reason left room
         self.move(fp, UrlEvent.DISCOVERED, rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path,
                                                          via_url=via_url))
         self.push(host, d.pack_entry(fp, depth, hops, url))

@@ -6,18 +6,27 @@
 # (RFC 9110 10.2.3), bounded to [RETRY_AFTER_MIN, backoff_max] so that a
 # server can neither make us hammer it nor park a URL for a day; else after
 # retry_delay * 2^(tries-1) (an hour by default, doubling); until
-# max_retries tries. ERROR is terminal.
+# max_retries tries. ERROR is terminal, and so is a FETCH_ERROR that is
+# the server's own answer (a status line came, and its body or framing
+# cannot be read: a Content-Encoding it was not offered or that is corrupt,
+# two different Content-Lengths, broken chunks): the same request gets the
+# same answer, so retrying it an hour later, and telling the operator to
+# run the crawl again for it, would promise what will not come
+# (docs/protocol.txt 5.6: FETCH_ERROR "may be retried"; --retry-errors
+# tries such a URL again on request).
 """Status -> URL event and retry time."""
 
 from __future__ import annotations
 
 import msgspec
 
-from wreck.protocol import Done, Status
+from wreck.protocol import Done, Specific, Status
 
 from .urlstate import UrlEvent
 
 RETRY_AFTER_MIN = 1.0  # seconds: a Retry-After of 0 would be a retry loop
+# The failures that, with a status code received, are the server's answer (see above)
+UNREADABLE_ANSWER = frozenset({Specific.DECODE_ERROR, Specific.BAD_RESPONSE})
 
 
 class Step(msgspec.Struct, frozen=True):
@@ -48,6 +57,8 @@ def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_re
     if status is Status.REDIRECTION:
         return Step(UrlEvent.REDIRECTED, reason=f"-> {done.new_url}", follow=done.new_url)
     if status is Status.FETCH_ERROR:
+        if done.http_code and done.specific in UNREADABLE_ANSWER:
+            return Step(UrlEvent.FAILED, reason=f"{describe(done)}; the server's answer, not retried")
         if tries >= max_retries:
             return Step(UrlEvent.RETRIES_EXHAUSTED, reason=f"{describe(done)} after {tries} tries")
         if done.retry_after is not None:

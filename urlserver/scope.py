@@ -2,8 +2,10 @@
 # length, depth, scope (seed hosts, or their registered domains by the
 # Public Suffix List via tldextract's bundled snapshot, never fetched),
 # include/exclude regexes, repeated path segments (calendar and session
-# traps), then the per-host budget (checked by the frontier, which owns the
-# counts). filter_reason() returns None to admit, else the reason.
+# traps; empty segments, a path grown by '//', count too), then the per-host
+# budget (checked by the frontier, which owns the counts) and the hosts and
+# URLs per domain (domainbudget.py). filter_reason() returns None to admit,
+# else the reason.
 """Scope and trap rules for discovered URLs."""
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ def registered_domain(host: str) -> str:
     return ".".join(labels[-2:])  # the PSL's default rule "*"
 
 
-def psl_domain(host: str) -> str | None:
+def psl_domain(host: str, *, private: bool = False) -> str | None:
     """The registrable domain of `host` when the Public Suffix List knows its
-    suffix; None for an IP literal or a name under a suffix it does not know."""
+    suffix (its ICANN section, and its private one if `private`); None for an
+    IP literal or a name under a suffix it does not know."""
     global _EXTRACT
     if _EXTRACT is None:
         # Imported here: it brings requests and urllib3, and its snapshot takes
@@ -40,7 +43,7 @@ def psl_domain(host: str) -> str | None:
         import tldextract
 
         _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
-    parts = _EXTRACT(host)
+    parts = _EXTRACT(host, include_psl_private_domains=private)
     return f"{parts.domain}.{parts.suffix}" if parts.suffix and parts.domain else None
 
 
@@ -116,12 +119,15 @@ class Scope:
 
 
 def _repeats(url: str) -> int:
-    """How often the most repeated non-empty path segment occurs."""
+    """How often the most repeated path segment occurs. An empty one counts
+    (a path grown by '//': each a new URL to the crawl, the same page to
+    most servers), but for the last: '/a/b/' is a directory's usual URL."""
     start = url.find("/", url.index("://") + 3)
     if start < 0:
         return 0
-    path = url[start:].partition("?")[0]
-    segments = [s for s in path.split("/") if s]
+    segments = url[start + 1:].partition("?")[0].split("/")
+    if not segments[-1]:
+        segments.pop()
     if len(segments) <= 3:
         return 1
     counts: dict[str, int] = {}

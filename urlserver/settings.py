@@ -44,6 +44,15 @@ ROBOTS_TTL_MAX = 24 * 3600.0
 # tens of millions of URLs fits.
 DEFAULT_MAP_SIZE = 64 * 1024**3
 SCOPES = ("host", "domain", "any")
+# A site's own subdomains rarely pass a few hundred (wikipedia.org: about 700
+# names, a language and its mobile site each); a wildcard-DNS trap stops here,
+# after as many robots.txt fetches. An owner's domain: a.github.io and
+# b.github.io are two (the Public Suffix List's private section, domainbudget.py).
+DEFAULT_MAX_HOSTS_PER_DOMAIN = 1000
+# Ten hosts' --max-pages: without it, a wildcard domain whose every host
+# answers every path (a soft 404) would hold 1000 hosts x 100,000 URLs. A
+# domain of one host is bounded by --max-pages alone.
+DEFAULT_MAX_PAGES_PER_DOMAIN = 1_000_000
 _PRODUCT_TOKEN = re.compile(r"[a-zA-Z_-]+")  # RFC 9309 2.2.1
 
 # --help panels (wreck/options.py PANELS): the server's, the resolver's and
@@ -230,6 +239,15 @@ class Settings:
     max_path_repeats: int = setting(3, help="A path segment seen more often is a trap", min=1, panel=SCOPE)
     max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, panel=SCOPE)
     max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, panel=SCOPE)
+    # a wildcard-DNS site answers every name under it and may link to ever-new
+    # subdomains: with --scope domain or any, these bound it (urlserver/domainbudget.py,
+    # docs/operating.md, Spider traps)
+    max_hosts_per_domain: int = setting(DEFAULT_MAX_HOSTS_PER_DOMAIN, help="Hosts (origins) reached by links "
+                                        "admitted per registered domain (--scope domain, any; 0: no cap)",
+                                        unit="hosts", min=0, panel=SCOPE)
+    max_pages_per_domain: int = setting(DEFAULT_MAX_PAGES_PER_DOMAIN, help="URLs admitted in all to one registered "
+                                        "domain's hosts reached by links (--scope domain, any; 0: no cap)",
+                                        unit="URLs", min=0, panel=SCOPE)
     # transactions and retries
     timeout_update: float = setting(30.0, help="A claim expires without WORKING or DONE within this", **DURATION,
                                     above=0, panel=RETRIES)

@@ -47,7 +47,7 @@ class UrlEvent(enum.Enum):
     REDIRECTED = "DONE REDIRECTION (the target is discovered one hop further)"
     FETCH_FAILED = "DONE FETCH_ERROR with tries left: a retry is delayed"
     RETRIES_EXHAUSTED = "DONE FETCH_ERROR on the last allowed try"
-    FAILED = "DONE ERROR (terminal)"
+    FAILED = "DONE ERROR (terminal), or DONE FETCH_ERROR that is the server's own answer (retry.py)"
     FEED_FETCHED = "DONE FETCHED of a feed: it waits for its next poll"
     DUE = "its delayed entry came due (a retry, a feed's poll or a recrawl) and it is queued again"
     DISALLOWED = "robots.txt forbids it (found when its turn came)"

@@ -20,12 +20,18 @@
 #     FF FE 00 00 is the UTF-16LE BOM followed by a NUL;
 #   - a <meta> naming UTF-16 means UTF-8 (a document that can carry ASCII
 #     markup is not UTF-16), x-user-defined means windows-1252;
+#   - a Content-Type charset=x-user-defined is the Encoding Standard's
+#     x-user-defined: 0x00-0x7F as ASCII, 0x80-0xFF as U+F780-U+F7FF, a
+#     charmap registered with Python's codecs under that name (Python has
+#     none; w3lib's label lookup then finds it, and body.decode() and the
+#     URL query encoder read it), where it was read as windows-1252 (or as
+#     UTF-8, when valid);
 #   - the labels the Encoding Standard maps to its 'replacement' encoding
 #     (iso-2022-kr, hz-gb-2312, iso-2022-cn...: encodings abused for
 #     cross-site scripting) give REPLACEMENT: the whole body decodes to one
 #     U+FFFD, so a browser shows no link of such a page, and neither does
 #     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs).
-# Pure: no I/O, no state.
+# Pure: no I/O, no state (but the codec registered at import).
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
 
 from __future__ import annotations
@@ -50,6 +56,27 @@ _REPLACEMENT_LABELS = frozenset({"csiso2022kr", "hz-gb-2312", "iso-2022-cn", "is
 _REPLACEMENT_CODECS = frozenset({"iso2022_kr", "hz"})  # the Python codecs w3lib maps some of those labels to
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]*)", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
+USER_DEFINED = "x-user-defined"
+"""The Encoding Standard's x-user-defined (section 14.5), a codec registered here."""
+_USER_DEFINED_TABLE = "".join(map(chr, range(0x80))) + "".join(map(chr, range(0xF780, 0xF800)))
+_USER_DEFINED_ENCODING = codecs.charmap_build(_USER_DEFINED_TABLE)
+
+
+class _UserDefinedDecoder(codecs.IncrementalDecoder):
+    def decode(self, data, final=False):
+        return codecs.charmap_decode(data, self.errors, _USER_DEFINED_TABLE)[0]
+
+
+class _UserDefinedEncoder(codecs.IncrementalEncoder):
+    def encode(self, text, final=False):
+        return codecs.charmap_encode(text, self.errors, _USER_DEFINED_ENCODING)[0]
+
+
+_USER_DEFINED_INFO = codecs.CodecInfo(
+    name=USER_DEFINED, encode=lambda text, errors="strict": codecs.charmap_encode(text, errors, _USER_DEFINED_ENCODING),
+    decode=lambda data, errors="strict": codecs.charmap_decode(data, errors, _USER_DEFINED_TABLE),
+    incrementalencoder=_UserDefinedEncoder, incrementaldecoder=_UserDefinedDecoder)
+codecs.register(lambda name: _USER_DEFINED_INFO if name in ("x-user-defined", "x_user_defined") else None)
 
 
 def bom_encoding(body: bytes) -> str | None:
@@ -110,6 +137,8 @@ def meta_encoding(body: bytes) -> str | None:
     found = html_body_declared_encoding(body[:PRESCAN_BYTES])
     if found is None:
         return None
+    if found == USER_DEFINED:  # HTML 13.2.3.2, the prescan: x-user-defined means windows-1252
+        return DEFAULT
     if found.startswith("utf-16"):
         return UTF8
     return REPLACEMENT if found in _REPLACEMENT_CODECS else found

@@ -51,6 +51,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also serve the edge-case hosts (edge, robots-*, ...: tests/web/edges.py)")
     parser.add_argument("--edges2", action="store_true",
                         help="also serve the second round of edge-case hosts (odd, robots2-*: tests/web/edges2.py)")
+    parser.add_argument("--crawltraps", action="store_true",
+                        help="also serve the crawl-level traps (*.wild.test by wildcard DNS, facets, dots, soft404, "
+                             "redirwalk: tests/web/crawltraps.py); crawl them with --dns, not --hosts alone")
     parser.add_argument("--first-ip", default=SiteSpec.first_ip,
                         help="address of the first hosts; the others count up (default %(default)s)")
     parser.add_argument("--hostile-ip", default=HOSTILE_IP,
@@ -69,7 +72,8 @@ async def run(args: argparse.Namespace) -> None:
                     hostile_spec=HostileSpec(feed_item_interval=args.feed_interval),
                     first_ip=args.first_ip, hostile_ip=args.hostile_ip,
                     revisit=RevisitSpec() if args.revisit else None, edges=args.edges,
-                    edges2=args.edges2)
+                    edges2=args.edges2,
+                    crawltraps=args.crawltraps)
     web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl, dns_ip=args.dns_ip)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -92,6 +96,7 @@ async def run(args: argparse.Namespace) -> None:
             "revisit": [web.site.url(name) for name in web.revisit.addresses()] if web.revisit else [],
             "edges": web.edges.seeds(web.port) if web.edges else [],
             "edges2": web.edges2.seeds(web.port) if web.edges2 else [],
+            "crawltraps": web.traps.seeds() if web.traps else [],
             "addresses": web.site.addresses(),
         }), flush=True)
         print(hint(seeds_of(web.site.seed_urls()), str(hosts_file), f"{dns_ip}:{dns_port}"), file=sys.stderr, flush=True)

@@ -2,7 +2,8 @@
 #
 # Listens on UDP and TCP (same OS-chosen port) at 127.0.0.1.  answer() is the
 # whole logic, bytes in and bytes out, built on dnspython's message parsing:
-# A queries for known names get the address with the configured TTL, other
+# A queries for known names (or names under a '*.PARENT' wildcard of the
+# table) get the address with the configured TTL, other
 # types for known names get an empty NOERROR (no IPv6 here), unknown names get
 # NXDOMAIN.  Tests can steer it from any thread: override() answers a name with
 # another 127.x address (DNS rebinding), silence() makes it never answer a name
@@ -136,6 +137,8 @@ class DnsResponder:
         with self._lock:
             silent = name in self._silent
             ip = self._overrides.get(name, self._table.get(name))
+            if ip is None:
+                ip = self._wildcard(name)
         if silent:
             self._log(transport, client, name, qtype, "dropped", None)
             return None
@@ -150,6 +153,16 @@ class DnsResponder:
         self._log(transport, client, name, qtype, dns.rcode.to_text(response.rcode()),
                   ip if response.answer else None)
         return response.to_wire()
+
+    def _wildcard(self, name: str) -> str | None:
+        """The address of the closest wildcard '*.PARENT' above `name`, if any
+        (RFC 4592: '*.wild.test' answers a.wild.test and b.a.wild.test)."""
+        labels = name.split(".")
+        for i in range(1, len(labels)):
+            ip = self._table.get("*." + ".".join(labels[i:]))
+            if ip is not None:
+                return ip
+        return None
 
     def _formerr(self, wire: bytes, client, transport: str) -> bytes | None:
         self._log(transport, client, "", "", "FORMERR", None)

@@ -29,6 +29,7 @@ from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
 from .edges import EdgesHost
 from .edges2 import Edges2Host
+from .crawltraps import TrapHosts
 from .intl import INTL_IP, IntlHost
 from .revisit import RevisitHosts
 from .site import Site, build_site
@@ -71,6 +72,7 @@ class TestWeb:
         self.intl: IntlHost | None = None
         self.edges: EdgesHost | None = None
         self.edges2: Edges2Host | None = None
+        self.traps: TrapHosts | None = None
 
     @property
     def port(self) -> int:
@@ -85,6 +87,7 @@ class TestWeb:
         ips |= {INTL_IP} if self.spec.intl else set()
         ips |= set(EdgesHost.addresses().values()) if self.spec.edges else set()
         ips |= set(Edges2Host.addresses().values()) if self.spec.edges2 else set()
+        ips |= TrapHosts.ips() if self.spec.crawltraps else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
     async def start(self) -> None:
@@ -103,6 +106,8 @@ class TestWeb:
             self.edges = EdgesHost(port)
         if self.spec.edges2:
             self.edges2 = Edges2Host(port)
+        if self.spec.crawltraps:
+            self.traps = TrapHosts(port)
         for sock in socks:
             self._servers.append(await asyncio.start_server(self._serve, sock=sock,
                                                             limit=MAX_HEAD_BYTES))
@@ -203,6 +208,10 @@ class TestWeb:
             if local_ip != address:
                 return await _misdirected(conn, req)
             return await self.edges2.handle(req, conn)
+        if self.traps is not None and (trap_ip := self.traps.address_of(req.host)) is not None:
+            if local_ip != trap_ip:
+                return await _misdirected(conn, req)
+            return await self.traps.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],

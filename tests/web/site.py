@@ -112,6 +112,10 @@ class Site:
             from .edges2 import Edges2Host
 
             table.update(Edges2Host.addresses())
+        if self.spec.crawltraps:
+            from .crawltraps import TrapHosts
+
+            table.update(TrapHosts.addresses())  # '*.wild.test' too: a wildcard the DNS answers (dns.py)
         return table
 
     def ips(self) -> list[str]:

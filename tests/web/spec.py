@@ -142,6 +142,9 @@ class SiteSpec:
     """Serve the edge-case hosts too: edge.wreck.test, robots-*.wreck.test... (edges.py)."""
     edges2: bool = False
     """Serve the second round of edge-case hosts too: odd.wreck.test, robots2-*.wreck.test (edges2.py)."""
+    crawltraps: bool = False
+    """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
+    soft404 and redirwalk.traps.test (crawltraps.py)."""
 
     def __post_init__(self) -> None:
         if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:

@@ -59,9 +59,10 @@ def _human(n: float) -> str:
     return f"{n:.1f} PB"
 
 
-def errors_text(st: dict) -> str:
-    """The error reasons, most frequent first: the top five with counts, then the rest summed."""
-    ranked = sorted(st.get("errors_by_kind", {}).items(), key=lambda kv: (-kv[1], kv[0]))
+def errors_text(st: dict, key: str = "errors_by_kind") -> str:
+    """The error reasons (or the reasons of another count by reason, such
+    as filtered_by), most frequent first: the top five with counts, then the rest summed."""
+    ranked = sorted(st.get(key, {}).items(), key=lambda kv: (-kv[1], kv[0]))
     parts = [f"{kind} {n}" for kind, n in ranked[:TOP_ERRORS]]
     rest = sum(n for _, n in ranked[TOP_ERRORS:])
     if rest:
@@ -192,6 +193,9 @@ def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, f
         *([why] if why else []),
         f"  URLs: {by_state}",
         *([f"  errors: {errors_text(last_status)}"] if last_status.get("errors_by_kind") else []),
+        # this run's links refused at admission, by reason: a trap shows here (docs/operating.md, Spider traps)
+        *([f"  filtered this run: {errors_text(last_status, 'filtered_by')}"] if last_status.get("filtered_by")
+          else []),
         *deferred_lines(last_status),
         *([f"  retried on request: {counters['retry_requested']} URLs (--retry-errors)"]
           if counters.get("retry_requested") else []),
