@@ -8,6 +8,10 @@
 #   second line of defence. Only http and https are enabled. PROXY '' turns
 #   off libcurl's http_proxy/HTTPS_PROXY/ALL_PROXY environment variables: a
 #   proxy would resolve and dial the URL's host itself, past both checks.
+#   libcurl's DNS cache is off: it would only hold those IP literals, one
+#   entry an address for a minute, and libcurl walks all of it for stale
+#   entries at every transfer (8 % of the fetch loop's CPU with 500
+#   addresses: bench/results/2026-11-24-s10-spider10.md).
 #   Redirects are not followed (the urlserver schedules them); Alt-Svc and
 #   HSTS stay off (libcurl's default without their cache options).
 # - Time: TIMEOUT_MS = Timeout_Req, CONNECTTIMEOUT_MS, and a low-speed limit
@@ -236,6 +240,9 @@ class _Slot:
         c.setopt(pycurl.LOW_SPEED_TIME, fs.low_speed_window_s)
         c.setopt(pycurl.MAXFILESIZE_LARGE, fs.max_doc_size)
         c.setopt(pycurl.TCP_NODELAY, 1)
+        # no DNS cache: every address is an IP literal (CONNECT_TO), and libcurl
+        # walks its whole cache for stale entries at each transfer (the opening comment)
+        c.setopt(pycurl.DNS_CACHE_TIMEOUT, 0)
         c.setopt(pycurl.BUFFERSIZE, RECV_BUFFER_BYTES)
         if fs.ca_file:
             c.setopt(pycurl.CAINFO, fs.ca_file)
