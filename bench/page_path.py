@@ -7,6 +7,8 @@
 # a real ControlConnection with the links COMMITTED made known left out
 # (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
 # quick crawl bench measures those. The least of --repeat passes counts.
+# The SHA-256 of every record's and every DONE's octets (all passes, in
+# order) is printed too: a change to this path must leave both the same.
 # Run: python -m bench.page_path --web /tmp/wreck-bench/web-100x10000
 """CPU us a page of the per-page Python path of a spider worker."""
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -43,9 +46,12 @@ class Store:
         self.unacked: dict = {}
         self.on_up: set = set()
         self.octets = 0
+        self.digest = hashlib.sha256()
 
     def submit(self, record, on_ack) -> None:
-        self.octets += len(encode_record(record))
+        data = encode_record(record)
+        self.octets += len(data)
+        self.digest.update(data)
         on_ack(AckResult.STORED)
 
 
@@ -66,10 +72,12 @@ class Urlserver:
         self.closed = asyncio.get_running_loop().create_future()
         self.is_open = True
         self.octets = 0
+        self.digest = hashlib.sha256()
 
     def send(self, event) -> int:
         data = self.conn.send(event)
         self.octets += len(data)
+        self.digest.update(data)
         return len(data)
 
 
@@ -103,7 +111,8 @@ async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int) -> di
         best = min(best, time.process_time() - start)
     done = repeat * count
     return {"pages": count, "repeat": repeat, "cpu_us_per_page": round(1e6 * best / count, 1),
-            "done_octets_per_page": round(urlserver.octets / done), "record_octets_per_page": round(store.octets / done)}
+            "done_octets_per_page": round(urlserver.octets / done), "record_octets_per_page": round(store.octets / done),
+            "dones_sha256": urlserver.digest.hexdigest(), "records_sha256": store.digest.hexdigest()}
 
 
 def main() -> None:
