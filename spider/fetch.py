@@ -10,7 +10,7 @@
 #   proxy would resolve and dial the URL's host itself, past both checks.
 #   libcurl's DNS cache is off: it would only hold those IP literals, one
 #   entry an address for a minute, and libcurl walks all of it for stale
-#   entries at every transfer (8 % of the fetch loop's CPU with 500
+#   entries at every transfer (6-8 % of the fetch loop's CPU with 500
 #   addresses: bench/results/2026-11-24-s10-spider10.md).
 #   Redirects are not followed (the urlserver schedules them); Alt-Svc and
 #   HSTS stay off (libcurl's default without their cache options).
