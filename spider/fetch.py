@@ -8,6 +8,10 @@
 #   second line of defence. Only http and https are enabled. PROXY '' turns
 #   off libcurl's http_proxy/HTTPS_PROXY/ALL_PROXY environment variables: a
 #   proxy would resolve and dial the URL's host itself, past both checks.
+#   libcurl's DNS cache is off: it would only hold those IP literals, one
+#   entry an address for a minute, and libcurl walks all of it for stale
+#   entries at every transfer (6-8 % of the fetch loop's CPU with 500
+#   addresses: bench/results/2026-11-24-s10-spider10.md).
 #   Redirects are not followed (the urlserver schedules them); Alt-Svc and
 #   HSTS stay off (libcurl's default without their cache options).
 # - Time: TIMEOUT_MS = Timeout_Req, CONNECTTIMEOUT_MS, and a low-speed limit
@@ -17,8 +21,17 @@
 #   Max_Doc_Size too. A body= fetch (robots.txt) cut so keeps the first
 #   Max_Doc_Size bytes as FetchResult.partial (RFC 9309 2.5: parse at least
 #   the first 500 KiB); for that, libcurl's MAXFILESIZE is off on its slot,
-#   the write callback cutting at the same size. The header callback keeps the last header block as
-#   received (reset at each status line), bounded by MAX_HEADER_BYTES.
+#   the write callback cutting at the same size.
+# - Headers: libcurl hands each header line to HEADERFUNCTION, about nine a
+#   page; that callback is a bytearray's own extend (no Python call a line),
+#   and the last block (from the last status line: 1xx answers come first)
+#   is taken when the transfer ends. Its bound, MAX_HEADER_BYTES, is checked
+#   once the block is complete: at the first body byte (returning 0 there
+#   ends the transfer before the body is read) and at the end (a response
+#   without a body; libcurl's own bound, 300 KiB a response and 100 KiB a
+#   line, holds memory meanwhile). Only with a type filter (accept_type)
+#   is the callback Python's, a line at a time, to end the transfer at the
+#   blank line.
 # - Framing: after a plain HTTP/1.x response, bytes already waiting on its
 #   connection were sent beyond the response's length (a desync, as from
 #   the hostile /length-mismatch). libcurl would keep the connection and
@@ -196,7 +209,7 @@ class _Handover:
 class _Slot:
     """An easy handle with its callbacks; one transfer at a time."""
 
-    __slots__ = ("handle", "key", "url", "ip", "started", "head", "head_size", "body", "size",
+    __slots__ = ("handle", "key", "url", "ip", "started", "head", "body", "size",
                  "max_size", "aborted", "allow", "poll", "request", "accept", "filtering",
                  "in_head", "head_type", "sent", "loud", "quiet")
 
@@ -208,8 +221,10 @@ class _Slot:
         self.max_size = fs.max_doc_size
         self.accept = fs.accept_type
         self.request = PLAIN
+        self.filtering = False  # the header callback is the bytearray's (the opening comment)
+        self.head = bytearray()  # every header line of the transfer, as received
         self.poll = select.poll()  # for shut_if_desynced: no fd-number limit, unlike select()
-        c.slot = self  # pycurl handles accept attributes: the way back from on_done
+        c.slot = self  # pycurl handles accept attributes (read by tests; Fetcher keeps its own map)
         c.setopt(pycurl.NOSIGNAL, 1)
         c.setopt(pycurl.PROTOCOLS, pycurl.PROTO_HTTP | pycurl.PROTO_HTTPS)
         c.setopt(pycurl.FOLLOWLOCATION, 0)
@@ -225,11 +240,14 @@ class _Slot:
         c.setopt(pycurl.LOW_SPEED_TIME, fs.low_speed_window_s)
         c.setopt(pycurl.MAXFILESIZE_LARGE, fs.max_doc_size)
         c.setopt(pycurl.TCP_NODELAY, 1)
+        # no DNS cache: every address is an IP literal (CONNECT_TO), and libcurl
+        # walks its whole cache for stale entries at each transfer (the opening comment)
+        c.setopt(pycurl.DNS_CACHE_TIMEOUT, 0)
         c.setopt(pycurl.BUFFERSIZE, RECV_BUFFER_BYTES)
         if fs.ca_file:
             c.setopt(pycurl.CAINFO, fs.ca_file)
         c.setopt(pycurl.WRITEFUNCTION, self._write)
-        c.setopt(pycurl.HEADERFUNCTION, self._header)
+        c.setopt(pycurl.HEADERFUNCTION, self.head.extend)
         c.setopt(pycurl.OPENSOCKETFUNCTION, self._open_socket)
         if KEEP_REQUEST:
             # HEADER_OUT reaches DEBUGFUNCTION only with VERBOSE; with a debug
@@ -238,7 +256,8 @@ class _Slot:
 
     def begin(self, key: Any, url: str, ip: str, request: Request = PLAIN) -> None:
         self.key, self.url, self.ip, self.started = key, url, ip, time.monotonic()
-        self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        self.body, self.size, self.aborted = [], 0, None
+        self.head.clear()
         self.sent = []
         c = self.handle
         if KEEP_REQUEST and not self.loud:
@@ -252,7 +271,10 @@ class _Slot:
                 # a Content-Length beyond the bound would end the transfer before any byte
                 c.setopt(pycurl.MAXFILESIZE_LARGE, 0 if request.keep_partial else self.max_size)
         self.request = request
-        self.filtering = bool(self.accept) and request.filter_type
+        filtering = bool(self.accept) and request.filter_type
+        if filtering != self.filtering:
+            c.setopt(pycurl.HEADERFUNCTION, self._header if filtering else self.head.extend)
+            self.filtering = filtering
         self.in_head = self.filtering and request.head
         self.head_type = None
         if self.in_head:
@@ -264,7 +286,8 @@ class _Slot:
     def again_as_get(self, verdict: str) -> None:
         """After the HEAD: the GET, on this handle, same transaction and clock."""
         self.head_type = (media_type(self.content_type()), verdict)
-        self.head, self.head_size, self.body, self.size, self.aborted = [], 0, [], 0, None
+        self.body, self.size, self.aborted = [], 0, None
+        self.head.clear()
         self.sent = []  # the GET's request replaces the HEAD's
         if KEEP_REQUEST and not self.loud:
             self.handle.setopt(pycurl.VERBOSE, 1)
@@ -286,6 +309,8 @@ class _Slot:
             self.loud = False
 
     def _write(self, data: bytes) -> int | None:
+        if not self.size and len(self.head) > MAX_HEADER_BYTES and self._head_too_big():
+            return 0  # the first body bytes: the header block is complete (the opening comment)
         size = self.size + len(data)
         if size > self.max_size:
             self.aborted = Specific.TOO_BIG
@@ -297,24 +322,36 @@ class _Slot:
         return None
 
     def _header(self, line: bytes) -> int | None:
-        if line.startswith(b"HTTP/"):
-            self.head, self.head_size = [], 0  # a new response (1xx before it)
-        self.head_size += len(line)
-        if self.head_size > MAX_HEADER_BYTES:
-            self.aborted = Specific.HEADERS_TOO_BIG
-            return 0
-        self.head.append(line)
-        if self.filtering and not self.in_head and line in (b"\r\n", b"\n") and self._unwanted():
-            self.aborted = Specific.UNWANTED_TYPE
-            return 0  # before the body: libcurl ends the transfer with a write error
+        """A header line, where the type filter applies (the opening comment)."""
+        self.head += line
+        if not self.in_head and line in (b"\r\n", b"\n"):
+            if len(self.head) > MAX_HEADER_BYTES and self._head_too_big():
+                return 0
+            if self._unwanted():
+                self.aborted = Specific.UNWANTED_TYPE
+                return 0  # before the body: libcurl ends the transfer with a write error
         return None
 
     def _unwanted(self) -> bool:
         """The header block just ended: a 2xx answer of a type the filter refuses?"""
-        status = self.head[0].split(b" ", 2)
+        block = self.block()
+        status = block[: block.find(b"\n")].split(b" ", 2)
         if len(status) < 2 or not status[1].startswith(b"2"):
             return False
-        return not accepts(self.accept, _header(self.head, b"content-type"))
+        return not accepts(self.accept, _first_content_type(block))
+
+    def block(self) -> bytes:
+        """The last response's header block as received (1xx ones before it dropped)."""
+        head = self.head
+        return bytes(head[head.rfind(b"\nHTTP/") + 1 :])  # a status line starts the block
+
+    def _head_too_big(self) -> bool:
+        """Whether the last header block is over MAX_HEADER_BYTES (then the
+        transfer is aborted for it); a few 1xx blocks before it do not count."""
+        if len(self.block()) <= MAX_HEADER_BYTES:
+            return False
+        self.aborted = Specific.HEADERS_TOO_BIG
+        return True
 
     def _open_socket(self, purpose: int, address: tuple) -> _Handover | int:
         family, socktype, protocol, addr = address
@@ -357,25 +394,30 @@ class _Slot:
     def result(self, curl_code: int, message: str) -> FetchResult:
         c = self.handle
         http_code = c.getinfo(pycurl.RESPONSE_CODE)
+        head = self.block()
+        if len(head) > MAX_HEADER_BYTES and self.aborted is None:
+            self.aborted = Specific.HEADERS_TOO_BIG  # a response without a body: checked here
         aborted = self.aborted
+        if aborted is Specific.HEADERS_TOO_BIG and len(head) > MAX_HEADER_BYTES:
+            head = head[: head.rfind(b"\n", 0, MAX_HEADER_BYTES) + 1]  # the whole lines within the bound
         if aborted is Specific.UNWANTED_TYPE:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
-            message = f"{how}: type {media_type(self.content_type()) or '?'} not accepted"
+            message = f"{how}: type {media_type(_content_type(head)) or '?'} not accepted"
         body = b"".join(self.body)
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
-            b"".join(self.head), b"" if aborted else body,
-            self.content_type() if http_code else None,
+            head, b"" if aborted else body,
+            (_content_type(head) or None) if http_code else None,
             partial=body if aborted is Specific.TOO_BIG and self.request.keep_partial else b"",
             request=b"".join(self.sent), ip=c.getinfo(pycurl.PRIMARY_IP) or "",
-            truncated=_truncation(aborted, curl_code, bool(self.head)),
+            truncated=_truncation(aborted, curl_code, bool(head)),
         )  # fmt: skip
 
     def content_type(self) -> bytes | None:
         """The Content-Type of the last header block, as the bytes received
         (with several, as Fetch reads them: _content_type)."""
-        return _content_type(self.head) or None
+        return _content_type(self.block()) or None
 
 
 def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str:
@@ -387,13 +429,12 @@ def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str
     return "time" if curl_code == CURL_TIMEOUT and aborted is None else ""
 
 
-def _content_type(lines: list[bytes]) -> bytes | None:
+def _content_type(block: bytes) -> bytes | None:
     """The Content-Type of a header block, by Fetch's "extract a MIME type"
     when it holds several (PHP and a proxy each adding one): the last
     value's type, with the charset of an earlier value of the same type when
     the last names none, as a browser reads the page (docs/urls.md)."""
-    values = [value.strip() for key, sep, value in (line.partition(b":") for line in lines[1:])
-              if sep and key.strip().lower() == b"content-type"]
+    values = [value.strip() for value in _CONTENT_TYPE.findall(block)]
     if len(values) < 2:
         return values[0] if values else None
     chosen, essence, charset = None, None, None
@@ -413,14 +454,17 @@ def _content_type(lines: list[bytes]) -> bytes | None:
 
 
 _CHARSET = re.compile(rb";\s*charset\s*=\s*(\"[^\"]*\"|[^;\s]+)", re.IGNORECASE)
+# A header line of a block (never its status line, which opens it) and its
+# value: the name with the blanks bytes.strip() would drop around it, in
+# ASCII case (as bytes.lower()).
+_BLANKS = rb"[ \t\r\v\f]*"
+_CONTENT_TYPE = re.compile(rb"\n" + _BLANKS + rb"content-type" + _BLANKS + rb":([^\n]*)", re.IGNORECASE)
 
 
-def _header(lines: list[bytes], name: bytes) -> bytes | None:
-    for line in lines[1:]:
-        key, sep, value = line.partition(b":")
-        if sep and key.strip().lower() == name:
-            return value.strip()
-    return None
+def _first_content_type(block: bytes) -> bytes | None:
+    """The first Content-Type value of a header block."""
+    found = _CONTENT_TYPE.search(block)
+    return None if found is None else found.group(1).strip()
 
 
 def default_ca_file() -> str | None:
@@ -443,11 +487,15 @@ class Fetcher:
         self.allow = AllowNet(fs.allow_net)
         self.on_result = on_result
         self.curl = CurlLoop(loop, self._done, on_failed=self._failed,
-                             on_complete=lambda handle: handle.slot.shut_if_desynced(self.curl.watching),
+                             on_complete=lambda handle: self._slots[handle].shut_if_desynced(self.curl.watching),
                              after_action=self._quieten)
         self._quiet: list[_Slot] = []  # slots whose request went out in this socket_action
         self._free: list[_Slot] = []
         self._busy: dict[Any, _Slot] = {}
+        # handle -> its slot: the way back from CurlLoop's callbacks. A pycurl
+        # handle's own attribute (handle.slot) costs 0.5 us a read, twice a
+        # transfer: pycurl looks it up after its option names.
+        self._slots: dict[pycurl.Curl, _Slot] = {}
 
     @property
     def active(self) -> int:
@@ -468,7 +516,7 @@ class Fetcher:
         if not self.allow.admits(ip):
             return FetchResult(key, url, 0, aborted=Specific.FORBIDDEN_ADDRESS,
                                message=self.allow.refusal(ip) or f"address {ip} is not admitted")
-        slot = self._free.pop() if self._free else _Slot(self.settings, self.allow, self._quiet)
+        slot = self._free.pop() if self._free else self._new_slot()
         try:
             slot.begin(key, url, ip, request)
         except pycurl.error as exc:
@@ -477,6 +525,11 @@ class Fetcher:
         self._busy[key] = slot
         self.curl.add(slot.handle)
         return None
+
+    def _new_slot(self) -> _Slot:
+        slot = _Slot(self.settings, self.allow, self._quiet)
+        self._slots[slot.handle] = slot
+        return slot
 
     def serve_ready(self) -> None:
         """Let transfers that are ready progress now (CurlLoop.serve_ready)."""
@@ -504,9 +557,10 @@ class Fetcher:
         for slot in self._free:
             slot.handle.close()
         self._free.clear()
+        self._slots.clear()
 
     def _done(self, handle: pycurl.Curl, curl_code: int, message: str) -> None:
-        slot: _Slot = handle.slot
+        slot = self._slots[handle]
         if slot.in_head:
             verdict = self._after_head(slot, curl_code)
             if verdict is not None:  # the GET follows, on the same slot
@@ -522,7 +576,7 @@ class Fetcher:
 
     def _failed(self, handle: pycurl.Curl, exc: Exception) -> None:
         """Ending this transfer raised: report it alone, as INTERNAL with a reason."""
-        slot: _Slot = handle.slot
+        slot = self._slots[handle]
         if self._busy.get(slot.key) is not slot:
             return  # it was reported before the failure
         del self._busy[slot.key]
@@ -553,7 +607,8 @@ class Fetcher:
         if slot.request.head:  # the next transfer starts as a GET, on a reusable connection
             slot.handle.setopt(pycurl.HTTPGET, 1)
             slot.handle.setopt(pycurl.FORBID_REUSE, 0)
-        slot.head = slot.body = []
+        slot.body = []
+        slot.head.clear()
         self._free.append(slot)
 
 
@@ -562,7 +617,7 @@ def _head_verdict(head: tuple[str, str], result: FetchResult) -> str:
     head_type, verdict = head
     if verdict:
         return verdict
-    got = media_type(_header(result.head.split(b"\n"), b"content-type"))
+    got = media_type(_first_content_type(result.head))
     if 200 <= result.http_code < 300 and head_type and got and got != head_type:
         return f"HEAD said {head_type}, GET sent {got}"
     return ""

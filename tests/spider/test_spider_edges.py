@@ -118,7 +118,7 @@ def test_retry_after_is_read_in_all_three_http_date_forms(date):
 ])  # fmt: skip
 def test_several_content_types_are_read_as_fetch_reads_them(values, read):
     head = [b"HTTP/1.1 200 OK\r\n", *(b"Content-Type: " + v + b"\r\n" for v in values), b"Server: x\r\n"]
-    assert _content_type(head) == read
+    assert _content_type(b"".join(head)) == read
 
 
 def test_a_wordpress_head_gives_its_feed_and_language_versions_not_its_oembed_or_alternate_css():

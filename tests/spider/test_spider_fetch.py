@@ -327,3 +327,54 @@ def test_a_refused_connection_keeps_no_request(web):
     got = fetch_all([("http://127.0.0.1:1/", "127.0.0.1")])
     record = got["http://127.0.0.1:1/"][0].record
     assert record.document == b"" and record.truncated == "" and not record.outlinks
+
+
+# -- header blocks: gathered by libcurl's callback, bounded once complete -------
+
+def _raw_responses(responses: dict[str, bytes]):
+    """A loopback server answering GET PATH with responses[PATH] as is, then closing."""
+    import socketserver
+    import threading
+
+    class Handler(socketserver.BaseRequestHandler):
+        def handle(self):
+            data = b""
+            while b"\r\n\r\n" not in data and (chunk := self.request.recv(4096)):
+                data += chunk
+            path = data.split(b" ", 2)[1].decode() if data.count(b" ") >= 2 else "/"
+            self.request.sendall(responses.get(path, b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\n\r\n"))
+
+    server = socketserver.ThreadingTCPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+def test_a_header_block_over_the_bound_fails_with_or_without_a_body_and_1xx_blocks_are_dropped():
+    filler = b"".join(b"X-Filler-%05d: %s\r\n" % (i, b"h" * 980) for i in range(400))  # 400 KB
+    page = b"<html><body><a href='/next'>next</a></body></html>"
+    ok_head = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n\r\n" % len(page)
+    responses = {
+        "/no-body": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + filler[:70_000] + b"Content-Length: 0\r\n\r\n",
+        "/over-libcurl": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + filler + b"Content-Length: 4\r\n\r\nbody",
+        "/with-body": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n" + filler[:100_000] + b"Content-Length: 4\r\n\r\nbody",
+        "/continue": b"HTTP/1.1 100 Continue\r\nX-Early: 1\r\n\r\n" + ok_head + page,
+    }
+    server = _raw_responses(responses)
+    try:
+        base = "http://127.0.0.1:%d" % server.server_address[1]
+        jobs = [(base + path, "127.0.0.1") for path in responses]
+        html_only = dataclasses.replace(SETTINGS, accept_type=("text/html",))
+        for fs in (SETTINGS, html_only):  # libcurl's callback, and Python's a line for the type filter
+            got = fetch_all(list(jobs), fs)
+            for path in ("/no-body", "/over-libcurl", "/with-body"):
+                rep, result = got[base + path]
+                assert rep.outcome[:2] == (F, Specific.HEADERS_TOO_BIG), (path, fs.accept_type, rep.outcome)
+                assert result.body == b"" and 60_000 < len(result.head) <= 64 * 1024 and result.head.endswith(b"\r\n")
+                assert result.head.startswith(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nX-Filler-00000: ")
+            rep, result = got[base + "/continue"]
+            assert rep.outcome.specific is Specific.OK and result.head == ok_head and result.body == page
+            assert result.content_type == b"text/html" and rep.outlinks == (base + "/next",)
+    finally:
+        server.shutdown()
+        server.server_close()
