@@ -81,3 +81,11 @@ def test_a_terminal_gets_the_live_panel_and_a_log_the_plain_line(tmp_path, monke
         shown[kind] = console.file.getvalue()
     assert "pages fetched" in shown["terminal"] and "40" in shown["terminal"]  # the panel's rows
     assert "fetched 40" in shown["log"] and "pages fetched" not in shown["log"]  # one plain line
+
+
+def test_the_summary_lists_the_run_s_filtered_links_by_reason_and_none_when_none(tmp_path):
+    filtered = {"too many hosts in domain (trap)": 40, "out of scope (host)": 7, "host page budget exhausted": 12}
+    text = summary({**STATUS, "filtered_by": filtered}, STORE, 1.0, Layout(tmp_path), finished=True)
+    assert ("filtered this run: too many hosts in domain (trap) 40, host page budget exhausted 12, "
+            "out of scope (host) 7") in text
+    assert "filtered this run" not in summary(STATUS, STORE, 1.0, Layout(tmp_path), finished=True)
