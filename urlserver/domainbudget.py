@@ -23,13 +23,11 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-from functools import lru_cache
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .scope import psl_domain
+from .scope import registered_domain
 
 if TYPE_CHECKING:
     from .politeness import Origin
@@ -37,23 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("urlserver")
 TOO_MANY_HOSTS = "too many hosts in domain (trap)"
 DOMAIN_BUDGET = "domain page budget exhausted"
-
-
-@lru_cache(maxsize=65536)
-def owner_domain(host: str) -> str:
-    """The registrable domain of `host` by the Public Suffix List with its
-    private section (blogspot.com, github.io... counted as public
-    suffixes): what one owner holds, so a.github.io and b.github.io are
-    two. An IP literal is its own; an unknown suffix takes the PSL's
-    default rule '*'."""
-    if host[-1:] == "]" or host[-1:].isdigit():  # no top-level domain is all digits (RFC 3696 2)
-        try:
-            ipaddress.ip_address(host.strip("[]"))
-            return host
-        except ValueError:
-            pass
-    known = psl_domain(host, private=True)
-    return known if known is not None else ".".join(host.split(".")[-2:])
 
 
 class Crowd:
@@ -161,7 +142,7 @@ class DomainBudget:
             single = self._singles.pop(_last_two(name), None)
             if single is not None:
                 self._count(single)
-        return owner_domain(name[:-1] if name[-1:] == "." else name)  # 'a.example.' is the name 'a.example'
+        return registered_domain(name[:-1] if name[-1:] == "." else name)  # 'a.example.' is the name 'a.example'
 
 
 def _last_two(name: str) -> str:

@@ -19,17 +19,19 @@ _EXTRACT = None  # tldextract's, made at the first registered_domain() (--scope 
 
 @lru_cache(maxsize=65536)
 def registered_domain(host: str) -> str:
-    """The registrable domain of `host` (PSL; unknown TLDs count as public suffixes)."""
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return host
-    except ValueError:
-        pass
-    known = psl_domain(host)
-    if known is not None:
-        return known
-    labels = host.split(".")
-    return ".".join(labels[-2:])  # the PSL's default rule "*"
+    """The registrable domain of `host`: what one owner holds, by the Public
+    Suffix List with its private section (blogspot.com, github.io... count
+    as public suffixes, so a.github.io and b.github.io are two domains, as
+    browsers' cookie rules and Heritrix's PublicSuffixes have it). An IP
+    literal is its own; an unknown suffix takes the PSL's default rule '*'."""
+    if host[-1:] == "]" or host[-1:].isdigit():  # no top-level domain is all digits (RFC 3696 2)
+        try:
+            ipaddress.ip_address(host.strip("[]"))
+            return host
+        except ValueError:
+            pass
+    known = psl_domain(host, private=True)
+    return known if known is not None else ".".join(host.split(".")[-2:])
 
 
 def psl_domain(host: str, *, private: bool = False) -> str | None:

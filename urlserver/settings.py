@@ -227,7 +227,7 @@ class Settings:
     backoff_max: float = setting(600.0, help="Cap of a host's delay, which doubles on each 429/5xx answer", above=0,
                                  panel=POLITENESS, **DURATION)
     # scope and traps
-    scope: str = setting("host", help="Which links are followed: same host, same registered domain, any",
+    scope: str = setting("host", help="Which links are followed: same host, same registered domain (by the PSL with its private section), any",
                          choices=SCOPES, panel=SCOPE)
     include: tuple[str, ...] = setting((), help="Only URLs matching REGEX (repeatable)", repeatable=True,
                                        check=_regexes, metavar="REGEX", default_help="every URL", panel=SCOPE)

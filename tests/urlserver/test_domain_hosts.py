@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from wreck.options import SettingsError
-from wreck.urlserver.domainbudget import DOMAIN_BUDGET, TOO_MANY_HOSTS, owner_domain
+from wreck.urlserver.domainbudget import DOMAIN_BUDGET, TOO_MANY_HOSTS
+from wreck.urlserver.scope import registered_domain as owner_domain
 from wreck.urlserver.settings import DEFAULT_MAX_HOSTS_PER_DOMAIN, DEFAULT_MAX_PAGES_PER_DOMAIN, Settings
 
 from tests.urlserver_helpers import crawl_engine, fetched, serve_robots

@@ -72,6 +72,11 @@ def test_scope_rules():
     assert s.filter_reason("http://www.example.co.uk/a/b/a/b/a/b/a/", "www.example.co.uk", 1).startswith("repeated")
     assert registered_domain("h1.wreck.test") == "wreck.test"  # not in the PSL: default rule
     assert split_host("http://[::1]:8080/x") == ("http://[::1]:8080", "[::1]")
+    # a platform's sites are their owners': a seed on GitHub Pages keeps the crawl on that site
+    pages = Scope(mode="domain", seed_hosts={"alice.github.io"}, max_depth=9, max_url_len=99, max_path_repeats=3)
+    assert pages.filter_reason("http://docs.alice.github.io/", "docs.alice.github.io", 1) is None
+    assert pages.filter_reason("http://bob.github.io/", "bob.github.io", 1) == "out of scope (domain)"
+    assert registered_domain("127.0.0.1") == "127.0.0.1" and registered_domain("[::1]") == "[::1]"
     host_scope = Scope(mode="host", seed_hosts={"a.test"}, max_depth=9, max_url_len=99, max_path_repeats=3)
     assert host_scope.filter_reason("http://b.test/", "b.test", 1) == "out of scope (host)"
 
