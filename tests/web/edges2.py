@@ -54,8 +54,9 @@
 #     nolf               CRLF lines, the last rule without its line end
 #     home               robots.txt redirected to the home page (an HTML page: no rules)
 #     sitemaps           Sitemap: lines naming a text sitemap, an RSS feed (both
-#                        sitemaps.org formats) and an HTML page of links (with
-#                        --sitemaps, each lists a page '/' does not link)
+#                        sitemaps.org formats), an HTML page of links and, by a
+#                        relative URL, another text sitemap (with --sitemaps,
+#                        each lists a page '/' does not link)
 #     tilde              'Disallow: /%7Ejoe/' and '/a%2db', escapes of unreserved
 #                        characters (RFC 9309 2.2.2: compared decoded), while the
 #                        pages link /~joe/p, /%7Ejoe/q and /a-b; 'Disallow: /my
@@ -79,7 +80,7 @@ COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under t
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
 ROBOTS_BIG_RULES_AT = 450 * 1024  # where that robots.txt's only group starts
 # robots2-sitemaps' Sitemap: lines, each a kind sitemaps.org allows or a site gets wrong: path -> kind
-SITEMAP_FILES = {"/sitemap.txt": "txt", "/sitemap.html": "html", "/feed.rss": "rss"}
+SITEMAP_FILES = {"/sitemap.txt": "txt", "/sitemap.html": "html", "/feed.rss": "rss", "/relative.txt": "relative"}
 # IPv4 number forms the URL Standard parses (host parser, "IPv4 parser"), all 127.66.10.1
 IPV4_FORMS = {"hex": "0x7f.0x42.0xa.1", "int": "2135034369", "oct": "0177.0102.012.01", "short": "127.4327937"}
 
@@ -325,7 +326,7 @@ class Edges2Host:
 
     async def _sitemap_file(self, req: Request, conn: Conn, kind: str) -> bool:
         url = f"http://{req.host}:{self.port}/from-{kind}"
-        if kind == "txt":  # sitemaps.org's text format: one URL a line
+        if kind in ("txt", "relative"):  # sitemaps.org's text format: one URL a line
             return await send_response(conn, req, 200, [("Content-Type", "text/plain")], f"{url}\r\n\r\n".encode())
         if kind == "html":  # a page of links named as a sitemap (a common mistake)
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page("site map", _links([url])))
@@ -374,7 +375,8 @@ def _robots(kind: str, port: int) -> bytes:
         return b"User-agent: *\r\nDisallow: /private/"
     if kind == "sitemaps":
         base = f"http://{robots2_name(kind)}:{port}"
-        return "".join(f"Sitemap: {base}{path}\n" for path in SITEMAP_FILES).encode() + b"User-agent: *\nDisallow:\n"
+        lines = [f"Sitemap: {'' if kind == 'relative' else base}{path}\n" for path, kind in SITEMAP_FILES.items()]
+        return "".join(lines).encode() + b"User-agent: *\nDisallow:\n"
     if kind == "tilde":  # escapes of unreserved characters: RFC 9309 2.2.2 compares them decoded
         return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\nDisallow: /my folder/\nDisallow: /a{b}\n"
     if kind == "empty":
