@@ -59,10 +59,11 @@ def test_a_huge_href_is_never_requested(crawled):
 
 def test_odd_but_complete_answers_are_stored_as_received(crawled):
     _, _, _, stored, _ = crawled
-    for path, status in (("/ct/empty", 200), ("/ct/none-pdf", 200), ("/st/204", 204), ("/st/cookies", 200),
+    for path, status in (("/st/304", 304), ("/ct/empty", 200), ("/ct/none-pdf", 200), ("/st/204", 204), ("/st/cookies", 200),
                          ("/st/fold", 200), ("/ct/no-semicolon", 200), ("/ct/html-png", 200),
                          ("/st/trailers", 200), ("/st/space-colon", 200)):
         assert (stored[path]["status"], stored[path]["success"]) == (status, True), stored[path]
+    assert stored["/st/304"]["outcome"] == "OK"  # unasked: not a revisit of an earlier copy (there is none)
 
 
 def test_a_redirect_to_another_scheme_is_a_dead_end_not_a_link(crawled):
