@@ -89,6 +89,8 @@ def location_value(head: bytes) -> str | None:
     return "".join(c if c < "\x80" else "%%%02X" % ord(c) for c in value)
 
 
+_CONDITIONAL = re.compile(rb"\n(?:if-none-match|if-modified-since)[ \t]*:", re.IGNORECASE)  # in the request sent
+
 # One search a header over the raw block, at C speed: splitting the block
 # into lines and testing each in Python cost 5 to 10 us a header, twice a page
 # (ETag, Last-Modified: issue 16). Names are the few this module asks for.
@@ -166,6 +168,10 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         retry_after=None if plain_success else header_value(result.head, b"retry-after"),
         refresh=page_links.refresh if page_links.refresh or not 200 <= code < 300 else header_refresh(result),
     )  # fmt: skip
+    if got.specific is Specific.NOT_MODIFIED and not _CONDITIONAL.search(result.request):
+        # a 304 to a request that named no validator compares with no earlier copy: the (empty)
+        # answer as received, stored as a response, not as a revisit of nothing (RFC 9110 15.4.5)
+        got = got._replace(specific=Specific.OK)
     if why and not got.reason:
         got = got._replace(reason=why)
     document = result.head + body if result.head or body else b""

@@ -64,8 +64,8 @@ def parse(body: bytes, url: str, *, max_bytes: int = MAX_SITEMAP_BYTES,
     data = inflate(body, max_bytes)
     if len(data) > max_bytes:
         raise SitemapError(f"larger than {max_bytes} bytes")
-    if not data.lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):
-        return _parse_text(data, url, max_urls)
+    if not data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").startswith(b"<"):  # the head only: no copy of 50 MB
+        return _parse_text(data, max_urls)
     events = etree.iterparse(io.BytesIO(data), events=("start", "end"), resolve_entities=False,
                              load_dtd=False, no_network=True, huge_tree=False, recover=False)
     kind = None
@@ -107,7 +107,7 @@ def parse(body: bytes, url: str, *, max_bytes: int = MAX_SITEMAP_BYTES,
     return Sitemap(kind, tuple(urls), listed)
 
 
-def _parse_text(data: bytes, url: str, max_urls: int) -> Sitemap:
+def _parse_text(data: bytes, max_urls: int) -> Sitemap:
     """sitemaps.org's text format: one absolute URL a line, UTF-8; a line
     that is no http(s) URL is skipped, a file with none is no sitemap."""
     urls: dict[str, None] = {}

@@ -319,8 +319,9 @@ class UrlSession:
         txn = self.txns.pop(trans_id, None)
         if txn is None or not self.peer.is_open:
             return  # cancelled, or this session is over: the urlserver requeued it
-        # a plain page's links only: a feed's or a sitemap's are sent whole (5.5.1)
-        plain = done.outlinks and "kind" not in txn.assignment.extra
+        # a plain page's links only: a feed's or a sitemap's are sent whole (5.5.1), one
+        # found by its content type on a page's assignment (feed=) too
+        plain = done.outlinks and "kind" not in txn.assignment.extra and "feed" not in done.extra
         if plain:
             links, known = self.sent_links.leave_out(done.outlinks)
             if known:

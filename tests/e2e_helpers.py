@@ -5,9 +5,12 @@
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
+from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -15,7 +18,7 @@ import lmdb
 
 from wreck.storeserver.store import ReadStore
 from tests.web import (
-    RunningWeb,
+    RunningWeb, SiteSpec,
 )  # fmt: skip
 from tests.web.truth import normalize
 from wreck.local.children import Child
@@ -128,3 +131,41 @@ def url_states(frontier: Path) -> dict[str, UrlRecord]:
             return {rec.url: rec for rec in map(UrlRecord.unpack, txn.cursor(db=urls).iternext(keys=False))}
     finally:
         env.close()
+
+
+def never_asked(asked: dict[str, list[str]], wanted: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Host -> the paths of `wanted` the request log (`asked`: host -> targets) never shows; hosts with none left out."""
+    return {name: sorted(paths - set(asked[name])) for name, paths in wanted.items() if paths - set(asked[name])}
+
+
+def asked_of(asked: dict[str, list[str]], refused: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Host -> the paths of `refused` the request log shows; hosts with none left out."""
+    return {name: sorted(paths & set(asked[name])) for name, paths in refused.items() if paths & set(asked[name])}
+
+
+def asked_beyond(asked: dict[str, list[str]], known: dict[str, set[str]]) -> dict[str, list[str]]:
+    """Host -> the paths the request log shows on a host of `known` beyond its known ones; hosts with none left out."""
+    return {name: sorted(set(asked[name]) - paths) for name, paths in known.items() if set(asked[name]) - paths}
+
+
+def asked_by_host(records) -> dict[str, list[str]]:
+    """Host -> the targets the test web's request log shows, in order."""
+    asked: dict[str, list[str]] = defaultdict(list)
+    for record in records:
+        asked[record.host].append(record.target)
+    return asked
+
+
+def dump_all(data: Path) -> list[dict]:
+    """Every record of the crawl in DATA, as `wreck-dump --data DATA --all --jsonl` prints it."""
+    dump = subprocess.run([sys.executable, "-m", "wreck.storeserver.dump", "--data", str(data), "--all", "--jsonl"],
+                          capture_output=True, text=True, timeout=120)
+    return [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
+
+
+def crawl_logged(tmp: Path, spec: SiteSpec, seeds: Callable[[int], list[str]], args: list[str]):
+    """wreck_crawl of `seeds(port)` on a RunningWeb of `spec` that logs its
+    requests: (the run, the request records, the TestWeb)."""
+    with RunningWeb(spec, log_path=tmp / "web.jsonl") as web:
+        run = wreck_crawl(tmp, web, seeds(web.port), args)
+        return run, web.log.records(), web.web

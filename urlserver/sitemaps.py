@@ -51,10 +51,13 @@ class Sitemaps:
         return self.frontier.txn.get(fp, db=self.db.sitemaps)[0]
 
     def from_robots(self, origin: str, listed: list[str]) -> int:
-        """Admit the sitemaps robots.txt of `origin` names, and its /sitemap.xml."""
+        """Admit the sitemaps robots.txt of `origin` names (a relative one,
+        `Sitemap: /sitemap.xml`, resolved against the robots.txt, as Scrapy
+        does), and its /sitemap.xml."""
         if not self.enabled:
             return 0
-        return (sum(self.admit(url, level=0, path=lineage.ROBOTS_SITEMAP_PATH) for url in listed)
+        robots_txt = origin + "/robots.txt"
+        return (sum(self.admit(url, level=0, base=robots_txt, path=lineage.ROBOTS_SITEMAP_PATH) for url in listed)
                 + self.admit(origin + WELL_KNOWN, level=0, path=lineage.WELL_KNOWN_SITEMAP_PATH))
 
     def admit(self, raw_url: str, *, level: int, base: str | None = None, via: bytes = d.NO_VIA,

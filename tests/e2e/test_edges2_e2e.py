@@ -7,15 +7,10 @@ store (wreck-dump) what it kept."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from collections import defaultdict
-
 import pytest
 
-from tests.e2e_helpers import wreck_crawl
-from tests.web import RunningWeb, SiteSpec, duplicate_requests, robots_first
+from tests.e2e_helpers import asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked
+from tests.web import SiteSpec, duplicate_requests, robots_first
 from tests.web.edges2 import BIG_HREF, ODD, Edges2Host
 
 pytestmark = pytest.mark.e2e
@@ -28,21 +23,10 @@ CRAWL = ["--scope", "any", "--delay", "0.01", "--concurrency", "10", "--sitemaps
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edges2")
-    with RunningWeb(EDGES2, log_path=tmp / "web.jsonl") as web:
-        run = wreck_crawl(tmp, web, Edges2Host.seeds(web.port), CRAWL)
-        records = web.log.records()
-        host = web.web.edges2
-    asked: dict[str, list[str]] = defaultdict(list)
-    for record in records:
-        asked[record.host].append(record.target)
-    dump = subprocess.run([sys.executable, "-m", "wreck.storeserver.dump", "--data", str(tmp / "crawl"), "--all",
-                           "--jsonl"],
-                          capture_output=True, text=True, timeout=120)
-    stored = {}
-    for line in dump.stdout.splitlines():
-        if line.startswith("{") and f"//{ODD}:" in (record := json.loads(line))["url"]:
-            stored["/" + record["url"].split(f"{ODD}:", 1)[1].split("/", 1)[1]] = record
-    return run, asked, host, stored, records
+    run, records, web = crawl_logged(tmp, EDGES2, Edges2Host.seeds, CRAWL)
+    stored = {"/" + record["url"].split(f"{ODD}:", 1)[1].split("/", 1)[1]: record
+              for record in dump_all(tmp / "crawl") if f"//{ODD}:" in record["url"]}
+    return run, asked_by_host(records), web.edges2, stored, records
 
 
 def test_the_crawl_of_the_second_edges_ends_cleanly(crawled):
@@ -58,25 +42,14 @@ def test_robots_txt_comes_first_on_every_host_and_no_page_is_fetched_twice(crawl
             if not key[1].startswith("/robots") and (key not in twice or n > 2)} == {}
 
 
-def test_every_page_a_browser_would_reach_is_fetched(crawled):
+def test_every_page_a_browser_reaches_is_asked_and_none_it_or_robots_txt_refuses(crawled):
     _, asked, host, *_ = crawled
-    missing = {name: sorted(paths - set(asked[name])) for name, paths in host.expected().items()}
-    assert not {name: paths for name, paths in missing.items() if paths}
-
-
-def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
-    _, asked, host, *_ = crawled
-    wrong = {name: sorted(paths & set(asked[name])) for name, paths in host.forbidden().items()}
-    assert not {name: paths for name, paths in wrong.items() if paths}
-
-
-def test_no_request_misses_a_served_path(crawled):
-    _, asked, host, *_ = crawled
-    names = {*host.addresses(), *host.expected()}
+    assert never_asked(asked, host.expected()) == {}  # missed
+    assert asked_of(asked, host.forbidden()) == {}  # asked though refused
+    names = {*host.addresses(), *host.expected()}  # and nothing beyond what is served (a wrong resolution)
     known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | {"/robots.txt", "/sitemap.xml"}
              for name in names}
-    strays = {name: sorted(set(asked[name]) - known[name]) for name in names}
-    assert not {name: paths for name, paths in strays.items() if paths}
+    assert asked_beyond(asked, known) == {}
 
 
 def test_a_huge_href_is_never_requested(crawled):
@@ -86,10 +59,11 @@ def test_a_huge_href_is_never_requested(crawled):
 
 def test_odd_but_complete_answers_are_stored_as_received(crawled):
     _, _, _, stored, _ = crawled
-    for path, status in (("/ct/empty", 200), ("/ct/none-pdf", 200), ("/st/204", 204), ("/st/cookies", 200),
+    for path, status in (("/st/304", 304), ("/ct/empty", 200), ("/ct/none-pdf", 200), ("/st/204", 204), ("/st/cookies", 200),
                          ("/st/fold", 200), ("/ct/no-semicolon", 200), ("/ct/html-png", 200),
                          ("/st/trailers", 200), ("/st/space-colon", 200)):
         assert (stored[path]["status"], stored[path]["success"]) == (status, True), stored[path]
+    assert stored["/st/304"]["outcome"] == "OK"  # unasked: not a revisit of an earlier copy (there is none)
 
 
 def test_a_redirect_to_another_scheme_is_a_dead_end_not_a_link(crawled):

@@ -5,15 +5,10 @@ it; the test web's request log says what WRECK asked for, the store what it kept
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from collections import defaultdict
-
 import pytest
 
-from tests.e2e_helpers import wreck_crawl
-from tests.web import RunningWeb, SiteSpec, duplicate_requests, robots_first
+from tests.e2e_helpers import asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked
+from tests.web import SiteSpec, duplicate_requests, robots_first
 from tests.web.edges import EDGE, LONG_QUERY, EdgesHost, robots_name
 
 pytestmark = pytest.mark.e2e
@@ -26,18 +21,8 @@ CRAWL = ["--scope", "domain", "--delay", "0.01", "--robots-retry", "1h", "--conc
 @pytest.fixture(scope="module")
 def crawled(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("edges")
-    with RunningWeb(EDGES, log_path=tmp / "web.jsonl") as web:
-        run = wreck_crawl(tmp, web, EdgesHost.seeds(web.port), CRAWL)
-        records = web.log.records()
-        host = web.web.edges
-    asked: dict[str, list[str]] = defaultdict(list)
-    for record in records:
-        asked[record.host].append(record.target)
-    dump = subprocess.run([sys.executable, "-m", "wreck.storeserver.dump", "--data", str(tmp / "crawl"), "--all",
-                           "--jsonl"],
-                          capture_output=True, text=True, timeout=120)
-    stored = [json.loads(line) for line in dump.stdout.splitlines() if line.startswith("{")]
-    return run, asked, host, stored, records
+    run, records, web = crawl_logged(tmp, EDGES, EdgesHost.seeds, CRAWL)
+    return run, asked_by_host(records), web.edges, dump_all(tmp / "crawl"), records
 
 
 def test_robots_txt_comes_first_on_every_host_and_no_page_is_fetched_twice(crawled):
@@ -53,22 +38,19 @@ def test_the_crawl_of_the_edges_ends_cleanly(crawled):
 
 def test_every_page_a_browser_would_reach_is_fetched(crawled):
     _, asked, host, *_ = crawled
-    missing = {name: sorted(paths - set(asked[name])) for name, paths in host.expected().items()}
-    assert not {name: paths for name, paths in missing.items() if paths}
+    assert never_asked(asked, host.expected()) == {}
 
 
 def test_nothing_a_browser_or_robots_txt_would_refuse_is_requested(crawled):
     _, asked, host, *_ = crawled
-    wrong = {name: sorted(paths & set(asked[name])) for name, paths in host.forbidden().items()}
-    assert not {name: paths for name, paths in wrong.items() if paths}
+    assert asked_of(asked, host.forbidden()) == {}
 
 
 def test_no_request_misses_a_served_path(crawled):
     _, asked, host, *_ = crawled
     known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set())
              | {"/robots.txt", "/robots-b.txt"} for name in host.addresses()}
-    strays = {name: sorted(set(asked[name]) - known[name]) for name in host.addresses()}
-    assert not {name: paths for name, paths in strays.items() if paths}
+    assert asked_beyond(asked, known) == {}
 
 
 def test_a_robots_txt_answering_503_keeps_the_host_closed(crawled):

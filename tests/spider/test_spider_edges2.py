@@ -114,3 +114,17 @@ def test_a_feed_or_an_html_page_named_as_a_sitemap_gives_its_links(body, ctype):
     rep = report(_sitemap_fetch(body, ctype), 1, "sitemap")
     assert rep.outlinks == ("http://odd.wreck.test/a",)
     assert (rep.extra["sitemap"], rep.extra["listed"]) == ("urlset", "1")
+
+
+@pytest.mark.parametrize(("request_head", "specific"), [
+    (b"GET / HTTP/1.1\r\nHost: odd.wreck.test\r\n\r\n", Specific.OK),
+    (b'GET / HTTP/1.1\r\nHost: odd.wreck.test\r\nIf-None-Match: "v1"\r\n\r\n', Specific.NOT_MODIFIED),
+    (b"GET / HTTP/1.1\r\nHost: odd.wreck.test\r\nIf-Modified-Since: Tue, 24 Nov 2026 10:00:00 GMT\r\n\r\n",
+     Specific.NOT_MODIFIED),
+])
+def test_a_304_is_not_modified_only_when_the_request_named_a_validator(request_head, specific):
+    # a 304 nobody asked for compares with no earlier copy: stored as the answer received, not a revisit
+    result = FetchResult(key=1, url="http://odd.wreck.test/", http_code=304, head=b"HTTP/1.1 304 Not Modified\r\n\r\n",
+                         ms=1, connected=True, request=request_head)
+    rep = report(result, 1)
+    assert (rep.outcome.status, rep.outcome.specific, rep.record.specific) == (Status.FETCHED, specific, specific)

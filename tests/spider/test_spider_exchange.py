@@ -640,3 +640,28 @@ def test_a_feed_assignment_sends_every_link_whatever_was_committed(web):
             assert dones[0].outlinks and dones[1].known == 0 and set(dones[1].outlinks) >= set(dones[0].outlinks)
 
     uvloop.run(scenario())
+
+
+def test_a_feed_found_by_its_content_type_sends_every_link_whatever_was_committed(web):
+    """A page's assignment whose answer is a feed (a blog's <a href=/feed>,
+    tests/web/edges2.py's /blog/feed): its DONE says feed=, so its links go
+    whole (5.5.1). Leaving the committed ones out made a DONE the protocol
+    refuses (known= with feed=), sent without links: the feed's new stories
+    were lost and it was never polled."""
+    feed = f"http://{HOSTILE_NAME}:{web.port}/feed.rss"
+
+    async def scenario():
+        async with spider_between_fakes(concurrency=1) as (urlserver, store):
+            await urlserver.next(Get)
+            dones = []
+            for trans_id in (1, 2):
+                urlserver.send(Assignment(trans_id, 100 + trans_id, HOSTILE_IP, HOSTILE_NAME, feed))
+                record = await store.next(Record)
+                store.send(Ack(record.doc_id, AckResult.STORED))
+                dones.append(await urlserver.next(Done))
+                urlserver.send(Committed((trans_id,)))  # arrives before the next assignment
+            return dones
+
+    first, second = uvloop.run(scenario())
+    assert first.extra.get("feed") == second.extra.get("feed") == "rss"
+    assert second.known == 0 and first.outlinks and set(second.outlinks) >= set(first.outlinks)

@@ -38,6 +38,8 @@
 #                        <script>, <textarea>, <title>, <style>, <xmp>, a
 #                        <form action>); <iframe> and <frame>; <link rel=
 #                        canonical|next|prev>
+#     /blog/             links two posts and its RSS feed (an <a>: a feed by its
+#                        Content-Type), which lists a third post too
 #   127.66.10.1          odd.wreck.test's address, as its IPv4 number forms resolve
 #   robots2-*.wreck.test one robots.txt corner each ('/' links /public/p,
 #                        /private/p and the host's own extra paths):
@@ -54,8 +56,9 @@
 #     nolf               CRLF lines, the last rule without its line end
 #     home               robots.txt redirected to the home page (an HTML page: no rules)
 #     sitemaps           Sitemap: lines naming a text sitemap, an RSS feed (both
-#                        sitemaps.org formats) and an HTML page of links (with
-#                        --sitemaps, each lists a page '/' does not link)
+#                        sitemaps.org formats), an HTML page of links and, by a
+#                        relative URL, another text sitemap (with --sitemaps,
+#                        each lists a page '/' does not link)
 #     tilde              'Disallow: /%7Ejoe/' and '/a%2db', escapes of unreserved
 #                        characters (RFC 9309 2.2.2: compared decoded), while the
 #                        pages link /~joe/p, /%7Ejoe/q and /a-b; 'Disallow: /my
@@ -79,7 +82,9 @@ COOKIES = 300  # Set-Cookie headers in one response, about 45 KB in all (under t
 ROBOTS_BIG_BYTES = 600 * 1024  # RFC 9309 2.5: a crawler parses at least 500 KiB
 ROBOTS_BIG_RULES_AT = 450 * 1024  # where that robots.txt's only group starts
 # robots2-sitemaps' Sitemap: lines, each a kind sitemaps.org allows or a site gets wrong: path -> kind
-SITEMAP_FILES = {"/sitemap.txt": "txt", "/sitemap.html": "html", "/feed.rss": "rss"}
+SITEMAP_FILES = {"/sitemap.txt": "txt", "/sitemap.html": "html", "/feed.rss": "rss", "/relative.txt": "relative"}
+# /blog/feed's posts: /blog/ links the first two and the feed (by <a>: found a feed by its type)
+BLOG_FEED = ("/blog/post-1", "/blog/post-2", "/blog/post-3")
 # IPv4 number forms the URL Standard parses (host parser, "IPv4 parser"), all 127.66.10.1
 IPV4_FORMS = {"hex": "0x7f.0x42.0xa.1", "int": "2135034369", "oct": "0177.0102.012.01", "short": "127.4327937"}
 
@@ -186,6 +191,7 @@ class Edges2Host:
             "/u/relative": ("", f'<a href="http:/t/one-slash">a</a><a href="HTTP://ODD.WRECK.TEST:{port}/t/upper-'
                                 f'scheme">b</a><a href="#top">c</a><a href="?">d</a><a href="">e</a>'),
             "/u/big-href": ("", f'<a href="/t/big?q={"b" * BIG_HREF}">big</a>{_a("after-big-href")}'),
+            "/blog/": ("", _links([*BLOG_FEED[:2], "/blog/feed"])),
             "/u/port-zeros": ("", f'<a href="http://{ODD}:000{port}/t/port-zeros">z</a>'),
             "/h/refresh-self": ('<meta http-equiv="refresh" content="600; url=/h/refresh-self">',
                                 _a("refresh-self-link")),
@@ -219,7 +225,7 @@ class Edges2Host:
                *(f"/t/refresh-{k}" for k in ("single", "double", "bare", "no-url", "trailing")),
                "/t/iframe", "/t/frame", "/t/ent?a=1&b=2", "/t/ent-slash", "/t/ent-copy?x=1&copy=2",
                "/t/ent-not?a=1&notify=2", "/t/one-slash", "/t/upper-scheme", "/t/after-big-href", "/t/port-zeros",
-               "/t/refresh-self-link", *(f"/t/st-{name}" for name in ("space-colon", "trailers", "fold-location", "fold-type"))}
+               "/t/refresh-self-link", "/blog/feed", *BLOG_FEED, *(f"/t/st-{name}" for name in ("space-colon", "trailers", "fold-location", "fold-type"))}
         robots = {robots2_name(k): {"/", "/public/p"} for k in ("botname", "big", "typed", "nolf")}
         robots[robots2_name("botname")] |= {"/go/private", "/go/refresh"}
         robots[robots2_name("home")] = {"/", "/public/p", "/private/p"}
@@ -286,6 +292,10 @@ class Edges2Host:
         if path == "/st/cookies":
             cookies = [("Set-Cookie", f"c{i}={'v' * 120}; Path=/; HttpOnly") for i in range(COOKIES)]
             return await send_response(conn, req, 200, [("Content-Type", HTML), *cookies], _page("c", _a("st-cookies")))
+        if path == "/blog/feed":  # its posts, and one the blog page does not link yet
+            items = "".join(f"<item><title>{p}</title><link>http://{ODD}:{self.port}{p}</link></item>" for p in BLOG_FEED)
+            body = f'<?xml version="1.0"?><rss version="2.0"><channel><title>blog</title>{items}</channel></rss>'
+            return await send_response(conn, req, 200, [("Content-Type", "application/rss+xml")], body.encode())
         if path in self.raw:
             return await self.raw[path](req, conn)
         if path in self.html_pages:
@@ -325,7 +335,7 @@ class Edges2Host:
 
     async def _sitemap_file(self, req: Request, conn: Conn, kind: str) -> bool:
         url = f"http://{req.host}:{self.port}/from-{kind}"
-        if kind == "txt":  # sitemaps.org's text format: one URL a line
+        if kind in ("txt", "relative"):  # sitemaps.org's text format: one URL a line
             return await send_response(conn, req, 200, [("Content-Type", "text/plain")], f"{url}\r\n\r\n".encode())
         if kind == "html":  # a page of links named as a sitemap (a common mistake)
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page("site map", _links([url])))
@@ -374,7 +384,8 @@ def _robots(kind: str, port: int) -> bytes:
         return b"User-agent: *\r\nDisallow: /private/"
     if kind == "sitemaps":
         base = f"http://{robots2_name(kind)}:{port}"
-        return "".join(f"Sitemap: {base}{path}\n" for path in SITEMAP_FILES).encode() + b"User-agent: *\nDisallow:\n"
+        lines = [f"Sitemap: {'' if kind == 'relative' else base}{path}\n" for path, kind in SITEMAP_FILES.items()]
+        return "".join(lines).encode() + b"User-agent: *\nDisallow:\n"
     if kind == "tilde":  # escapes of unreserved characters: RFC 9309 2.2.2 compares them decoded
         return b"User-agent: *\nDisallow: /%7Ejoe/\nDisallow: /a%2db\nDisallow: /my folder/\nDisallow: /a{b}\n"
     if kind == "empty":
