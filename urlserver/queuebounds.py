@@ -18,12 +18,16 @@
 # The probes (after a kill -9, or of a state saved without the file) run
 # on PROBE_THREADS threads, each in its own read transaction: from a cold
 # page cache they are random reads, and several in flight overlap their
-# waits (py-lmdb releases the GIL in a lookup).
+# waits (py-lmdb releases the GIL in a lookup). Each thread takes a run of
+# host ids in order, and one B-tree search a host finds both bounds: the
+# search for the next id's first key lands just past this host's last
+# (its tail), and one step forward from there is the next host's head.
 """queuebounds: save(path, stamp, rows) at a clean stop; take(path, stamp, count)
 at the next start; probe(db, hosts) for the hosts the file did not give."""
 
 from __future__ import annotations
 
+import operator
 import os
 import struct
 import sys
@@ -42,6 +46,7 @@ NO_HOST = (1 << 64) - 1  # a row no host id (u32) matches: probed at the next st
 # one thread 5.6-7.1 s, eight 0.8-1.1 s, 32 no better than eight
 # (bench/results/2026-11-24-s9-lead.md).
 PROBE_THREADS = 8
+_ID = operator.attrgetter("id")
 PROBES_INLINE = 2_000  # fewer hosts are probed on the calling thread: a pool would cost more than it saves
 
 
@@ -93,6 +98,7 @@ def _read(path: str, stamp: int, count: int) -> array | None:
 def probe(database: d.Db, hosts: list) -> None:
     """Set each Origin of `hosts` to its queue's bounds in LMDB (its head
     and tail stay as they are where its queue is empty)."""
+    hosts = sorted(hosts, key=_ID)
     if len(hosts) <= PROBES_INLINE:
         return _probe(database, hosts)
     step = -(-len(hosts) // PROBE_THREADS)
@@ -102,14 +108,23 @@ def probe(database: d.Db, hosts: list) -> None:
 
 
 def _probe(database: d.Db, hosts: list) -> None:
+    """Probe `hosts`, in id order (see the top)."""
+    unpack = d.QKEY.unpack
     with database.begin() as txn:
         cursor = txn.cursor(db=database.queue)
+        first = None  # the first key at or after the next host's prefix, when the last search found it
         for host in hosts:
             prefix = d.queue_prefix(host.id)
-            if cursor.set_range(prefix) and cursor.key().startswith(prefix):
-                host.head = d.QKEY.unpack(cursor.key())[1]
-                if cursor.set_range(d.queue_prefix(host.id + 1)):
-                    cursor.prev()
-                else:
-                    cursor.last()
-                host.tail = d.QKEY.unpack(cursor.key())[1] + 1
+            if first is None or first[:len(prefix)] < prefix:  # not found for this host by the last one
+                first = cursor.key() if cursor.set_range(prefix) else b""
+            if not first.startswith(prefix):
+                continue  # an empty queue (`first` is a later host's, or b"" past the last)
+            host.head = unpack(first)[1]
+            if cursor.set_range(d.queue_prefix(host.id + 1)):
+                first = cursor.key()
+                cursor.prev()
+                host.tail = unpack(cursor.key())[1] + 1
+            else:
+                cursor.last()
+                host.tail = unpack(cursor.key())[1] + 1
+                first = b""  # no key past this host

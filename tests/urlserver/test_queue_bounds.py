@@ -131,3 +131,27 @@ def test_probes_spread_over_threads_find_the_same_bounds(tmp_path, monkeypatch):
     assert _bounds(c) == probed
     assert c.frontier.queued_total == HOSTS * LINKS - FETCHED
     c.close()
+
+
+def test_probes_in_id_order_find_each_queue_among_empty_ones_and_gaps(tmp_path, monkeypatch):
+    """One search a host (queuebounds._probe): queues of every length, empty
+    ones between them, host ids the probe is not asked about, the last id's
+    queue at the end of the table; each host's bounds as its own two searches
+    find them."""
+    from wreck.urlserver import db as d
+    from wreck.urlserver.politeness import Origin
+
+    database = d.Db(str(tmp_path / "q"), sync=False)
+    lengths = {1: 3, 2: 0, 3: 1, 4: 0, 5: 0, 7: 5, 8: 2, 10: 0, 12: 4}  # host id -> queued (6, 9, 11: not asked)
+    with database.env.begin(write=True) as txn:
+        for host_id, length in {**lengths, 6: 2, 9: 1, 11: 3}.items():
+            for seq in range(100 + host_id, 100 + host_id + length):
+                txn.put(d.QKEY.pack(host_id, seq), b"e", db=database.queue)
+    monkeypatch.setattr(queuebounds, "PROBES_INLINE", 0)
+    for threads in (1, 2, 4):
+        monkeypatch.setattr(queuebounds, "PROBE_THREADS", threads)
+        hosts = [Origin(f"http://h{i}.test", f"h{i}.test", i, 7, 7, 0) for i in reversed(lengths)]
+        queuebounds.probe(database, hosts)
+        found = {host.id: (host.head, host.tail) for host in hosts}
+        assert found == {i: (100 + i, 100 + i + n) if n else (7, 7) for i, n in lengths.items()}, threads
+    database.close()
