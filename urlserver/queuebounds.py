@@ -7,8 +7,11 @@
 # cache cold, most of a minute of random reads (bench/results/
 # 2026-11-24-s9-lead.md). So a clean stop also writes them to queues.bounds
 # beside LMDB's files: HEADER (magic, byte order, LMDB's last transaction
-# id, entries), then three u64 an origin (host id, head, tail) in the hosts
-# table's key order. The next open uses an entry only if the stamp is still
+# id, entries), then four u64 an origin (host id, first, head, tail) in the
+# hosts table's key order; `first` is the first entry still in LMDB, below
+# the head when popped entries wait to be deleted (frontier.py, SWEEP_RUN).
+# A file of another layout (the last WRECK's: three words, WRECKQB1) is
+# not trusted. The next open uses an entry only if the stamp is still
 # LMDB's last transaction (nothing committed since: a kill -9 after more
 # work leaves a stale file), the entry count is the hosts table's, and the
 # entry names the host the table has at that place; anything else is
@@ -37,10 +40,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from . import db as d
 
-MAGIC = b"WRECKQB1"
+MAGIC = b"WRECKQB2"
 HEADER = struct.Struct("<8s8sQQ")  # magic, byte order, LMDB transaction id, entries
 ORDER = sys.byteorder.encode().ljust(8, b"\0")  # the words are native u64
-FIELDS = 3  # host id, head, tail
+FIELDS = 4  # host id, first, head, tail
 NO_HOST = (1 << 64) - 1  # a row no host id (u32) matches: probed at the next start
 # Probing threads. Measured from a cold page cache (3M URLs, 30,000 hosts):
 # one thread 5.6-7.1 s, eight 0.8-1.1 s, 32 no better than eight
@@ -50,8 +53,8 @@ _ID = operator.attrgetter("id")
 PROBES_INLINE = 2_000  # fewer hosts are probed on the calling thread: a pool would cost more than it saves
 
 
-def save(path: str, stamp: int, rows: Iterable[tuple[int, int, int]]) -> None:
-    """Write `rows` (host id, head, tail), in the hosts table's key order,
+def save(path: str, stamp: int, rows: Iterable[tuple[int, int, int, int]]) -> None:
+    """Write `rows` (host id, first, head, tail), in the hosts table's key order,
     stamped with LMDB's last transaction `stamp`: atomically, mode 0600.
     OSError if it cannot be written."""
     words = array("Q")
