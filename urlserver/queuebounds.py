@@ -23,8 +23,8 @@
 # page cache they are random reads, and several in flight overlap their
 # waits (py-lmdb releases the GIL in a lookup). Each thread takes a run of
 # host ids in order, and one B-tree search a host finds both bounds: the
-# search for the next id's first key lands just past this host's last
-# (its tail), and one step forward from there is the next host's head.
+# search for the next id's first key lands on the next host's head, and
+# one step back from there is this host's last key (its tail).
 """queuebounds: save(path, stamp, rows) at a clean stop; take(path, stamp, count)
 at the next start; probe(db, hosts) for the hosts the file did not give."""
 
