@@ -13,8 +13,11 @@
 #
 # Popped entries are deleted a run at a time (SWEEP_RUN): a pop reads the
 # head entry and moves the head on; the entries a host popped stay in LMDB
-# until SWEEP_RUN of them are popped, its queue empties or the crawl stops
-# cleanly, and are then deleted with one cursor pass. Deleting each at its
+# until SWEEP_RUN of them are popped or its queue empties, and are then
+# deleted with one cursor pass. A clean stop keeps each host's first
+# popped entry in queues.bounds with its head and tail (deleting them all
+# then would be one page written per host in one transaction), and the
+# next start takes the runs up where they were. Deleting each at its
 # pop dirtied (copied, then wrote at the commit) one queue leaf per host
 # served in every commit of hand-outs (bench/results/2026-11-24-s10-frontier10.md).
 # After a kill -9 the popped-but-not-deleted entries are back at their
@@ -204,7 +207,9 @@ class Frontier:
                 origin = key.decode()
                 host = Origin(origin, split_host(origin)[1], host_id, SEQ_START, SEQ_START, admitted, self.board)
                 if saved is not None and saved[at * queuebounds.FIELDS] == host_id:  # saved at a clean stop
-                    host.head, host.tail = saved[at * queuebounds.FIELDS + 1:at * queuebounds.FIELDS + 3]
+                    first, host.head, host.tail = saved[at * queuebounds.FIELDS + 1:at * queuebounds.FIELDS + 4]
+                    if first < host.head:  # popped entries still in LMDB: deleted with the host's next run
+                        self._popped[host] = first
                 else:
                     unknown.append(host)
                 self.origins[origin] = host
@@ -243,7 +248,6 @@ class Frontier:
         line, not an error: the committed state is whole without the files,
         and the next start rebuilds a missing one (seen.py) or probes the
         queues (queuebounds.py)."""
-        self.sweep()
         self.commit()
         stamp = self._stamp()
         try:
@@ -261,12 +265,12 @@ class Frontier:
                         exc.strerror or exc)
             _discard(self._bounds_path)
 
-    def _bounds(self, origin: str) -> tuple[int, int, int]:
-        """(host id, head, tail) of a host of the hosts table, for queuebounds.save."""
+    def _bounds(self, origin: str) -> tuple[int, int, int, int]:
+        """(host id, first, head, tail) of a host of the hosts table, for queuebounds.save."""
         host = self.origins.get(origin)
         if host is None:  # every host of the table is loaded or was added: never, but never a wrong bound
-            return queuebounds.NO_HOST, SEQ_START, SEQ_START
-        return host.id, host.head, host.tail
+            return queuebounds.NO_HOST, SEQ_START, SEQ_START, SEQ_START
+        return host.id, self._popped.get(host, host.head), host.head, host.tail
 
     def _rebuild_seen(self) -> None:
         with self.db.begin() as txn:
@@ -580,13 +584,6 @@ class Frontier:
             log.debug("event=stale_entry url=%s state=%s reason=popped_before_restart", url, UrlState(state).name)
         else:
             log.warning("event=stale_entry url=%s state=%s", url, UrlState(state).name)
-
-    def sweep(self) -> None:
-        """Delete every host's popped entries now (at a clean stop: the next
-        start then finds each queue's head where it was left)."""
-        for host, first in self._popped.items():
-            self._delete_popped(host, first)
-        self._popped.clear()
 
     def _delete_popped(self, host: Origin, first: int) -> None:
         """Delete `host`'s entries from seq `first` to its head, with one cursor pass."""

@@ -3,8 +3,8 @@ SWEEP_RUN): a urlserver killed -9 after handing out URLs whose entries it
 had not deleted yet finds them again at its queues' heads, and skips them:
 the same URLs are queued after the restart as before the kill, none is lost,
 none is handed out twice, the queued count /status shows is the one it
-showed, and the skips are no warnings. A clean stop deletes every popped
-entry, so LMDB then holds exactly the queued URLs."""
+showed, and the skips are no warnings. A clean stop keeps the popped runs
+in queues.bounds for the next start."""
 
 from __future__ import annotations
 
@@ -131,23 +131,36 @@ def test_a_kill_9_before_the_popped_entries_are_deleted_loses_and_repeats_no_url
     c.close()
 
 
-def test_a_clean_stop_leaves_no_popped_entry_and_the_next_start_finds_the_same_queues(tmp_path, monkeypatch):
+def test_a_clean_stop_keeps_the_popped_runs_and_both_kinds_of_start_take_them_up(tmp_path, monkeypatch, caplog):
+    """A clean stop deletes nothing more: queues.bounds keeps each host's
+    first popped entry with its head, and the next start deletes the run
+    with the host's next ones; a start without the file (probes) finds the
+    popped entries at the heads and skips them, with the same count."""
     _queued_then_stopped(tmp_path)
     c = crawl_engine(tmp_path, scope="any")
     fetched = _hand_out_everything(c, HANDED)
-    assert _queue_entries(c) > c.frontier.queued_total  # popped, not deleted yet
+    popped = _queue_entries(c) - c.frontier.queued_total
+    assert popped >= HANDED  # popped, not deleted yet
     bounds = {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()}
     c.close()
     shutil.copytree(tmp_path / "d", tmp_path / "copy" / "d")
     (tmp_path / "copy" / "d" / BOUNDS_FILE).unlink()
     used = _watch_bounds(monkeypatch)
+    caplog.set_level(logging.WARNING, logger="urlserver")
     for where in (tmp_path, tmp_path / "copy"):  # the bounds saved at the stop, and the probes
         c = crawl_engine(where, scope="any")
-        assert _queue_entries(c) == c.frontier.queued_total == HOSTS * LINKS - HANDED
-        assert {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()} == bounds
+        assert c.frontier.queued_total == HOSTS * LINKS - HANDED
+        assert _queue_entries(c) == c.frontier.queued_total + popped  # the stop deleted none
+        if where == tmp_path:
+            assert {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()} == bounds
+            assert c.frontier.unswept == 0
+        else:
+            assert c.frontier.unswept == popped  # found at the heads, to be skipped
         assert set(_hand_out_everything(c)) == set(_urls()) - set(fetched)
+        assert _queue_entries(c) == c.frontier.queued_total == 0  # every queue emptied: every run deleted
         c.close()
     assert used == [True, False]
+    assert not [r for r in caplog.records if "stale_entry" in r.getMessage()]
 
 
 def test_a_run_of_popped_entries_is_deleted_once_it_is_long_enough(tmp_path):

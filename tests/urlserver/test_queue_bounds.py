@@ -24,7 +24,10 @@ def _links(host: int, start: int = 0) -> list[str]:
 
 
 def _bounds(c) -> dict[str, tuple[int, int]]:
-    return {origin: (host.head, host.tail) for origin, host in c.frontier.origins.items()}
+    """Each host's first entry in LMDB and its tail: a start that probes finds
+    its popped entries not deleted yet at the head (frontier.py, SWEEP_RUN)."""
+    popped = c.frontier._popped
+    return {origin: (popped.get(host, host.head), host.tail) for origin, host in c.frontier.origins.items()}
 
 
 def _watch(monkeypatch) -> list[bool]:
@@ -93,7 +96,7 @@ def test_a_file_that_lmdb_has_moved_past_is_not_trusted(tmp_path, monkeypatch):
     c = crawl_engine(tmp_path, scope="any")
     assert used == [False]
     assert _bounds(c) == probed
-    assert sum(c.frontier.origins[f"http://h{k}.test"].queued for k in range(HOSTS)) == 2 * HOSTS * LINKS - FETCHED
+    assert c.frontier.queued_total == 2 * HOSTS * LINKS - FETCHED
     c.close()
 
 
@@ -104,7 +107,7 @@ def test_rows_of_other_hosts_and_a_cut_file_are_probed_instead(tmp_path, monkeyp
     header = queuebounds.HEADER.unpack(path.read_bytes()[:queuebounds.HEADER.size])
     stamp, count = header[2], header[3]
     # right stamp and count, but every row names another host and claims empty queues
-    queuebounds.save(str(path), stamp, [(queuebounds.NO_HOST, 7, 7)] * count)
+    queuebounds.save(str(path), stamp, [(queuebounds.NO_HOST, 7, 7, 7)] * count)
     used = _watch(monkeypatch)
     c = crawl_engine(tmp_path, scope="any")
     assert used == [True]  # the file was read, and every row refused
@@ -131,3 +134,27 @@ def test_probes_spread_over_threads_find_the_same_bounds(tmp_path, monkeypatch):
     assert _bounds(c) == probed
     assert c.frontier.queued_total == HOSTS * LINKS - FETCHED
     c.close()
+
+
+def test_probes_in_id_order_find_each_queue_among_empty_ones_and_gaps(tmp_path, monkeypatch):
+    """One search a host (queuebounds._probe): queues of every length, empty
+    ones between them, host ids the probe is not asked about, the last id's
+    queue at the end of the table; each host's bounds as its own two searches
+    find them."""
+    from wreck.urlserver import db as d
+    from wreck.urlserver.politeness import Origin
+
+    database = d.Db(str(tmp_path / "q"), sync=False)
+    lengths = {1: 3, 2: 0, 3: 1, 4: 0, 5: 0, 7: 5, 8: 2, 10: 0, 12: 4}  # host id -> queued (6, 9, 11: not asked)
+    with database.env.begin(write=True) as txn:
+        for host_id, length in {**lengths, 6: 2, 9: 1, 11: 3}.items():
+            for seq in range(100 + host_id, 100 + host_id + length):
+                txn.put(d.QKEY.pack(host_id, seq), b"e", db=database.queue)
+    monkeypatch.setattr(queuebounds, "PROBES_INLINE", 0)
+    for threads in (1, 2, 4):
+        monkeypatch.setattr(queuebounds, "PROBE_THREADS", threads)
+        hosts = [Origin(f"http://h{i}.test", f"h{i}.test", i, 7, 7, 0) for i in reversed(lengths)]
+        queuebounds.probe(database, hosts)
+        found = {host.id: (host.head, host.tail) for host in hosts}
+        assert found == {i: (100 + i, 100 + i + n) if n else (7, 7) for i, n in lengths.items()}, threads
+    database.close()
