@@ -288,7 +288,9 @@ def main() -> None:
     parser.add_argument("--more", type=int, metavar="N",
                         help="with --ingest-only DIR holding --urls links already: ingest the next N links into "
                              "it (links/s of a frontier that size: copy DIR once per tree and run each tree's "
-                             "python on this file side by side; with --profile, cProfile of their last tenth)")
+                             "python on this file side by side; with --profile, cProfile of their last tenth; a fresh process "
+                             "first faults in the pages it touches: run a warm-up round, bench/results/"
+                             "2026-11-24-s10-links10.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
