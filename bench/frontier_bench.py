@@ -72,6 +72,12 @@ def rss() -> dict[str, int]:
     return fields
 
 
+def io_written() -> int:
+    """Bytes this process has written (/proc/self/io wchar): the LMDB commits' pages."""
+    with open("/proc/self/io") as fh:
+        return next(int(line.split()[1]) for line in fh if line.startswith("wchar:"))
+
+
 class Web:
     """The generated web: link `i` is the (i % 100)-th link of page i // 100,
     and every link is a distinct URL."""
@@ -101,18 +107,20 @@ class Web:
 
 
 def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
-           profile: cProfile.Profile | None = None) -> tuple[float, int]:
-    """Discover `urls` links, a page's outlinks at a time as a DONE delivers
-    them (Frontier.discover_links), with a commit every PAGES_PER_COMMIT
-    pages: (CPU seconds of the engine alone, links timed). With `profile`,
-    the last tenth is profiled instead of timed."""
+           profile: cProfile.Profile | None = None, first: int = 0) -> tuple[float, int]:
+    """Discover links `first` to `urls` of the web, a page's outlinks at a
+    time as a DONE delivers them (Frontier.discover_links), with a commit
+    every PAGES_PER_COMMIT pages: (CPU seconds of the engine alone, links
+    timed). With `profile`, the last tenth (a commit at least) is profiled
+    instead of timed."""
+    collector.settle()  # as urlserver/cli.py does once the crawl is open (wreck/collector.py)
     fr = crawl.frontier
     step = LINKS_PER_PAGE * PAGES_PER_COMMIT
     spent, timed = 0.0, 0
-    for start in range(0, urls, step):
+    for start in range(first, urls, step):
         pages = web.pages(start, min(start + step, urls))
         found_on = web.found_on(start, min(start + step, urls))  # the page's fp: the claim's in the server
-        profiled = profile is not None and start >= urls * 9 // 10
+        profiled = profile is not None and start >= urls - max((urls - first) // 10, step)  # a commit at least
         if profiled:
             profile.enable()
         t0 = time.process_time()
@@ -124,8 +132,8 @@ def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
         else:
             spent += time.process_time() - t0
             timed += sum(map(len, pages))
-        if progress and start % (step * 500) == 0 and start:
-            print(f"{start:,} links, {start / spent:,.0f}/s", file=sys.stderr, flush=True)
+        if progress and start % (step * 500) == 0 and start > first:
+            print(f"{start:,} links, {(start - first) / spent:,.0f}/s", file=sys.stderr, flush=True)
     return spent, timed
 
 
@@ -277,6 +285,12 @@ def main() -> None:
                         help="only time --handouts hand-outs from the crawl in DIR (made by --ingest-only; it is "
                              "changed: copy it first), with any WRECK's engine: python PATH/TO/frontier_bench.py "
                              "run from that WRECK's venv (bench/results/2026-11-24-s9-handout9.md)")
+    parser.add_argument("--more", type=int, metavar="N",
+                        help="with --ingest-only DIR holding --urls links already: ingest the next N links into "
+                             "it (links/s of a frontier that size: copy DIR once per tree and run each tree's "
+                             "python on this file side by side; with --profile, cProfile of their last tenth; a fresh process "
+                             "first faults in the pages it touches: run a warm-up round, bench/results/"
+                             "2026-11-24-s10-links10.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -292,9 +306,18 @@ def main() -> None:
     if args.ingest_only:
         settings = Settings(data=tmp, delay=0.0, scope="any", **UNCAPPED, max_pages=10**9, sync=args.sync, http=None)
         crawl = Crawl.open(settings)
-        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), urls, args.progress)
+        first, stop = (urls, urls + args.more) if args.more else (0, urls)
+        profile = cProfile.Profile() if args.profile and args.more else None
+        before, written = os.times(), io_written()
+        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), stop, args.progress, profile, first)
+        after, written = os.times(), io_written() - written
         crawl.close()
-        return print(json.dumps({"known_urls": urls, "hosts": hosts, "links_per_s": round(counted / ingest_s)}))
+        out = {"known_urls": stop, "hosts": hosts, "links_per_s": round(counted / ingest_s), "links_timed": counted,
+               "user_s": round(after.user - before.user, 2), "system_s": round(after.system - before.system, 2),
+               "bytes_written_per_link": round(written / (stop - first))}  # the commits' page writes (LMDB's)
+        if profile is not None:
+            out["profile_links"] = top_functions(profile, 25)
+        return print(json.dumps(out))
     try:
         settings = Settings(data=tmp, delay=0.0, ip_concurrency=1_000_000, scope="any", **UNCAPPED,
                             max_pages=10**9, sync=args.sync, http=None)
