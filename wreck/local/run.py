@@ -149,13 +149,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             if not url.running():
                 finished = url.returncode == 0
                 if not finished:
-                    raise ChildFailed(f"urlserver exited with {url.returncode}:\n{url.tail()}")
+                    raise ChildFailed(f"urlserver exited with {url.returncode}: {url.last_words()}")
                 break
             for child in (*stores, *urlservers[1:], spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
-                    raise ChildFailed(f"{child.name} exited with {child.returncode}:\n{child.tail()}")
+                    raise ChildFailed(f"{child.name} exited with {child.returncode}: {child.last_words()}")
             _tick(url.proc.pid)
     except OtherCrawl as exc:
         progress.close()
@@ -165,7 +165,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     except ChildFailed as exc:
         if progress:
             progress.close()
-        console.print(f"wreck-crawl: {exc}", markup=False)
+        Console(stderr=True).print(f"wreck-crawl: {exc}", markup=False, highlight=False, soft_wrap=True)
         _stop_all(children)
         return 1
     except BaseException:

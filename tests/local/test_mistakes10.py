@@ -1,0 +1,156 @@
+"""Session 10's mistakes an operator makes (tests/local/test_mistakes.py has
+issue 13's): a seeds file saved as UTF-16 or not text at all, a --data path
+whose name is not UTF-8 or that is someone else's directory, a store that
+cannot be opened; each is one line on stderr, a non-zero exit, no traceback,
+nothing changed. And the stops that could hang: a forked daemon that will
+not stop is waited for within its grace, and a stop signal while the
+spider starts its workers leaves none running. Run as a user types them (a
+subprocess), or, for the stops, on the objects wreck-crawl and the spider use."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from wreck.deploy import SECRET_ENV
+from wreck.local import fork
+from wreck.spider import cli as spider_cli
+from wreck.spider import worker
+
+GOOD = "https://example.org/"
+CRAWL = "wreck.local.cli"
+URLSERVER = "wreck.urlserver.cli"
+STORESERVER = "wreck.storeserver.cli"
+NOT_UTF8 = os.fsdecode(b"crawl-\xff")  # a name a Latin-1 terminal may well type
+
+
+def _run(module: str, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, SECRET_ENV: "m10-" + "s" * 40}  # a daemon run by hand warns without one
+    return subprocess.run([sys.executable, "-m", module, *args], cwd=cwd, capture_output=True, text=True,
+                          errors="backslashreplace", timeout=120, stdin=subprocess.DEVNULL, env=env)
+
+
+def _one_line(result: subprocess.CompletedProcess, *words: str, code: int = 2) -> str:
+    lines = result.stderr.splitlines()
+    assert result.returncode == code, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr + result.stdout
+    assert len(lines) == 1, result.stderr
+    for word in words:
+        assert word in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.mark.parametrize("module", [CRAWL, URLSERVER])
+def test_a_seeds_file_saved_as_utf16_is_named_as_such(tmp_path, module):
+    (tmp_path / "seeds.txt").write_text(f"{GOOD}\nhttps://example.com/\n", encoding="utf-16")
+    _one_line(_run(module, "--seeds", "seeds.txt", "--data", "crawl", "--http", "127.0.0.1:0", cwd=tmp_path),
+              "seeds.txt is UTF-16 text", "save it as UTF-8")
+    assert not (tmp_path / "crawl").exists()
+
+
+@pytest.mark.parametrize("module", [CRAWL, URLSERVER])
+def test_a_seeds_file_that_is_not_text_is_refused_without_quoting_it(tmp_path, module):
+    (tmp_path / "seeds.gz").write_bytes(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(range(256)))
+    line = _one_line(_run(module, "--seeds", "seeds.gz", "--data", "crawl", "--http", "127.0.0.1:0", cwd=tmp_path),
+                     "seeds.gz is not a text file")
+    assert "\x00" not in line
+
+
+@pytest.mark.parametrize("module,more", [(CRAWL, [GOOD]), (URLSERVER, ["--http", "off"]),
+                                         (STORESERVER, ["--listen", "127.0.0.1:0"])])
+def test_a_data_path_that_is_not_utf8_is_refused_in_one_line(tmp_path, module, more):
+    """It used to kill wreck-crawl's forked daemons with a traceback (their
+    process title), then the store in LMDB's open."""
+    _one_line(_run(module, *more, "--data", NOT_UTF8, cwd=tmp_path), r"crawl-\xff", "not UTF-8")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_data_directory_holding_someone_elses_files_is_refused_and_left_as_it_was(tmp_path):
+    """--data ~ or --data . would fill that directory and make it 0700."""
+    mine = tmp_path / "photos"
+    mine.mkdir(mode=0o755)
+    os.chmod(mine, 0o755)
+    (mine / "holiday.jpg").write_bytes(b"\xff\xd8\xff")
+    (mine / "notes.txt").write_text("mine\n")
+    line = _one_line(_run(CRAWL, GOOD, "--data", "photos", cwd=tmp_path), "--data photos",
+                     "holiday.jpg, notes.txt", "not a crawl's")
+    assert "new or empty directory" in line
+    assert sorted(os.listdir(mine)) == ["holiday.jpg", "notes.txt"]
+    assert stat.S_IMODE(os.stat(mine).st_mode) == 0o755
+
+
+def test_a_store_that_cannot_be_opened_is_one_line_from_the_storeserver(tmp_path):
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "store").write_text("not a directory\n")  # where the store keeps its LMDB
+    _one_line(_run(STORESERVER, "--data", "data", "--listen", "127.0.0.1:0", cwd=tmp_path),
+              "storeserver: cannot open the store", "Not a directory")
+
+
+def test_a_daemon_that_dies_at_start_is_one_line_on_wreck_crawls_stderr_and_nothing_is_left(tmp_path):
+    """The store cannot open its LMDB: wreck-crawl names the daemon, its last
+    words and its log, exits 1, and stops the others (the spider was still
+    starting its workers: none is left behind, and no stop waits for ever)."""
+    data = tmp_path / "crawl"
+    data.mkdir()
+    (data / "store").write_text("not a directory\n")
+    result = _run(CRAWL, "http://127.0.0.1:9/", "--allow-net", "127.0.0.0/8", "--data", "crawl", "--procs", "2",
+                  cwd=tmp_path)
+    line = _one_line(result, "storeserver exited (2) before starting", "cannot open the store", "its log: ",
+                     code=1)
+    assert "storeserver.log" in line
+    assert result.stdout == ""
+
+
+def _sleeper(tmp_path: Path) -> str:
+    """A daemon command that will not stop on SIGTERM."""
+    (tmp_path / "m10_sleeper.py").write_text(textwrap.dedent("""
+        import signal, time
+        def main():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            print("sleeper ready", flush=True)
+            time.sleep(300)
+    """))
+    return "m10_sleeper"
+
+
+def test_a_forked_daemon_that_will_not_stop_is_waited_for_within_the_grace_then_killed(tmp_path, monkeypatch):
+    """Forked.join(timeout) is bounded: multiprocessing's own join read the
+    child's released sentinel as 'ended' and blocked in waitpid() for ever,
+    so a daemon deaf to SIGTERM held wreck-crawl's stop (and its exit)."""
+    monkeypatch.syspath_prepend(str(tmp_path))
+    child = fork.fork_daemon(_sleeper(tmp_path), [], dict(os.environ))
+    try:
+        assert child.stdout.readline() == b"sleeper ready\n"
+        child.terminate()  # ignored
+        child.join(0.2)  # returns: it has not ended
+        assert child.poll() is None
+        with pytest.raises(subprocess.TimeoutExpired):
+            child.wait(0.1)
+    finally:
+        child.kill()
+        child.join()
+    assert child.returncode == -signal.SIGKILL
+
+
+class _StopDuringStart(spider_cli.Supervisor):
+    """A spider whose stop signal arrives as its first worker starts."""
+
+    def _start(self, index: int) -> None:
+        super()._start(index)
+        if index == 0:
+            self.stop()
+
+
+def test_a_stop_signal_while_the_spider_starts_its_workers_leaves_none_running():
+    options = [worker.WorkerOptions("127.0.0.1:9", b"", f"m10-{i}", 1) for i in range(3)]
+    supervisor = _StopDuringStart(options, 40)
+    assert supervisor.run() == 0
+    assert [p.name for p in supervisor.procs.values() if p.is_alive()] == []
+    assert len(supervisor.procs) == 1  # the workers after the signal were never started
