@@ -128,12 +128,17 @@ def run(
         typer.echo(f"urlserver: warning: {warning}", err=True)
     import uvloop
 
+    from wreck.cannotlisten import CannotListen
+
     from .db import StateError
 
     try:
         code = uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         code = 0
+    except CannotListen as exc:  # --listen or --http taken, or not this machine's
+        typer.echo(f"urlserver: {exc}", err=True)
+        code = 2
     except StateError as exc:  # at start: the state under --data cannot be opened or written
         typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
         code = 1

@@ -9,8 +9,10 @@ subprocess), or, for the stops, on the objects wreck-crawl and the spider use.""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
+import socket
 import stat
 import subprocess
 import sys
@@ -206,3 +208,50 @@ def test_an_export_never_replaces_a_device_a_fifo_or_a_directory(store, tmp_path
     (tmp_path / "out").mkdir()
     _one_line(_dump(store, "--all", flag, str(tmp_path / "out")), "is not a regular file")
     assert (tmp_path / "out").is_dir()
+
+
+@pytest.fixture
+def taken_port():
+    """A port another program listens on."""
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        yield busy.getsockname()[1]
+
+
+@pytest.mark.parametrize("module,flag,more", [
+    (URLSERVER, "--listen", ["--http", "off", GOOD]),
+    (URLSERVER, "--http", ["--listen", "127.0.0.1:0", GOOD]),
+    (STORESERVER, "--listen", []),
+    (STORESERVER, "--http", ["--listen", "127.0.0.1:0"]),
+])
+def test_a_daemon_told_to_listen_on_a_taken_port_says_which_flag_in_one_line(tmp_path, taken_port, module, flag,
+                                                                             more):
+    result = _run(module, "--data", "state", flag, f"127.0.0.1:{taken_port}", *more, cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    mine = [line for line in result.stderr.splitlines() if not line.startswith("20")]  # its log lines aside
+    assert mine == [f"{module.split('.')[1]}: {flag} 127.0.0.1:{taken_port}: cannot listen (Address already in use)"]
+
+
+def test_a_spider_pointed_at_a_server_that_says_nothing_is_told_it_may_not_be_wrecks(monkeypatch):
+    """An HTTP server waits for a request: the handshake times out, and the
+    line said "cannot connect ()" (TimeoutError is an OSError)."""
+    from wreck.protocol import Role, StoreConnection
+    from wreck.spider import peer
+
+    monkeypatch.setattr(peer, "HANDSHAKE_TIMEOUT_S", 0.2)
+
+    async def attempt(port: int) -> str:
+        with pytest.raises(peer.PeerError) as failed:
+            await peer.open_peer("127.0.0.1", port, StoreConnection(Role.CLIENT, secret=b"", nonce=b"n" * 32),
+                                 f"store 127.0.0.1:{port}")
+        return str(failed.value)
+
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        port = silent.getsockname()[1]
+        said = asyncio.run(attempt(port))
+    assert said.startswith(f"store 127.0.0.1:{port}: no handshake within 0.2 s"), said
+    assert "WRECK server" in said
