@@ -39,7 +39,7 @@ from collections.abc import Sequence
 
 from wreck import supervise
 
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # wreck-crawl's (run.py)
 POLL_S = 0.05  # a join's look at the child where there is no pidfd (as Popen.wait's steps)
 _CONTEXT = multiprocessing.get_context("fork")
 
@@ -125,6 +125,7 @@ def _child(module: str, args: list[str], env: dict[str, str], stdout: int, stder
     """In the child: become `python -m module args`, then run its main()."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     supervise.own_session_dying_with_parent()
     _title(module, args)
     null = os.open(os.devnull, os.O_RDWR)

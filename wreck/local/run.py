@@ -6,7 +6,7 @@
 # address on its first stdout lines; watch them once a tick
 # while the progress shows; stop them in the safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed)
-# when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
+# when the urlserver reports the crawl done, on Ctrl-C, SIGTERM or SIGHUP, or when a
 # child dies. The summary's URL counts are the urlserver's last stdout line
 # (its /status after its last commit), the store's come from the store's
 # public read API; nothing here opens a daemon's files. Running the same
@@ -85,7 +85,9 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     def on_signal(signum, _frame) -> None:
         stopping["signal"] = signum
 
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # SIGHUP too: the terminal closed (an ssh session dropped) is a stop like
+    # Ctrl-C, with the children stopped in order, not wreck-crawl gone at once
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     children: list[Child] = []
     env = {**os.environ, SECRET_ENV: secrets.token_urlsafe(SECRET_BYTES)}  # this run's, for its children only
     progress = None
