@@ -112,6 +112,9 @@ def problem(url: str, policy: AddressPolicy | None = None) -> str | None:
     """Why `url` cannot be a seed (with a hint), or None if it can."""
     canonical = normalize(url)
     if canonical is None:
+        bracketed = _bracketed(url)
+        if bracketed is not None:
+            return f"an IPv6 address goes in brackets (RFC 3986 3.2.2): did you mean {bracketed}?"
         scheme, colon, rest = url.partition(":")
         if not colon or not rest.startswith("//") and "." in scheme:  # example.org, example.org:8080/x
             guess = normalize(f"https://{url}")
@@ -129,6 +132,20 @@ def problem(url: str, policy: AddressPolicy | None = None) -> str | None:
     if refusal is None:
         return None
     return f"{refusal}: crawl it with --allow-net {_network_of(addr)}"
+
+
+def _bracketed(url: str) -> str | None:
+    """`url` with its bare IPv6 host in brackets (http://2001:db8::1/ or
+    2001:db8::1), if that is what it lacks."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "https", url
+    host, slash, path = rest.partition("/")
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return None
+    return normalize(f"{scheme}://[{host}]/{path}")
 
 
 def _network_of(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:
