@@ -255,3 +255,36 @@ def test_a_spider_pointed_at_a_server_that_says_nothing_is_told_it_may_not_be_wr
         said = asyncio.run(attempt(port))
     assert said.startswith(f"store 127.0.0.1:{port}: no handshake within 0.2 s"), said
     assert "WRECK server" in said
+
+
+def test_ctrl_c_while_a_command_imports_ends_it_quietly(tmp_path):
+    """The installed commands import with SIGINT at its default
+    (wreck/entry.py): a Ctrl-C then ends them as it ends any Unix tool, where
+    it printed a KeyboardInterrupt traceback from inside some import."""
+    (tmp_path / "m10_interrupted.py").write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n"
+                                                 "def main():\n    print('ran')\n")
+    done = subprocess.run([sys.executable, "-c", "import sys; from wreck.entry import _main; "
+                           f"sys.path.insert(0, {str(tmp_path)!r}); _main('m10_interrupted')"],
+                          capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (-signal.SIGINT, "", "")
+
+
+def test_every_installed_command_goes_through_the_quiet_entry_points():
+    from importlib.metadata import entry_points
+
+    from wreck import entry
+
+    scripts = {ep.name: ep.value for ep in entry_points(group="console_scripts") if ep.value.startswith("wreck.")}
+    assert set(scripts) >= {"wreck-crawl", "urlserver", "spider", "storeserver", "wreck-dump"}
+    for name, value in scripts.items():
+        module, _, func = value.partition(":")
+        assert module == "wreck.entry" and callable(getattr(entry, func)), (name, value)
+
+
+@pytest.mark.parametrize("seed,meant", [("http://2001:db8::1/", "http://[2001:db8::1]/"),
+                                        ("2001:db8::1", "https://[2001:db8::1]/"),
+                                        ("http://::1/page", "http://[::1]/page")])
+def test_an_ipv6_seed_without_brackets_gets_the_url_it_means(tmp_path, seed, meant):
+    """It was 'not a URL', with no hint."""
+    _one_line(_run(CRAWL, seed, "--data", "crawl", cwd=tmp_path), "an IPv6 address goes in brackets",
+              f"did you mean {meant}?")
