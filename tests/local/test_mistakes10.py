@@ -288,3 +288,12 @@ def test_an_ipv6_seed_without_brackets_gets_the_url_it_means(tmp_path, seed, mea
     """It was 'not a URL', with no hint."""
     _one_line(_run(CRAWL, seed, "--data", "crawl", cwd=tmp_path), "an IPv6 address goes in brackets",
               f"did you mean {meant}?")
+
+
+def test_make_demo_never_empties_a_directory_that_is_not_a_crawls(tmp_path):
+    """The demo empties its --data first: `--data .` deleted the checkout."""
+    (tmp_path / "precious.txt").write_text("mine\n")
+    done = subprocess.run([sys.executable, "-m", "tests.web.demo", "--data", str(tmp_path)], capture_output=True,
+                          text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 2 and "not a crawl's directory (precious.txt)" in done.stderr, done.stderr
+    assert (tmp_path / "precious.txt").read_text() == "mine\n"
