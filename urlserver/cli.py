@@ -112,6 +112,12 @@ def run(
             from .api import api_token
             from .http import check_address
             check_address(settings.http, secret, api_token(settings))
+        if settings.hosts_file:  # read at start, in the server: a missing one was its traceback
+            with open(settings.hosts_file, "rb"):
+                pass
+    except FileNotFoundError as exc:
+        typer.echo(f"urlserver: --hosts {exc.filename}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None

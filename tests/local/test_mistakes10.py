@@ -297,3 +297,17 @@ def test_make_demo_never_empties_a_directory_that_is_not_a_crawls(tmp_path):
                           text=True, timeout=120, cwd=Path(__file__).resolve().parents[2])
     assert done.returncode == 2 and "not a crawl's directory (precious.txt)" in done.stderr, done.stderr
     assert (tmp_path / "precious.txt").read_text() == "mine\n"
+
+
+@pytest.mark.parametrize("module,more", [(CRAWL, []), (URLSERVER, ["--http", "off"])])
+def test_a_hosts_file_that_is_missing_is_one_line_before_the_start(tmp_path, module, more):
+    """The urlserver read it once started: its FileNotFoundError traceback."""
+    _one_line(_run(module, GOOD, *more, "--data", "crawl", "--hosts", "gone.txt", cwd=tmp_path), "--hosts gone.txt",
+              "o such file")
+
+
+@pytest.mark.parametrize("module,more", [(CRAWL, []), (URLSERVER, ["--http", "off"])])
+@pytest.mark.parametrize("dns", ["nowhere", "127.0.0.1", "ns.example:53"])
+def test_a_dns_that_is_not_ip_port_is_one_line_before_the_start(tmp_path, module, more, dns):
+    """It was the urlserver's ValueError traceback (int('nowhere'))."""
+    _one_line(_run(module, GOOD, *more, "--data", "crawl", "--dns", dns, cwd=tmp_path), f"--dns {dns!r} is not IP:PORT")

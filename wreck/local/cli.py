@@ -181,6 +181,10 @@ def crawl(
     if print_config:
         typer.echo(settled.text(), nl=False)
         raise typer.Exit(0)
+    hosts_file = settled.of("urlserver").get("hosts_file")
+    if hosts_file and not os.path.isfile(hosts_file):  # kept with the crawl: a /tmp file may be gone by a resume
+        _refuse(f"--hosts {hosts_file}: no such file (a hosts file the test web printed lives in /tmp only while "
+                f"it runs)" if not os.path.exists(hosts_file) else f"--hosts {hosts_file}: not a file")
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
