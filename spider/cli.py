@@ -93,6 +93,8 @@ class Supervisor:
 
     def run(self) -> int:
         for index in range(len(self.options)):
+            if self.stopping:  # a stop signal during the start: start no more
+                break
             self._start(index)
         restart_at: dict[int, float] = {}
         while not self.stopping:
@@ -118,6 +120,10 @@ class Supervisor:
                 if now >= when and not self.stopping:
                     del restart_at[index]
                     self._start(index)
+        # A stop signal handled inside _start (the worker started, not yet
+        # in self.procs) left that worker running: stop it too, or this
+        # process would wait for it at exit, for ever.
+        self.stop()
         return 0
 
     def stop(self, *_: object) -> None:

@@ -195,10 +195,11 @@ async def open_peer(host: str, port: int, conn: Connection, what: str, *, unix: 
             if made:
                 made[0].close()
             raise
+    except TimeoutError:  # an OSError too (Python 3.10+): first, or it read "cannot connect ()"
+        raise PeerError(f"{what}: no handshake within {HANDSHAKE_TIMEOUT_S:g} s (is it a WRECK server's "
+                        f"--listen address? an HTTP server, say, waits without a word)") from None
     except OSError as exc:
         raise PeerError(f"{what}: cannot connect ({exc.strerror or exc})") from None
-    except TimeoutError:
-        raise PeerError(f"{what}: no handshake within {HANDSHAKE_TIMEOUT_S:g} s") from None
 
 
 class Backoff:

@@ -26,6 +26,7 @@ from wreck.deploy import SECRET_ENV, DeployError, check_listen, open_warning, se
 from wreck.private import private_dir
 from wreck.protocol.errors import ProtocolError
 from wreck.protocol.settings import split_host_port
+from wreck.cannotlisten import CannotListen
 from wreck.statusport import StatusPort
 
 from wreck.plugins import PluginError
@@ -99,7 +100,7 @@ def serve(
         typer.echo(f"storeserver: warning: {warning}", err=True)
     try:
         code = uvloop.run(run(settings))
-    except (StoreError, PluginError) as exc:
+    except (StoreError, PluginError, CannotListen) as exc:
         typer.echo(f"storeserver: {exc}", err=True)
         raise typer.Exit(2) from None
     raise typer.Exit(code)

@@ -30,6 +30,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
@@ -202,8 +203,21 @@ def dump(
         raise _fail(f"CORRUPT: {exc}") from None
     except BrokenPipeError:  # `wreck-dump --all --jsonl | head`
         sys.stderr.close()
+    except OSError as exc:  # a full disk, /dev/full, a directory that cannot be written
+        _quiet_stdout()
+        target = next((f for f in (o.wacz, o.parquet, o.warc) if f not in (None, STDOUT)), "standard output")
+        raise _fail(f"cannot write {target}: {exc.strerror or exc}") from None
     finally:
         store.close()
+
+
+def _quiet_stdout() -> None:
+    """Point standard output at /dev/null: what it still buffers would
+    fail again at exit, with a traceback."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
 
 
 def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
@@ -241,6 +255,8 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
     whole = [name for name in ("--parquet", "--wacz") if name in given]
     if whole and not all_docs:
         raise Usage(f"{whole[0]} exports the whole store: give --all")
+    _refuse_special(o.parquet, "--parquet")
+    _refuse_special(o.wacz, "--wacz")
     json_options = [name for name, on in chosen.items() if on]
     if json_options and not (given and given[0] in ("--json", "--jsonl")):
         raise Usage(f"{json_options[0]} chooses the fields of --json or --jsonl: give one of them")
@@ -251,6 +267,15 @@ def _refuse_conflicts(doc_id: int | None, o: DumpOptions) -> None:
         raise Usage(f"{filtering[0]} and --since-last-export: an incremental export takes every new document")
     if filtering and whole:
         raise Usage(f"{filtering[0]} and {whole[0]}: {whole[0]} exports the whole store")
+
+
+def _refuse_special(path: str | None, flag: str) -> None:
+    """Usage if `path` is a device, a FIFO or a directory: --parquet and
+    --wacz write FILE.part and rename it over FILE, which would replace
+    /dev/full or /dev/stdout with a plain file."""
+    if path is not None and os.path.lexists(path) and not os.path.isfile(path):
+        raise Usage(f"{flag} {path} is not a regular file (the export is written beside it, then renamed over it): "
+                    f"give a file path")
 
 
 def _write_cdxj(warcs: tuple[str, ...]) -> None:
@@ -271,6 +296,10 @@ def _write_dir_wacz(doc_id: int | None, o: DumpOptions) -> None:
                                        ("--parquet", o.parquet), ("--json", o.as_json)) if given]  # fmt: skip
     if o.wacz is None:
         raise _fail("--from-warc-dir DIR packages that directory's WARC files: give --wacz FILE", EXIT_USAGE)
+    try:
+        _refuse_special(o.wacz, "--wacz")
+    except Usage as exc:
+        raise _fail(str(exc), EXIT_USAGE) from None
     if others:
         raise _fail(f"--from-warc-dir and {others[0]}: the package is made of the directory's files alone", EXIT_USAGE)
     try:

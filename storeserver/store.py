@@ -84,10 +84,13 @@ class WriteStore:
         # sync=True, metasync=True: a commit returns only once it is on disk.
         # writemap stays off: with it, a full disk surfaces as SIGBUS, not
         # as an error the server can hold acks on and recover from.
-        self.env = lmdb.open(
-            str(path), map_size=map_size, max_dbs=MAX_DBS, subdir=True,
-            sync=True, metasync=True, writemap=False, readahead=False, mode=0o600,
-        )  # fmt: skip
+        try:
+            self.env = lmdb.open(
+                str(path), map_size=map_size, max_dbs=MAX_DBS, subdir=True,
+                sync=True, metasync=True, writemap=False, readahead=False, mode=0o600,
+            )  # fmt: skip
+        except lmdb.Error as exc:  # not a directory, no permission, no space: the operator's to fix
+            raise StoreError(f"cannot open the store: {exc}") from None
         if fresh:
             private_files(path / "data.mdb", path / "lock.mdb")
         try:  # before any page is read through the map, or a named database created

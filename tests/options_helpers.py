@@ -12,7 +12,7 @@ from wreck import options
 SAMPLES = {
     "user_agent": "test-bot/1 (+mailto:ops@example.test)", "robots_token": "test-bot", "scope": "any",
     "include": ("/a/",), "exclude": ("/b/", "/c/"), "accept_type": ("text/html", "image/*"),
-    "dns": "127.0.0.1:5353", "hosts_file": "/tmp/hosts", "allow_net": ("127.0.0.0/8", "::1/128"),
+    "dns": "127.0.0.1:5353", "hosts_file": "/etc/hosts", "allow_net": ("127.0.0.0/8", "::1/128"),
     "plugins": ("pattern=deny.txt",), "url_filter_cmd": "grep -v x", "recrawl": 7200.0, "recrawl_min": 60.0,
     "recrawl_max": 5e6, "feed_max_interval": 86400.0, "dns_max_ttl": 7200.0, "map_size": 1 << 30,
     "max_doc_size": 1 << 20, "robots_ttl": 600.0, "max_url_len": 4000, "sitemap_max_urls": 100,

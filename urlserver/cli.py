@@ -112,6 +112,12 @@ def run(
             from .api import api_token
             from .http import check_address
             check_address(settings.http, secret, api_token(settings))
+        if settings.hosts_file:  # read at start, in the server: a missing one was its traceback
+            with open(settings.hosts_file, "rb"):
+                pass
+    except FileNotFoundError as exc:
+        typer.echo(f"urlserver: --hosts {exc.filename}: {exc.strerror}", err=True)
+        raise typer.Exit(2) from None
     except (OSError, deploy.DeployError, options.SettingsError, crawlfile.ConfigError, crawlfile.Changed) as exc:
         typer.echo(f"urlserver: {exc}", err=True)
         raise typer.Exit(2) from None
@@ -128,12 +134,17 @@ def run(
         typer.echo(f"urlserver: warning: {warning}", err=True)
     import uvloop
 
+    from wreck.cannotlisten import CannotListen
+
     from .db import StateError
 
     try:
         code = uvloop.run(serve(settings, seeds_file, urls or [], feeds))
     except KeyboardInterrupt:
         code = 0
+    except CannotListen as exc:  # --listen or --http taken, or not this machine's
+        typer.echo(f"urlserver: {exc}", err=True)
+        code = 2
     except StateError as exc:  # at start: the state under --data cannot be opened or written
         typer.echo(f"urlserver: cannot open or write the crawl state under {settings.data}: {exc}", err=True)
         code = 1

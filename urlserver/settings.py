@@ -112,6 +112,20 @@ def _peer_addresses(values: tuple[str, ...]) -> str | None:
     return setting_problem(",".join(values)) if values else None
 
 
+def _nameserver(text: str | None) -> str | None:
+    """--dns is an address and a port (dns.py hands them to dnspython as they are)."""
+    if text is None:
+        return None
+    ip, colon, port = text.rpartition(":")
+    try:
+        ipaddress.ip_address(ip.strip("[]"))
+    except ValueError:
+        return f"{text!r} is not IP:PORT (a nameserver's address, e.g. 127.0.0.1:53)"
+    if not colon or not port.isdigit() or not 0 < int(port) < 65536:
+        return f"{text!r} is not IP:PORT (a nameserver's address, e.g. 127.0.0.1:53)"
+    return None
+
+
 def _crawl_id(text: str | None) -> str | None:
     if text is None or is_crawl_id(text):
         return None
@@ -297,7 +311,7 @@ class Settings:
         metavar="TYPES", default_help="any", panel=SCOPE)
     # DNS
     dns: str | None = setting(None, help="Nameserver IP:PORT", default_help="the system resolver",
-                              metavar="IP:PORT", panel=DNS)
+                              check=_nameserver, metavar="IP:PORT", panel=DNS)
     hosts_file: str | None = setting(None, flag="--hosts", help="Static hosts file (wins over DNS)", metavar="FILE",
                                      panel=DNS)
     allow_net: tuple[str, ...] = setting((), help="Admit this CIDR, e.g. 127.0.0.0/8 (repeatable)", check=_cidrs,

@@ -320,5 +320,6 @@ def take_data(prog: str, data: Path | str, settled: Settled, lock: Callable[[], 
         typer.echo(f"{prog}: {exc}", err=True)
         raise typer.Exit(EXIT_IN_USE) from None
     except OSError as exc:
-        typer.echo(f"{prog}: cannot use --data {data}: {exc.strerror or exc}", err=True)
+        where = f"{exc.filename}: " if exc.filename and str(exc.filename) != str(data) else ""  # the part at fault
+        typer.echo(f"{prog}: cannot use --data {data}: {where}{exc.strerror or exc}", err=True)
         raise typer.Exit(EXIT_UNUSABLE) from None

@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import h11
 import msgspec
 
+from wreck.cannotlisten import listening
 from wreck.listener import peer_host
 from wreck.loglimit import LogLimiter
 from wreck.protocol.settings import split_host_port
@@ -171,7 +172,8 @@ class HttpServer:
     async def start(self, address: str) -> tuple[str, int]:
         """Listen on HOST:PORT; the bound (host, port)."""
         host, port = split_host_port(address, listen=True)
-        self._server = await asyncio.start_server(self._handle, host, port, reuse_address=True, limit=READ_CHUNK)
+        with listening("--http", host, port):
+            self._server = await asyncio.start_server(self._handle, host, port, reuse_address=True, limit=READ_CHUNK)
         bound = self._server.sockets[0].getsockname()[:2]
         self.log.info("event=http_listening address=%s:%d", *bound)
         return bound

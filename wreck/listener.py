@@ -47,6 +47,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from wreck import inherited
+from wreck.cannotlisten import listening
 from wreck.loglimit import LOG_ADDRESSES, LOG_LINES_PER_ADDRESS, LOG_WINDOW_S, LogLimiter  # noqa: F401 (re-exported)
 from wreck.protocol import (
     NEED_DATA, NONCE_BYTES, Auth, ConnectionClosed, Error, ErrorCode, LocalProtocolError,
@@ -361,7 +362,8 @@ class Listener:
         loop = asyncio.get_running_loop()
         sock = inherited.take(host or "", port)  # bound by wreck-crawl, which started us at once with our peers
         where = {"sock": sock} if sock is not None else {"host": host, "port": port, "reuse_address": True}
-        self._server = await loop.create_server(lambda: peer_factory(self), **where, backlog=ACCEPT_BACKLOG)
+        with listening("--listen", host, port):
+            self._server = await loop.create_server(lambda: peer_factory(self), **where, backlog=ACCEPT_BACKLOG)
         address = self._server.sockets[0].getsockname()[:2]
         self.log.info("event=listening address=%s", peer_address(address))
         return address

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import io
 import ipaddress
@@ -25,6 +26,7 @@ from wreck.urlnorm import normalize
 FEED_PREFIX = "feed:"
 FORBIDDEN = "forbidden address"  # netpolicy's refusal text
 ADDRESS_OUTCOME = "queued, to end ERROR with this reason"
+SNIFF_BYTES = 4096  # of a seed file, read to tell text from UTF-16 or binary
 SHOWN_CHARS = 80  # of a bad seed quoted in a message: a line is never a page long
 
 
@@ -53,6 +55,7 @@ def read_lines(source: str | None, args: Iterable[str], stdin: str | None = None
         if source == "-":
             fh, where = (sys.stdin if stdin is None else io.StringIO(stdin)), "<stdin>"
         else:
+            _check_text(source)
             fh, where = open(source, encoding="utf-8", errors="replace"), source
         try:
             for number, line in enumerate(fh, 1):
@@ -65,6 +68,18 @@ def read_lines(source: str | None, args: Iterable[str], stdin: str | None = None
                 fh.close()
     for number, text in enumerate(args, 1):
         yield "<args>", number, text.strip()
+
+
+def _check_text(source: str) -> None:
+    """SeedError if the file `source` is UTF-16 (a Windows editor's
+    "Unicode") or not text at all: read as UTF-8, every line would be a bad
+    seed, quoted with its NUL bytes."""
+    with open(source, "rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        raise SeedError(f"{source} is UTF-16 text: save it as UTF-8, one URL a line")
+    if b"\0" in head:
+        raise SeedError(f"{source} is not a text file (it holds NUL bytes): give a file of URLs, one a line")
 
 
 def has_feeds(source: str | None, args: Iterable[str], stdin: str | None = None) -> bool:
@@ -97,6 +112,9 @@ def problem(url: str, policy: AddressPolicy | None = None) -> str | None:
     """Why `url` cannot be a seed (with a hint), or None if it can."""
     canonical = normalize(url)
     if canonical is None:
+        bracketed = _bracketed(url)
+        if bracketed is not None:
+            return f"an IPv6 address goes in brackets (RFC 3986 3.2.2): did you mean {bracketed}?"
         scheme, colon, rest = url.partition(":")
         if not colon or not rest.startswith("//") and "." in scheme:  # example.org, example.org:8080/x
             guess = normalize(f"https://{url}")
@@ -114,6 +132,20 @@ def problem(url: str, policy: AddressPolicy | None = None) -> str | None:
     if refusal is None:
         return None
     return f"{refusal}: crawl it with --allow-net {_network_of(addr)}"
+
+
+def _bracketed(url: str) -> str | None:
+    """`url` with its bare IPv6 host in brackets (http://2001:db8::1/ or
+    2001:db8::1), if that is what it lacks."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "https", url
+    host, slash, path = rest.partition("/")
+    try:
+        ipaddress.IPv6Address(host)
+    except ValueError:
+        return None
+    return normalize(f"{scheme}://[{host}]/{path}")
 
 
 def _network_of(addr: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str:

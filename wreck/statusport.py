@@ -19,6 +19,7 @@ from collections.abc import Callable
 import msgspec
 
 from wreck import inherited
+from wreck.cannotlisten import listening
 from wreck.protocol.settings import split_host_port
 
 MAX_HEAD = 8192  # a GET line and a few headers; a browser's fit easily
@@ -44,7 +45,8 @@ class StatusPort:
         host, port = split_host_port(address, listen=True)
         sock = inherited.take(host, port)  # bound by wreck-crawl, which started us at once with our peers
         where = {"sock": sock} if sock is not None else {"host": host, "port": port, "reuse_address": True}
-        self._server = await asyncio.start_server(self._handle, **where)
+        with listening("--http", host, port):
+            self._server = await asyncio.start_server(self._handle, **where)
         return self._server.sockets[0].getsockname()[:2]
 
     def close(self) -> None:

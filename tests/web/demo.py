@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from wreck.local.layout import Layout
+
 from .crawlhint import QUICK_DELAY, crawl_command
 from .server import RunningWeb
 from .spec import SiteSpec
@@ -35,6 +37,11 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=25, help="pages per host")
     opts = parser.parse_args()
     data = Path(opts.data)
+    foreign = Layout(data).foreign()
+    if foreign or data.exists() and not data.is_dir():  # emptied first: only a crawl's directory (--data . or ~)
+        print(f"demo: --data {data} is not a crawl's directory ({', '.join(foreign[:3]) or 'a file'}): "
+              f"not emptying it; give another", file=sys.stderr)
+        return 2
     shutil.rmtree(data, ignore_errors=True)
     with RunningWeb(SiteSpec(hosts=opts.hosts, pages_per_host=opts.pages), log_path=None) as web:
         hosts_file = web.write_hosts_file(data.parent / f".{data.name}-hosts")

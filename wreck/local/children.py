@@ -32,6 +32,7 @@ READY_TIMEOUT_S = 30.0  # a daemon that has not said where it listens by then is
 STOP_TIMEOUT_S = 30.0  # SIGTERM first; SIGKILL only after this (the store drains its batch)
 DRAIN_TIMEOUT_S = 5.0  # for the last stdout lines of a child that has exited
 LOG_TAIL_BYTES = 2000
+LAST_WORDS_CHARS = 300  # of a dead child's last log line, quoted on wreck-crawl's stderr
 PIPE_BYTES = 1 << 20  # a child's stderr pipe (64 KiB by default): slack while the copier is descheduled
 COPY_CHUNK = 64 << 10  # one read of stderr; lines may be split across a rotation, never lost
 
@@ -92,9 +93,9 @@ class Child:
         try:
             return supervise.read_ready_line(self.proc.stdout, prefix, timeout)
         except supervise.EndedBeforeReady:
-            raise ChildFailed(f"{self.name} exited ({self.proc.wait()}) before starting:\n{self.tail()}") from None
+            raise ChildFailed(f"{self.name} exited ({self.proc.wait()}) before starting: {self.last_words()}") from None
         except supervise.NotReady:
-            raise ChildFailed(f"{self.name} did not start within {timeout:.0f} s:\n{self.tail()}") from None
+            raise ChildFailed(f"{self.name} did not start within {timeout:.0f} s: {self.last_words()}") from None
 
     def drain(self, keep: str | None = None) -> None:
         """After start-up, copy anything else on stdout to the log, so a
@@ -127,6 +128,16 @@ class Child:
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
+
+    def last_words(self) -> str:
+        """The last line of the child's log (the error it died of, as a
+        daemon says it: one line), and where the rest is: a user is shown
+        this, not a traceback."""
+        lines = [line.strip() for line in self.tail().splitlines() if line.strip()]
+        last = lines[-1] if lines else "no last words"
+        if len(last) > LAST_WORDS_CHARS:
+            last = last[:LAST_WORDS_CHARS] + "..."
+        return f"{last} (its log: {self.log})"
 
     def running(self) -> bool:
         return supervise.running(self.proc)

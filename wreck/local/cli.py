@@ -84,6 +84,7 @@ PARTS = (crawlfile.part("urlserver", Settings, URLSERVER_OWN), crawlfile.part("s
 MAX_PARTITIONS = 8  # local urlservers: each is a process; more would only contend for the same cores
 MAX_STORES = 16  # local shards: each is a process and a directory; more would only contend for the same disk
 DEFAULT_HTTP = "127.0.0.1:0"  # the dashboard: loopback, a port the OS picks (printed at start)
+FOREIGN_SHOWN = 3  # names of what is in a --data that is not a crawl's, quoted in its refusal
 # The daemons of a wreck-crawl killed with -9 die with it, but the store
 # first commits what it holds (supervise.py's grace): a restart waits for them.
 LEFTOVER_WAIT_S = 30.0
@@ -165,7 +166,7 @@ def crawl(
         spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
     except options.SettingsError as exc:
         _refuse(str(exc))
-    _refuse(datadir.problem(data) or _http_problem(http))
+    _refuse(datadir.problem(data) or _foreign_problem(layout) or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -180,6 +181,10 @@ def crawl(
     if print_config:
         typer.echo(settled.text(), nl=False)
         raise typer.Exit(0)
+    hosts_file = settled.of("urlserver").get("hosts_file")
+    if hosts_file and not os.path.isfile(hosts_file):  # kept with the crawl: a /tmp file may be gone by a resume
+        _refuse(f"--hosts {hosts_file}: no such file (a hosts file the test web printed lives in /tmp only while "
+                f"it runs)" if not os.path.exists(hosts_file) else f"--hosts {hosts_file}: not a file")
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)
@@ -252,6 +257,16 @@ def _refuse(problem: str | None) -> None:
     if problem:
         typer.echo(f"wreck-crawl: {problem}", err=True)
         raise typer.Exit(2)
+
+
+def _foreign_problem(layout: Layout) -> str | None:
+    """Whether --data is someone else's directory (files, none a crawl's)."""
+    names = layout.foreign()
+    if not names:
+        return None
+    shown = ", ".join(names[:FOREIGN_SHOWN]) + (", ..." if len(names) > FOREIGN_SHOWN else "")
+    return (f"--data {layout.root} holds files that are not a crawl's ({shown}); give a new or empty directory "
+            f"(a crawl fills it and makes it private to you)")
 
 
 def _http_problem(address: str) -> str | None:

@@ -34,11 +34,13 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Sequence
 
 from wreck import supervise
 
-STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}  # wreck-crawl's (run.py)
+POLL_S = 0.05  # a join's look at the child where there is no pidfd (as Popen.wait's steps)
 _CONTEXT = multiprocessing.get_context("fork")
 
 
@@ -65,8 +67,22 @@ class Forked:
     def __init__(self, process: multiprocessing.process.BaseProcess, stdout, stderr) -> None:
         self.process, self.stdout, self.stderr = process, stdout, stderr
         self.pid = process.pid
-        self.is_alive, self.join = process.is_alive, process.join
+        self.is_alive = process.is_alive
         self.terminate, self.kill = process.terminate, process.kill
+
+    def join(self, timeout: float | None = None) -> None:
+        """Wait for the child to exit, at most `timeout` seconds (None: for
+        ever). Not multiprocessing's join(timeout): its sentinel pipe is
+        among the descriptors the child released, so it reads as ended at
+        once and the join then blocks in waitpid() with no bound."""
+        if timeout is not None:
+            if self.process.exitcode is None and not supervise.wait_ended(self.pid, timeout):
+                deadline = time.monotonic() + timeout  # no pidfd: look now and then
+                while self.process.exitcode is None and time.monotonic() < deadline:
+                    time.sleep(POLL_S)
+            if self.process.exitcode is None:
+                return
+        self.process.join()
 
     @property
     def returncode(self) -> int | None:
@@ -77,7 +93,7 @@ class Forked:
         return self.process.exitcode
 
     def wait(self, timeout: float | None = None) -> int:
-        self.process.join(timeout)
+        self.join(timeout)
         if self.process.exitcode is None:
             raise subprocess.TimeoutExpired(self.process.name, timeout)
         return self.process.exitcode
@@ -109,6 +125,7 @@ def _child(module: str, args: list[str], env: dict[str, str], stdout: int, stder
     """In the child: become `python -m module args`, then run its main()."""
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     supervise.own_session_dying_with_parent()
     _title(module, args)
     null = os.open(os.devnull, os.O_RDWR)
@@ -157,4 +174,6 @@ def _title(module: str, args: list[str]) -> None:
         from setproctitle import setproctitle
     except ImportError:  # pragma: no cover - a dependency; without it ps shows wreck-crawl's line
         return
-    setproctitle(" ".join([sys.executable, "-m", module, *args]))
+    title = " ".join([sys.executable, "-m", module, *args])
+    # a path that is no UTF-8 (--data $'\xff') is in args as surrogates, which a title cannot hold
+    setproctitle(title.encode("utf-8", "surrogateescape").decode("utf-8", "replace"))

@@ -46,6 +46,13 @@ SEEDS_STDIN = "seeds-stdin.txt"
 SETTINGS = "crawl.toml"
 STORE_SOCKET = "store.sock"
 API_TOKEN = "api-token"  # in the urlserver's --data: urlserver/api.py TOKEN_FILE
+# What a crawl (or a store server run by hand) puts in the root: a root
+# holding any of these is a crawl's, to resume; storeserver/store.py's
+# STORE_SUBDIR, wreck/dirlock.py's locks, storeserver/cli.py's KEPT.
+CRAWL_NAMES = frozenset({SETTINGS, "crawl.lock", FRONTIER, LOGS, "store", STORE_SOCKET, SEEDS_STDIN,
+                         "storeserver.lock", "storeserver.toml"})
+CRAWL_PREFIXES = (FRONTIER, "shard")  # frontierN/, shardN/
+NOT_FOREIGN = frozenset({"lost+found"})  # a fresh file system mounted for the crawl has one
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,19 @@ class Layout:
     def daemon_locks(self) -> tuple[tuple[Path, str], ...]:
         """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
         return (*((d, "storeserver") for d in self.store_dirs), *((d, "urlserver") for d in self.frontiers))
+
+    def foreign(self) -> list[str]:
+        """What an existing, non-empty root holds when none of it is a
+        crawl's (notes, photos, a home directory): wreck-crawl would fill it
+        and make it private (make() sets it 0700), so it is refused. Empty
+        when the root is missing, empty, or holds anything a crawl makes."""
+        try:
+            names = [n for n in os.listdir(self.root) if n not in NOT_FOREIGN]
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        if any(n in CRAWL_NAMES or n.startswith(CRAWL_PREFIXES) for n in names):
+            return []
+        return sorted(names)
 
     def started(self) -> bool:
         """Whether a crawl was already started here (so a bare run resumes it)."""

@@ -6,7 +6,7 @@
 # address on its first stdout lines; watch them once a tick
 # while the progress shows; stop them in the safe order (spider, urlserver,
 # store: the store drains last, so every record a spider sent is committed)
-# when the urlserver reports the crawl done, on Ctrl-C or SIGTERM, or when a
+# when the urlserver reports the crawl done, on Ctrl-C, SIGTERM or SIGHUP, or when a
 # child dies. The summary's URL counts are the urlserver's last stdout line
 # (its /status after its last commit), the store's come from the store's
 # public read API; nothing here opens a daemon's files. Running the same
@@ -85,7 +85,9 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     def on_signal(signum, _frame) -> None:
         stopping["signal"] = signum
 
-    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+    # SIGHUP too: the terminal closed (an ssh session dropped) is a stop like
+    # Ctrl-C, with the children stopped in order, not wreck-crawl gone at once
+    old = {s: signal.signal(s, on_signal) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
     children: list[Child] = []
     env = {**os.environ, SECRET_ENV: secrets.token_urlsafe(SECRET_BYTES)}  # this run's, for its children only
     progress = None
@@ -149,13 +151,13 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             if not url.running():
                 finished = url.returncode == 0
                 if not finished:
-                    raise ChildFailed(f"urlserver exited with {url.returncode}:\n{url.tail()}")
+                    raise ChildFailed(f"urlserver exited with {url.returncode}: {url.last_words()}")
                 break
             for child in (*stores, *urlservers[1:], spider):
                 if not child.running():
                     if child is spider and (other := _other_crawl(where, progress)) is not None:
                         raise OtherCrawl(other)
-                    raise ChildFailed(f"{child.name} exited with {child.returncode}:\n{child.tail()}")
+                    raise ChildFailed(f"{child.name} exited with {child.returncode}: {child.last_words()}")
             _tick(url.proc.pid)
     except OtherCrawl as exc:
         progress.close()
@@ -165,7 +167,7 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     except ChildFailed as exc:
         if progress:
             progress.close()
-        console.print(f"wreck-crawl: {exc}", markup=False)
+        Console(stderr=True).print(f"wreck-crawl: {exc}", markup=False, highlight=False, soft_wrap=True)
         _stop_all(children)
         return 1
     except BaseException:
