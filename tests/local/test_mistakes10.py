@@ -88,6 +88,20 @@ def test_a_data_directory_holding_someone_elses_files_is_refused_and_left_as_it_
     assert stat.S_IMODE(os.stat(mine).st_mode) == 0o755
 
 
+def test_a_seeds_file_kept_in_the_data_directory_is_the_operators_own_not_someone_elses(tmp_path):
+    """mkdir crawl; put seeds.txt in it; --data crawl --seeds crawl/seeds.txt: not refused."""
+    data = tmp_path / "crawl"
+    data.mkdir()
+    (data / "seeds.txt").write_text("http://127.0.0.1:9/\n")
+    result = _run(CRAWL, "--data", "crawl", "--seeds", "crawl/seeds.txt", "--allow-net", "127.0.0.0/8",
+                  "--print-config", cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "not a crawl's" not in result.stderr
+    (data / "notes.txt").write_text("mine\n")  # anything else there is still someone else's
+    _one_line(_run(CRAWL, "--data", "crawl", "--seeds", "crawl/seeds.txt", "--allow-net", "127.0.0.0/8",
+                   cwd=tmp_path), "--data crawl", "notes.txt", "not a crawl's")
+
+
 def test_a_store_that_cannot_be_opened_is_one_line_from_the_storeserver(tmp_path):
     (tmp_path / "data").mkdir()
     (tmp_path / "data" / "store").write_text("not a directory\n")  # where the store keeps its LMDB

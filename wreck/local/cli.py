@@ -166,7 +166,8 @@ def crawl(
         spider = SpiderSettings(connect="", **spider_chosen)  # where to connect: the urlserver child's address
     except options.SettingsError as exc:
         _refuse(str(exc))
-    _refuse(datadir.problem(data) or _foreign_problem(layout) or _http_problem(http))
+    _refuse(datadir.problem(data) or _foreign_problem(layout, (seeds, feeds, config, chosen.get("hosts_file")))
+            or _http_problem(http))
     if "plugins" in chosen:
         store_chosen = {**store_chosen, "plugins": chosen["plugins"]}
     try:  # refused here, before any child starts (or anything is written), as the daemons would refuse them
@@ -259,9 +260,10 @@ def _refuse(problem: str | None) -> None:
         raise typer.Exit(2)
 
 
-def _foreign_problem(layout: Layout) -> str | None:
-    """Whether --data is someone else's directory (files, none a crawl's)."""
-    names = layout.foreign()
+def _foreign_problem(layout: Layout, given: tuple[Any, ...]) -> str | None:
+    """Whether --data is someone else's directory (files, none a crawl's
+    nor named by this command)."""
+    names = layout.foreign(given)
     if not names:
         return None
     shown = ", ".join(names[:FOREIGN_SHOWN]) + (", ..." if len(names) > FOREIGN_SHOWN else "")

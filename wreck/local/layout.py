@@ -33,6 +33,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -129,15 +130,19 @@ class Layout:
         """(directory, lock name) of each daemon's lock (wreck/dirlock.py)."""
         return (*((d, "storeserver") for d in self.store_dirs), *((d, "urlserver") for d in self.frontiers))
 
-    def foreign(self) -> list[str]:
+    def foreign(self, given: Iterable[str | os.PathLike[str] | None] = ()) -> list[str]:
         """What an existing, non-empty root holds when none of it is a
         crawl's (notes, photos, a home directory): wreck-crawl would fill it
         and make it private (make() sets it 0700), so it is refused. Empty
-        when the root is missing, empty, or holds anything a crawl makes."""
+        when the root is missing, empty, or holds anything a crawl makes.
+        The files `given` on the command line (a seeds file kept beside the
+        crawl) are the operator's own for it: never foreign."""
         try:
             names = [n for n in os.listdir(self.root) if n not in NOT_FOREIGN]
         except (FileNotFoundError, NotADirectoryError):
             return []
+        mine = {Path(g).resolve() for g in given if g}
+        names = [n for n in names if (self.root / n).resolve() not in mine]
         if any(n in CRAWL_NAMES or n.startswith(CRAWL_PREFIXES) for n in names):
             return []
         return sorted(names)
