@@ -324,7 +324,7 @@ class Frontier:
         queues (queuebounds.py)."""
         if self._log_keys or self._unfolded:
             self._fold_now = True
-            self.txn  # a transaction for the fold, if none is open
+            _ = self.txn  # the fold needs a transaction, if none is open
         self.commit()
         stamp = self._stamp()
         try:
