@@ -107,15 +107,16 @@ class Web:
 
 
 def ingest(crawl: Crawl, web: Web, urls: int, progress: bool = False,
-           profile: cProfile.Profile | None = None, first: int = 0) -> tuple[float, int]:
+           profile: cProfile.Profile | None = None, first: int = 0,
+           pages_per_commit: int = PAGES_PER_COMMIT) -> tuple[float, int]:
     """Discover links `first` to `urls` of the web, a page's outlinks at a
     time as a DONE delivers them (Frontier.discover_links), with a commit
-    every PAGES_PER_COMMIT pages: (CPU seconds of the engine alone, links
+    every `pages_per_commit` pages: (CPU seconds of the engine alone, links
     timed). With `profile`, the last tenth (a commit at least) is profiled
     instead of timed."""
     collector.settle()  # as urlserver/cli.py does once the crawl is open (wreck/collector.py)
     fr = crawl.frontier
-    step = LINKS_PER_PAGE * PAGES_PER_COMMIT
+    step = LINKS_PER_PAGE * pages_per_commit
     spent, timed = 0.0, 0
     for start in range(first, urls, step):
         pages = web.pages(start, min(start + step, urls))
@@ -291,6 +292,9 @@ def main() -> None:
                              "python on this file side by side; with --profile, cProfile of their last tenth; a fresh process "
                              "first faults in the pages it touches: run a warm-up round, bench/results/"
                              "2026-11-24-s10-links10.md)")
+    parser.add_argument("--pages-per-commit", type=int, default=PAGES_PER_COMMIT, metavar="N",
+                        help="pages ingested between two commits (the server commits once a pump, whatever "
+                             "arrived meanwhile: bench/results/2026-11-25-s11-links11.md)")
     parser.add_argument("--measure-open", help=argparse.SUPPRESS)
     parser.add_argument("--kill-mid-insert", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -309,12 +313,13 @@ def main() -> None:
         first, stop = (urls, urls + args.more) if args.more else (0, urls)
         profile = cProfile.Profile() if args.profile and args.more else None
         before, written = os.times(), io_written()
-        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), stop, args.progress, profile, first)
+        ingest_s, counted = ingest(crawl, Web(hosts, args.site_links), stop, args.progress, profile, first,
+                                   args.pages_per_commit)
         after, written = os.times(), io_written() - written
         crawl.close()
         out = {"known_urls": stop, "hosts": hosts, "links_per_s": round(counted / ingest_s), "links_timed": counted,
                "user_s": round(after.user - before.user, 2), "system_s": round(after.system - before.system, 2),
-               "bytes_written_per_link": round(written / (stop - first))}  # the commits' page writes (LMDB's)
+               "bytes_written_per_link": round(written / (stop - first)), "pages_per_commit": args.pages_per_commit}  # the commits' page writes (LMDB's)
         if profile is not None:
             out["profile_links"] = top_functions(profile, 25)
         return print(json.dumps(out))
@@ -324,7 +329,7 @@ def main() -> None:
         crawl = Crawl.open(settings)
         web = Web(hosts, args.site_links)
         ingest_profile = cProfile.Profile() if args.profile else None
-        ingest_s, counted = ingest(crawl, web, urls, args.progress, ingest_profile)
+        ingest_s, counted = ingest(crawl, web, urls, args.progress, ingest_profile, pages_per_commit=args.pages_per_commit)
         dup_s = duplicates(crawl, web, urls, 100_000)
         crawl.close()
         # Hand-outs from a fresh open, before the opens below drop the page cache.

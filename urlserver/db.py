@@ -10,7 +10,8 @@
 #   queue    host_id(4) seq(8)     -> queue entry: fp, depth, hops, url
 #   claims   trans_id(8)           -> host_id(4) + queue entry (in flight)
 #   delayed  due_ms(8) fp(8)       -> host_id(4) + queue entry (retry later)
-#   hosts    origin                -> host_id(4) admitted(4)
+#   hosts    origin                -> host_id(4) admitted(4), admitted as of
+#                                     the last fold (frontier.py, ADMITTED LOG)
 #   robots   origin                -> msgspec-encoded RobotsRecord
 #   meta     name                  -> u64 counters, FORMAT, seed hosts, doc ids of
 #                                     robots.txt fetches in flight
@@ -19,7 +20,10 @@
 #                                     the partition each IP token is out at
 #                                     ("lent:" + IP, iptoken.py), the queued
 #                                     URLs' total and the transaction that
-#                                     wrote it ("queued", frontier.py)
+#                                     wrote it ("queued", frontier.py), the
+#                                     admitted counts a commit changed
+#                                     ("admitted:" + txn id(8) -> host_id(4)
+#                                     admitted(4) ..., frontier.py)
 #   feeds, feedguids                  -> feed state (feeds.py)
 #   sitemaps                          -> URLs admitted as sitemaps (sitemaps.py)
 #   revisits fp(8)                 -> recrawl.Revisit: validators, digest,
@@ -114,7 +118,7 @@ _new_object = object.__new__
 NO_VIA = bytes(FP_SIZE)  # a URL record's via when it has none (a seed): lineage.py
 HISTORY_FLAG = 0x80  # in a URL record's state byte: a history trails the record (UrlRecord)
 HISTORY_HEAD, HISTORY_MOVE = 4, 10  # its sizes: fetches u32, then per move f64 time, u8 event, u8 state
-HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used)
+HOSTREC = struct.Struct("!II")  # host_id, admitted (pages budget used); an admitted log's item too
 DKEY = struct.Struct(f"!Q{FP_SIZE}s")  # due_ms, fp
 PACE = struct.Struct("!dfB")  # next_ok (s), delay (s), transactions in flight (0/1): 13 bytes a slot
 PACE_NAME, PACE_IP = b"n", b"i"  # paces key prefixes: a host name's slot, an IP address's slot
@@ -149,6 +153,19 @@ def fingerprint(url: str) -> bytes:
     slash = url.find("/", scheme_end)
     origin = url if slash < 0 else url[:slash]  # as scope.split_host
     return origin_prefix(origin) + hashlib.blake2b(url.encode("utf-8", "surrogateescape"), digest_size=6).digest()
+
+
+def pack_admitted(hosts) -> bytes:
+    """An admitted log record (frontier.py): HOSTREC of each of `hosts` (Origins), end to end."""
+    return b"".join(map(HOSTREC.pack, map(_ID, hosts), map(_ADMITTED, hosts)))
+
+
+def unpack_admitted(raw: bytes):
+    """(host_id, admitted) of each item of an admitted log record."""
+    return HOSTREC.iter_unpack(raw)
+
+
+_ID, _ADMITTED = operator.attrgetter("id"), operator.attrgetter("admitted")
 
 
 def pack_entry(fp: bytes, depth: int, hops: int, url: str) -> bytes:

@@ -27,6 +27,25 @@
 # counts it back: every commit keeps the total of queued URLs, stamped with
 # its transaction, and an open after a kill -9 starts from it, so /status
 # shows the same count as before the kill.
+#
+# ADMITTED LOG. Each host's `admitted` (URLs admitted to its queue, the
+# count --max-pages and --max-pages-per-domain hold) lives in the hosts
+# table, keyed by origin: rewriting the record of every host a commit
+# touched dirtied most of that table's leaves at each commit (about 1,200
+# of 1,620 at 10M URLs, bench/results/2026-11-24-s10-links10.md). So a
+# commit writes the counts it changed as one record appended to meta
+# ("admitted:" + its transaction id: host id and count, 8 bytes a host,
+# a few pages written together), and the hosts table is rewritten only
+# when the log holds FOLD_ENTRIES items or at a clean stop (the fold:
+# every host logged since, written, and the log deleted, in one
+# transaction). A new host's record is written by the commit that made it
+# (its id must be found at the next start). An open reads the table,
+# then the log in order: each item raises its host's count to the logged
+# one (counts only grow), so after a kill -9 every budget resumes from the
+# last commit's counts, as when each commit wrote the table. The layout is
+# format 3's: the last WRECK reads the table's counts and skips the log,
+# exact after a clean stop (folded); after a kill -9 under this one, the
+# table may be up to FOLD_ENTRIES items behind for it.
 """Frontier: per-host queues, URL states and the seen-set, in LMDB."""
 
 from __future__ import annotations
@@ -69,6 +88,11 @@ SEEN_START = 1 << 20  # URLs a new crawl's Bloom filter holds before it first gr
 # (crawl.py, 256), so a restart's stale run is skipped in one turn of its host.
 SWEEP_RUN = 64
 QUEUED_KEY = b"queued"  # meta: the transaction's id and the queued URLs' total then, u64 each
+ADMITTED_PREFIX = b"admitted:"  # meta: + a transaction's id (u64) -> the admitted counts it changed (ADMITTED LOG)
+# Log items before the fold: 64K items of 8 bytes, 512 KB of meta, read in
+# milliseconds at an open; at about 2,100 hosts touched a commit (10M URLs,
+# 100k hosts), a fold every 31 commits writes the table once instead of 31 times.
+FOLD_ENTRIES = 1 << 16
 
 
 class Frontier:
@@ -93,7 +117,12 @@ class Frontier:
         self.filtered_by: dict[str, int] = {}
         self._txn = None
         self._committing: Future | None = None  # commit_soon()'s, until settled
-        self._dirty: set[Origin] = set()
+        self._dirty: set[Origin] = set()  # hosts whose admitted count this transaction changed
+        self._new_hosts: set[Origin] = set()  # hosts made in this transaction: written to the table
+        self._unfolded: set[Origin] = set()  # hosts whose count is in the log, not the table (ADMITTED LOG)
+        self._log_keys: list[bytes] = []  # the log's records, deleted by the fold
+        self._logged = 0  # the log's items
+        self._fold_now = False  # the next commit folds (a clean stop)
         self._popped: dict[Origin, int] = {}  # host -> its first popped entry still in LMDB (see the top)
         self.unswept = 0  # entries popped before a kill -9 and found again at the queues' heads: stale() skips them
         self._ids: dict[str, int] = {}  # id counters read this transaction, written at commit
@@ -155,9 +184,7 @@ class Frontier:
         txn, self._txn = self._txn, None
         if txn is None:
             return None
-        for host in self._dirty:
-            txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=self.db.hosts)
-        self._dirty.clear()
+        self._write_admitted(txn)
         for name, value in self._ids.items():
             self.db.set_counter(txn, name, value)
         txn.put(b"counts", msgspec.msgpack.encode(self.counts), db=self.db.meta)
@@ -165,6 +192,32 @@ class Frontier:
         if self.forward is not None:  # partitions: the links for the others, in the same commit
             self.forward.flush(txn)
         return txn
+
+    def _write_admitted(self, txn) -> None:
+        """Write the admitted counts changed since the last commit: new hosts'
+        records into the table, the others' counts into the log, or every
+        logged count into the table at a fold (ADMITTED LOG)."""
+        dirty, new, hosts_db = self._dirty, self._new_hosts, self.db.hosts
+        for host in new:
+            txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=hosts_db)
+        dirty -= new
+        new.clear()
+        if self._fold_now or self._logged + len(dirty) > FOLD_ENTRIES:
+            for host in self._unfolded | dirty:
+                txn.put(host.origin.encode(), d.HOSTREC.pack(host.id, host.admitted), db=hosts_db)
+            for key in self._log_keys:
+                txn.delete(key, db=self.db.meta)
+            self._unfolded.clear()
+            self._log_keys.clear()
+            self._logged = 0
+            self._fold_now = False
+        elif dirty:
+            key = ADMITTED_PREFIX + d.U64.pack(txn.id())
+            txn.put(key, d.pack_admitted(dirty), db=self.db.meta)
+            self._log_keys.append(key)
+            self._unfolded |= dirty
+            self._logged += len(dirty)
+        dirty.clear()
 
     def _committed(self) -> None:
         self.recent.committed()
@@ -214,6 +267,7 @@ class Frontier:
                     unknown.append(host)
                 self.origins[origin] = host
                 self.by_id[host_id] = host
+            self._replay_admitted(txn)
             self.delayed_total = txn.stat(database.delayed)["entries"]
             self.saved_paces = database.paces_saved(txn)  # for Politeness.restore, then dropped
             saved_total = txn.get(QUEUED_KEY, db=database.meta)
@@ -227,6 +281,24 @@ class Frontier:
             self.queued_total -= self.unswept
         if not self.seen.load(self._seen_path, self._stamp()):
             self._rebuild_seen()
+
+    def _replay_admitted(self, txn) -> None:
+        """Raise each host's count to the one the admitted log holds, in commit order (ADMITTED LOG)."""
+        cur, by_id = txn.cursor(db=self.db.meta), self.by_id
+        if not cur.set_range(ADMITTED_PREFIX):
+            return
+        for key, value in cur:
+            if not key.startswith(ADMITTED_PREFIX):
+                break
+            self._log_keys.append(key)
+            for host_id, admitted in d.unpack_admitted(value):
+                host = by_id.get(host_id)
+                if host is None:  # every logged host has its record (written by the commit that made it)
+                    continue
+                if admitted > host.admitted:
+                    host.admitted = admitted
+                self._unfolded.add(host)
+                self._logged += 1
 
     @property
     def _seen_path(self) -> str:
@@ -242,12 +314,17 @@ class Frontier:
     def save_start(self) -> None:
         """After the last commit: mark the Bloom filter's file clean (or write
         it, if it lives in anonymous memory) and write the queues' bounds
-        (queuebounds.py), for a fast next start.
+        (queuebounds.py), for a fast next start. The admitted log is folded
+        into the hosts table first (ADMITTED LOG): the state then holds every
+        count there, as the last WRECK wrote it.
 
         A write that fails (a full disk, a read-only remount) is one log
         line, not an error: the committed state is whole without the files,
         and the next start rebuilds a missing one (seen.py) or probes the
         queues (queuebounds.py)."""
+        if self._log_keys or self._unfolded:
+            self._fold_now = True
+            _ = self.txn  # the fold needs a transaction, if none is open
         self.commit()
         stamp = self._stamp()
         try:
@@ -299,7 +376,7 @@ class Frontier:
             host = Origin(origin, name, host_id, SEQ_START, SEQ_START, 0, self.board)
             self.origins[origin] = host
             self.by_id[host_id] = host
-            self._dirty.add(host)
+            self._new_hosts.add(host)
             if self.domains is not None:
                 self.domains.added(host)
         return host
