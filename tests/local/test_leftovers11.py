@@ -45,3 +45,36 @@ def test_a_bad_line_in_a_hosts_file_is_one_line_naming_the_file_and_line_before_
     assert "ADDRESS NAME" in lines[0]  # what a line should be
     assert not (tmp_path / "crawl").exists()  # nothing started, nothing written
 
+
+# --- a crawl whose every seed failed (wreck/local/nothingfetched.py; end to end:
+# tests/e2e/test_leftovers11_nothing_fetched_e2e.py)
+
+def _final(finish: str = "done", kinds: dict | None = None, **urls: int) -> dict:
+    """A urlserver's last /status, as wreck-crawl reads it."""
+    return {"finish_reason": finish, "urls": {"PENDING": 0, "FETCHED": 0, "ERROR": 0, **urls},
+            "errors_by_kind": kinds or {}}
+
+
+def test_a_crawl_that_fetched_a_page_or_was_refused_by_robots_txt_is_no_failure(tmp_path):
+    from wreck.local.nothingfetched import why_nothing
+
+    assert why_nothing(_final(FETCHED=1, ERROR=3, kinds={"DNS_NXDOMAIN": 3}), [tmp_path]) is None
+    assert why_nothing(_final(REDIRECTED=1, ERROR=1, kinds={"CONNECT_FAILED": 1}), [tmp_path]) is None
+    assert why_nothing(_final(DISALLOWED=2), [tmp_path]) is None  # the site's own answer
+    assert why_nothing(_final(DISALLOWED=1, ERROR=1, kinds={"DNS_NXDOMAIN": 1}), [tmp_path]) is None
+    assert why_nothing(_final(), [tmp_path]) is None  # nothing tried (no seed admitted): not this line
+    # a limit or a stop ended it: its seeds may not have had their turn
+    assert why_nothing(_final("limit reached: --max-time 1s", PENDING=5), [tmp_path]) is None
+    assert why_nothing(_final("interrupted", PENDING=5), [tmp_path]) is None
+
+
+def test_every_seed_failed_names_the_first_reason_and_forbidden_addresses_get_the_hint(tmp_path):
+    from wreck.local.nothingfetched import why_nothing
+
+    # no store to read (tmp_path holds none): the urlserver's error kind names it
+    line = why_nothing(_final(ERROR=2, kinds={"DNS_NXDOMAIN": 2}), [tmp_path])
+    assert line.startswith("no seed could be fetched: its host name does not exist (DNS_NXDOMAIN); 2 URL(s)"), line
+    line = why_nothing(_final("deferred retries", PENDING=1, kinds={}), [tmp_path])
+    assert line.startswith("no seed could be fetched: every URL failed; 1 URL(s)"), line
+    line = why_nothing(_final(ERROR=1, kinds={"FORBIDDEN_ADDRESS": 1}), [tmp_path])
+    assert "nothing fetched" in line and "--allow-net 127.0.0.0/8" in line
