@@ -62,7 +62,7 @@ def test_a_crawl_that_fetched_a_page_or_was_refused_by_robots_txt_is_no_failure(
     assert why_nothing(_final(REDIRECTED=1, ERROR=1, kinds={"CONNECT_FAILED": 1}), [tmp_path]) is None
     assert why_nothing(_final(DISALLOWED=2), [tmp_path]) is None  # the site's own answer
     assert why_nothing(_final(DISALLOWED=1, ERROR=1, kinds={"DNS_NXDOMAIN": 1}), [tmp_path]) is None
-    assert why_nothing(_final(), [tmp_path]) is None  # nothing tried (no seed admitted): not this line
+    assert why_nothing(_final(), [tmp_path]) is None  # nothing known at all (a resume with nothing to do)
     # a limit or a stop ended it: its seeds may not have had their turn
     assert why_nothing(_final("limit reached: --max-time 1s", PENDING=5), [tmp_path]) is None
     assert why_nothing(_final("interrupted", PENDING=5), [tmp_path]) is None
@@ -78,3 +78,14 @@ def test_every_seed_failed_names_the_first_reason_and_forbidden_addresses_get_th
     assert line.startswith("no seed could be fetched: every URL failed; 1 URL(s)"), line
     line = why_nothing(_final(ERROR=1, kinds={"FORBIDDEN_ADDRESS": 1}), [tmp_path])
     assert "nothing fetched" in line and "--allow-net 127.0.0.0/8" in line
+
+
+def test_a_crawl_whose_every_url_was_filtered_says_no_seed_was_admitted(tmp_path):
+    from wreck.local.nothingfetched import why_nothing
+
+    final = {**_final(FILTERED=2), "filtered_by": {"url too long": 2}}
+    line = why_nothing(final, [tmp_path])
+    assert line.startswith("no seed was admitted: 2 URL(s) refused (url too long 2): nothing to crawl"), line
+    # a resume: this run filtered nothing, the crawl's URLs are still all FILTERED
+    assert why_nothing(_final(FILTERED=2), [tmp_path]).startswith("no seed was admitted: 2 URL(s) refused: ")
+    assert why_nothing(_final(FILTERED=2, FETCHED=1), [tmp_path]) is None

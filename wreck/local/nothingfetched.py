@@ -9,7 +9,10 @@
 # failed or not, is a record: docs/protocol.txt 6.3), read through the
 # store's public read API; the urlserver's final /status gives the counts
 # and the DNS failure's exact kind. Addresses refused by the policy get
-# their own line, with the --allow-net hint.
+# their own line, with the --allow-net hint. A crawl that admitted none of
+# its seeds (every URL it knows FILTERED: longer than --max-url-len, say;
+# a line that is not a URL is refused at the start, docs/operating.md) gets
+# one line too, naming the reasons, and the same exit code.
 """The one line for a crawl whose every seed failed."""
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ WORDS = {
     "ROBOTS_UNREACHABLE": "its robots.txt stayed unreachable",
 }
 SEEDS_HINT = "check the seeds' host names and ports"
+MAX_REASONS = 3  # filtering reasons named in the nothing-admitted line: the line stays one line
 _SPECIFICS = frozenset(Specific)
 
 
@@ -68,9 +72,22 @@ def why_nothing(last: dict, store_dirs: list[Path]) -> str | None:
                 f"reserved); to crawl them, give --allow-net with their network, e.g. --allow-net 127.0.0.0/8")
     failed = sum(urls.get(state, 0) for state in FAILED_STATES)
     if not failed:
-        return None
+        return _nothing_admitted(last)
     first = _first_failure(store_dirs, kinds)
     return f"no seed could be fetched: {first}; {failed} URL(s) failed or wait for a retry: {SEEDS_HINT}"
+
+
+def _nothing_admitted(last: dict) -> str | None:
+    """The line for a crawl whose every URL was refused at admission (all
+    FILTERED, none in another state), with this run's reasons; else None."""
+    urls = last.get("urls", {})
+    filtered = urls.get("FILTERED", 0)
+    if not filtered or any(n for state, n in urls.items() if state != "FILTERED"):
+        return None
+    by = last.get("filtered_by") or {}
+    reasons = ", ".join(f"{why} {n}" for why, n in sorted(by.items(), key=lambda kv: -kv[1])[:MAX_REASONS])
+    return f"no seed was admitted: {filtered} URL(s) refused" + (f" ({reasons})" if reasons else "") + \
+        ": nothing to crawl; check the seeds against the crawl's settings (--print-config shows them)"
 
 
 def _first_failure(store_dirs: list[Path], kinds: dict[str, int]) -> str:
