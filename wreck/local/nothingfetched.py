@@ -13,7 +13,7 @@
 # its seeds (every URL it knows FILTERED: longer than --max-url-len, say;
 # a line that is not a URL is refused at the start, docs/operating.md) gets
 # one line too, naming the reasons, and the same exit code.
-"""The one line for a crawl whose every seed failed."""
+"""The one line for a crawl whose every seed failed, or none was admitted."""
 
 from __future__ import annotations
 
@@ -57,9 +57,9 @@ _SPECIFICS = frozenset(Specific)
 
 def why_nothing(last: dict, store_dirs: list[Path]) -> str | None:
     """The line to print when the finished crawl of final status `last`
-    (the urlserver's /status) fetched nothing and its URLs failed; None
-    when it fetched something, robots.txt refused its seeds, or nothing was
-    tried (no URL failed)."""
+    (the urlserver's /status) fetched nothing and its URLs failed, or all
+    were FILTERED; None when it fetched something, robots.txt refused its
+    seeds, or a limit or a stop ended it."""
     if last.get("finish_reason") not in ("done", "deferred retries"):
         return None  # a limit or a stop ended it before its seeds' turn
     urls = last.get("urls", {})
