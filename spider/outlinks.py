@@ -6,9 +6,10 @@
 # is cheaper than a CSS selector. <base href> (the first one) sets the base;
 # <meta name=robots content=nofollow|none> (or an X-Robots-Tag header
 # saying so, header_nofollow) empties the link list; rel=nofollow anchors
-# are skipped; a (href, or SVG's xlink:href), area, link[rel~=alternate]
-# (but an alternate stylesheet or oEmbed link), frame and iframe give
-# links. Every link is normalised with wreck.urlnorm (which drops fragments
+# are skipped; a (href, or SVG's xlink:href), area, link (rel canonical,
+# next, prev or alternate, as Heritrix and Nutch follow them: an archive
+# paginated only by rel=next is crawled; never a stylesheet, icon, preload
+# or oEmbed link, which are not pages), frame and iframe give links. Every link is normalised with wreck.urlnorm (which drops fragments
 # and non-http(s) schemes) and de-duplicated in page order.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
@@ -170,7 +171,7 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     followed: list[str] = []
     add = followed.append
     for tag, attr in _LINK_TAGS:
-        is_link = tag == "link"  # followed only with rel=alternate (a feed); the others unless rel=nofollow
+        is_link = tag == "link"  # followed only with a page's rel (_followed_link); the others unless rel=nofollow
         for attrs in map(_ATTRIBUTES, tree.tags(tag)):
             raw = attrs.get(attr)
             if not raw:
@@ -179,7 +180,7 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
             rel = attrs.get("rel")
             if rel is not None:
                 rel = rel.lower()
-                if "nofollow" in rel or (is_link and not _followed_alternate(rel, attrs)):
+                if "nofollow" in rel or (is_link and not _followed_link(rel, attrs)):
                     continue
             elif is_link:
                 continue
@@ -202,13 +203,25 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     return tuple(out)
 
 
-def _followed_alternate(rel: str, attrs: dict) -> bool:
-    """Whether a <link rel=...> (`rel` lower-cased) is an alternate version of
-    the page or its feed: not an alternate stylesheet, nor an oEmbed
-    discovery link (oembed.com 4: an API answer, which WordPress puts on
-    every page, twice)."""
+# <link rel> tokens (HTML 4.6.7, link types) naming another version or
+# page of the same content: the page's canonical URL, the next and previous
+# pages of a series ('previous': the older microformats' spelling), and its
+# alternates (a feed, a translation, a mobile version).
+_PAGE_RELS = frozenset(("canonical", "next", "prev", "previous", "alternate"))
+# Tokens that make a link a resource of the page, never a page, whatever
+# else it says ('alternate stylesheet', 'alternate icon' as GitHub writes it).
+_NOT_PAGE_RELS = frozenset(("stylesheet", "icon", "apple-touch-icon", "mask-icon", "manifest", "preload",
+                            "modulepreload"))
+
+
+def _followed_link(rel: str, attrs: dict) -> bool:
+    """Whether a <link rel=...> (`rel` lower-cased: a space-separated,
+    case-insensitive token list) names a page to crawl: a rel of
+    _PAGE_RELS and none of _NOT_PAGE_RELS, and not an oEmbed discovery
+    link (oembed.com 4: an API answer, which WordPress puts on every page,
+    twice)."""
     tokens = rel.split()
-    if "alternate" not in tokens or "stylesheet" in tokens:
+    if _PAGE_RELS.isdisjoint(tokens) or not _NOT_PAGE_RELS.isdisjoint(tokens):
         return False
     kind = attrs.get("type")
     return kind is None or "oembed" not in kind.lower()

@@ -25,7 +25,7 @@ import typer
 
 from pathlib import Path
 
-from wreck import cmdline, collector, crawlfile, datadir, deploy, dirlock, manifest, oneline, options
+from wreck import cmdline, collector, crawlfile, datadir, deploy, dirlock, hostsfile, manifest, oneline, options
 from wreck.private import private_dir
 from wreck.seedfile import SeedError, survey
 from wreck.plugins import GROUP, STATS, PluginError, describe
@@ -113,8 +113,10 @@ def run(
             from .http import check_address
             check_address(settings.http, secret, api_token(settings))
         if settings.hosts_file:  # read at start, in the server: a missing one was its traceback
-            with open(settings.hosts_file, "rb"):
-                pass
+            hostsfile.read(settings.hosts_file)  # a bad line: one line naming it, before the start
+    except hostsfile.HostsFileError as exc:
+        typer.echo(f"urlserver: {exc}", err=True)
+        raise typer.Exit(2) from None
     except FileNotFoundError as exc:
         typer.echo(f"urlserver: --hosts {exc.filename}: {exc.strerror}", err=True)
         raise typer.Exit(2) from None

@@ -125,7 +125,7 @@ class Crawl:
         self.db = database
         scope = Scope(mode=s.scope, seed_hosts=set(), include=s.include, exclude=s.exclude,
                       max_depth=s.max_depth, max_url_len=s.max_url_len,
-                      max_path_repeats=s.max_path_repeats)
+                      max_path_repeats=s.max_path_repeats, max_query_repeats=s.max_query_repeats)
         domains = None  # in host scope every host is a seed's: nothing to count
         if s.scope != "host" and (s.max_hosts_per_domain or s.max_pages_per_domain):
             domains = DomainBudget(max_hosts=s.max_hosts_per_domain, max_pages=s.max_pages_per_domain,

@@ -1,6 +1,6 @@
 # Host name -> one admitted IPv4/IPv6 address (A first, AAAA when a name
-# has no A record). A static map (hosts-file
-# format, --hosts) wins over DNS; DNS is dnspython's async resolver pointed
+# has no A record). A static map (--hosts, hosts-file format, read by
+# wreck/hostsfile.py) wins over DNS; DNS is dnspython's async resolver pointed
 # at --dns IP:PORT or the system's resolvers, with a cache that honours the
 # answer's TTL (clamped), caches failures (negative caching) and retries
 # timeouts. wreck.netpolicy decides whether an address may ever be
@@ -35,23 +35,6 @@ class Resolution:
 
     def __repr__(self) -> str:
         return f"Resolution({self.ip or self.error!r})"
-
-
-def parse_hosts(text: str) -> dict[str, str]:
-    """/etc/hosts format: 'ADDRESS NAME [ALIAS...]', '#' comments (a UTF-8
-    byte-order mark before the first line ignored, as Windows editors write one)."""
-    table: dict[str, str] = {}
-    for line in text.removeprefix("\ufeff").splitlines():
-        fields = line.partition("#")[0].split()
-        if len(fields) < 2:
-            continue
-        try:
-            ip = str(ipaddress.ip_address(fields[0]))
-        except ValueError:
-            continue
-        for name in fields[1:]:
-            table.setdefault(name.lower().rstrip("."), ip)
-    return table
 
 
 def _wire_form(ip: str) -> str | None:

@@ -526,7 +526,7 @@ class Frontier:
         lone: set[str] = set()  # origins whose links go one by one
         max_len, repeats = scope.max_url_len, scope.max_path_repeats
         if (url_filter is not None or scope.url_rules or max(map(len, urls)) > max_len
-                or (repeats and max(map(_SLASHES, urls)) > 5)):
+                or (repeats and max(map(_SLASHES, urls)) > 5) or scope.query_trap(urls)):
             lone.update(counts)
         else:
             max_pages, crowded = self.max_pages, self.crowded

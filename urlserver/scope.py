@@ -2,7 +2,9 @@
 # length, depth, scope (seed hosts, or their registered domains by the
 # Public Suffix List via tldextract's bundled snapshot, never fetched),
 # include/exclude regexes, repeated path segments (calendar and session
-# traps; empty segments, a path grown by '//', count too), then the per-host
+# traps; empty segments, a path grown by '//', count too), a repeated query
+# parameter (a query grown by appending: ?a=1&a=1..., ?p=1&s=2&p=1&s=2...,
+# as calendars and session-appending sites grow it), then the per-host
 # budget (checked by the frontier, which owns the counts) and the hosts and
 # URLs per domain (domainbudget.py). filter_reason() returns None to admit,
 # else the reason.
@@ -11,10 +13,16 @@
 from __future__ import annotations
 
 import ipaddress
+import operator
 import re
+from collections import Counter
 from functools import lru_cache
 
 _EXTRACT = None  # tldextract's, made at the first registered_domain() (--scope domain alone needs it)
+# A query parameter's name, in the query with its '?': what follows '?' or
+# '&' up to '=' or the next '&' (a '?' inside the query is a character of it).
+_PARAM_NAME = re.compile(r"(?:\A\?|&)([^=&]*)")
+_AMPERSANDS = operator.methodcaller("count", "&")
 
 
 @lru_cache(maxsize=65536)
@@ -66,7 +74,7 @@ class Scope:
     """The admission rules of one crawl."""
 
     def __init__(self, *, mode: str, seed_hosts: set[str], include=(), exclude=(), max_depth: int,
-                 max_url_len: int, max_path_repeats: int) -> None:
+                 max_url_len: int, max_path_repeats: int, max_query_repeats: int = 3) -> None:
         if mode not in ("host", "domain", "any"):
             raise ValueError(f"scope must be host, domain or any, not {mode!r}")
         self.mode = mode
@@ -77,6 +85,7 @@ class Scope:
         self.max_depth = max_depth
         self.max_url_len = max_url_len
         self.max_path_repeats = max_path_repeats
+        self.max_query_repeats = max_query_repeats  # 0: no bound
 
     def add_seed_host(self, host: str) -> None:
         self.seed_hosts.add(host)
@@ -112,12 +121,46 @@ class Scope:
             return "excluded"
         if self.max_path_repeats and url.count("/") > 5 and _repeats(url) > self.max_path_repeats:
             return "repeated path segments (trap)"
+        bound = self.max_query_repeats
+        if bound and url.count("&") >= bound and _repeated_param(url, bound):  # a name bound+1 times: bound '&'
+            return "repeated query parameter (trap)"
         return None
+
+    def query_trap(self, urls: list[str]) -> bool:
+        """Whether url_reason() may refuse one of `urls` (normalised) for a
+        repeated query parameter: the frontier's column path then takes the
+        page's links one by one. One join and one count of C for a page
+        whose links hold fewer than --max-query-repeats '&' in all (most
+        pages), a count per link otherwise, its parameter names read only
+        for a link with that many '&' itself."""
+        bound = self.max_query_repeats
+        if not bound or "\n".join(urls).count("&") < bound or max(map(_AMPERSANDS, urls)) < bound:
+            return False
+        return any(_repeated_param(url, bound) for url in urls if url.count("&") >= bound)
 
     @property
     def url_rules(self) -> bool:
-        """url_reason() may refuse a URL that is short enough and has at most 5 slashes."""
+        """url_reason() may refuse a URL that is short enough, has at most 5 slashes and no
+        query parameter repeated past the bound (query_trap)."""
         return bool(self.include or self.exclude)
+
+
+def _repeated_param(url: str, bound: int) -> bool:
+    """Whether some parameter name of `url`'s query (what precedes '=', or
+    a whole parameter without one) occurs more than `bound` times."""
+    mark = url.find("?")
+    if mark < 0:
+        return False
+    query = url[mark:]
+    # A name seen bound+1 times leaves bound duplicates among the names, and so
+    # among the query's pieces between '=' and '&' (every name is one of them):
+    # most queries stop at this test, three calls of C (a third of the cost of
+    # reading the names, bench/query_trap_bench.py).
+    pieces = query[1:].replace("=", "&").split("&")
+    if len(pieces) - len(set(pieces)) < bound:
+        return False
+    names = _PARAM_NAME.findall(query)
+    return len(names) - len(set(names)) >= bound and max(Counter(names).values()) > bound
 
 
 def _repeats(url: str) -> int:

@@ -34,6 +34,7 @@ import logging
 import time
 from concurrent.futures import Future
 
+from wreck import hostsfile
 from wreck.listener import Listener, Peer
 from wreck.protocol import (Bye, Cancel, Committed, ControlConnection, Done, ErrorCode, Get, Idle, Links,
                             LinksAck, LocalProtocolError, Role, Working, limits)
@@ -44,7 +45,7 @@ from wreck.protocol.settings import CrawlSettings, split_host_port
 from .crawl import Crawl, NotOwned
 from .iptoken import TokenError
 from .db import StateError
-from .dns import Resolver, parse_hosts
+from .dns import Resolver
 from .filterstage import FilterStage
 from .timeline import History
 from .settings import Settings
@@ -163,8 +164,7 @@ class UrlServer:
         self.crawl = crawl
         hosts = {}
         if settings.hosts_file:
-            with open(settings.hosts_file, encoding="utf-8") as fh:
-                hosts = parse_hosts(fh.read())
+            hosts = hostsfile.read(settings.hosts_file)  # checked at start by cli.py
         self.resolver = Resolver(
             nameserver=settings.dns, hosts=hosts, allow_net=settings.allow_net,
             timeout=settings.dns_timeout, tries=settings.dns_tries, min_ttl=settings.dns_min_ttl,

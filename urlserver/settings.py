@@ -251,6 +251,11 @@ class Settings:
     max_url_len: int = setting(2048, help="Longer URLs are FILTERED", unit="octets", min=1, max=limits.MAX_URL_LEN,
                                why="the protocol's limit", panel=SCOPE)
     max_path_repeats: int = setting(3, help="A path segment seen more often is a trap", min=1, panel=SCOPE)
+    # 3: a multi-valued field of a form or a facet (?tag=a&tag=b&tag=c) repeats
+    # its name a few times; more is a query grown by appending, whose every
+    # visit adds a URL (urlserver/scope.py); the same bound as a path segment's
+    max_query_repeats: int = setting(3, help="A query parameter name seen more often is a trap (0: no bound)", min=0,
+                                     panel=SCOPE)
     max_pages: int = setting(100_000, help="URLs admitted per host (trap budget)", unit="URLs", above=0, panel=SCOPE)
     max_redirects: int = setting(5, help="Hops of a redirect chain", unit="hops", min=0, panel=SCOPE)
     # a wildcard-DNS site answers every name under it and may link to ever-new

@@ -1,9 +1,9 @@
-# urlserver.dns.parse_hosts on a hosts file as a Windows editor saves it: a
+# wreck.hostsfile.parse (the --hosts reader) on a hosts file as a Windows editor saves it: a
 # UTF-8 byte-order mark made the first entry's address unreadable, and the
 # entry was dropped without a word.
 from __future__ import annotations
 
-from wreck.urlserver.dns import parse_hosts
+from wreck.hostsfile import parse as parse_hosts
 
 
 def test_a_hosts_file_with_a_bom_and_crlf_lines_keeps_its_first_entry():

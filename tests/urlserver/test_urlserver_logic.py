@@ -10,8 +10,9 @@ from wreck.protocol import Done, Specific, Status
 from wreck.urlserver import robots as r
 from wreck.urlserver.db import fingerprint
 from wreck.urlserver.urlstate import UrlEvent, UrlState, next_state
+from wreck import hostsfile
 from wreck.netpolicy import AddressPolicy
-from wreck.urlserver.dns import Resolution, parse_hosts
+from wreck.urlserver.dns import Resolution
 from wreck.urlserver.politeness import Origin, Politeness, Waiting
 from wreck.urlserver.retry import after_done
 from wreck.urlserver.scope import Scope, registered_domain, split_host
@@ -166,7 +167,9 @@ def test_admission():
     loop = AddressPolicy(["127.0.0.0/8"])
     assert loop.refusal("127.0.0.5") is None and loop.refusal("::ffff:127.0.0.5") is None
     assert loop.refusal("10.0.0.1") is not None
-    assert parse_hosts("# c\n127.0.0.2 a.test A2.test\nbad line\n") == {"a.test": "127.0.0.2", "a2.test": "127.0.0.2"}
+    assert hostsfile.parse("# c\n127.0.0.2 a.test A2.test\n\n") == {"a.test": "127.0.0.2", "a2.test": "127.0.0.2"}
+    with pytest.raises(hostsfile.HostsFileError, match="line 3: 'bad' is not an IP address"):
+        hostsfile.parse("# c\n127.0.0.2 a.test A2.test\nbad line\n")
 
 
 def test_frontier_fifo_persists_and_retries_with_backoff(tmp_path):

@@ -18,6 +18,18 @@
 #                          fresh paths: a soft 404 with no end
 #   redirwalk.traps.test   /go/N answers 302 to /go/N+1: a redirect chain
 #                          over ever-new URLs; '/' links /go/0
+#   growq.traps.test       a query grown by a repeated parameter, as
+#                          calendars and session-appending sites grow it:
+#                          '/' links /cal?p=1&s=2 and /cal?a=1; each /cal
+#                          page links its own URL with its first group
+#                          appended once more (?p=1&s=2&p=1&s=2..., and
+#                          ?a=1&a=1...), forever
+#   paged.traps.test       not a trap but where pagination traps hide: an
+#                          archive of PAGED_PAGES pages, /archive/N, whose
+#                          pages link each other only by <link rel=next|prev>
+#                          (and rel=canonical to themselves), beside a
+#                          stylesheet and an icon (<link rel=stylesheet|icon>,
+#                          never pages); '/' links /archive/1 alone
 # Every host counts what it serves (TrapHosts.served) so a test can tell
 # the crawl stayed within its bounds.
 """TrapHosts: the crawl-level trap hosts and the wildcard domain."""
@@ -32,10 +44,12 @@ from .wire import Conn, Request, send_response
 WILD_DOMAIN = "wild.test"
 WILD_SEED = f"www.{WILD_DOMAIN}"
 WILD_LINKS = 5  # fresh subdomains linked from each wildcard page
-FACETS, DOTS, SOFT404, REDIRWALK = (f"{n}.traps.test" for n in ("facets", "dots", "soft404", "redirwalk"))
+FACETS, DOTS, SOFT404, REDIRWALK, GROWQ, PAGED = (f"{n}.traps.test" for n in ("facets", "dots", "soft404",
+                                                                                "redirwalk", "growq", "paged"))
+PAGED_PAGES = 6  # the archive's pages: /archive/1 .. /archive/6
 FACET_NAMES = ("color", "size", "brand", "price", "rating", "sort")
 ADDRESSES = {f"*.{WILD_DOMAIN}": "127.66.10.1", FACETS: "127.66.10.2", DOTS: "127.66.10.3",
-             SOFT404: "127.66.10.4", REDIRWALK: "127.66.10.5"}
+             SOFT404: "127.66.10.4", REDIRWALK: "127.66.10.5", GROWQ: "127.66.10.6", PAGED: "127.66.10.7"}
 """Name -> address; '*.wild.test' is a wildcard (dns.py), the others plain names."""
 
 
@@ -68,7 +82,7 @@ class TrapHosts:
         return ADDRESSES.get(host)
 
     def seeds(self) -> list[str]:
-        return [f"http://{name}:{self.port}/" for name in (WILD_SEED, FACETS, DOTS, SOFT404, REDIRWALK)]
+        return [f"http://{name}:{self.port}/" for name in (WILD_SEED, FACETS, DOTS, SOFT404, REDIRWALK, GROWQ, PAGED)]
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         html = [("Content-Type", "text/html; charset=utf-8")]
@@ -95,7 +109,32 @@ class TrapHosts:
             if parts.path.startswith("/go/") and parts.path[4:].isdigit():
                 return await send_response(conn, req, 302, [("Location", f"/go/{int(parts.path[4:]) + 1}")])
             return await send_response(conn, req, 200, html, _page("walk", ["/go/0"]))
+        if req.host == GROWQ:
+            if parts.path != "/cal":
+                return await send_response(conn, req, 200, html, _page("calendar", ["/cal?p=1&s=2", "/cal?a=1"]))
+            group = "p=1&s=2" if parts.query.startswith("p=") else "a=1"
+            return await send_response(conn, req, 200, html, _page("calendar", [f"/cal?{parts.query}&{group}"]))
+        if req.host == PAGED:
+            return await self._paged(req, conn, parts.path)
         return await send_response(conn, req, 404, [("Content-Type", "text/plain")], b"not here\n")
+
+    async def _paged(self, req: Request, conn: Conn, path: str) -> bool:
+        """paged.traps.test: '/' links the archive's first page; each page
+        names its neighbours in <link rel> only."""
+        if path == "/":
+            return await send_response(conn, req, 200, [("Content-Type", "text/html; charset=utf-8")],
+                                       _page("archive", ["/archive/1"]))
+        number = path.removeprefix("/archive/")
+        if not path.startswith("/archive/") or not number.isdigit() or not 1 <= int(number) <= PAGED_PAGES:
+            return await send_response(conn, req, 404, [("Content-Type", "text/plain")], b"not here\n")
+        n = int(number)
+        rels = [f'<link rel="canonical" href="/archive/{n}">', '<link rel="stylesheet" href="/style.css">',
+                '<link rel="icon" href="/favicon.ico">', '<link rel="alternate stylesheet" href="/dark.css">']
+        rels += [f'<link rel="Prev" href="/archive/{n - 1}">'] if n > 1 else []
+        rels += [f'<link rel="next" href="{n + 1}">'] if n < PAGED_PAGES else []
+        body = (f"<!DOCTYPE html><html><head><meta charset=utf-8><title>archive {n}</title>{''.join(rels)}</head>"
+                f"<body><h1>archive, page {n}</h1><p>older posts: see the next page</p></body></html>\n")
+        return await send_response(conn, req, 200, [("Content-Type", "text/html; charset=utf-8")], body.encode())
 
 
 def _facet_links(query: str) -> list[str]:

@@ -247,8 +247,9 @@ class Edges2Host:
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the page's own URL with an
-        empty query (docs/urls.md keeps the '?'), <link> relations WRECK
-        does not follow (not a browser navigation), and the links of
+        empty query (docs/urls.md keeps the '?'), <link> relations (followed
+        since session 11 as Heritrix and Nutch follow them; judged on
+        paged.traps.test by tests/e2e/test_leftovers11_link_rels_e2e.py), and the links of
         answers libcurl refuses where a browser shows a page (a body cut
         mid-chunk, a header line without a colon, a CRLF before the status
         line) or a redirect (two Locations)."""

@@ -144,7 +144,7 @@ class SiteSpec:
     """Serve the second round of edge-case hosts too: odd.wreck.test, robots2-*.wreck.test (edges2.py)."""
     crawltraps: bool = False
     """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
-    soft404 and redirwalk.traps.test (crawltraps.py)."""
+    soft404, redirwalk, growq and paged.traps.test (crawltraps.py)."""
 
     def __post_init__(self) -> None:
         if min(self.hosts, self.pages_per_host, self.hosts_per_ip, self.hostile_hosts) < 1:

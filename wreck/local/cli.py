@@ -35,7 +35,7 @@ from typing import Any, NoReturn
 
 import typer
 
-from wreck import cmdline, crawlfile, datadir, dirlock, manifest, oneline, options
+from wreck import cmdline, crawlfile, datadir, dirlock, hostsfile, manifest, oneline, options
 from wreck.private import private_dir, private_open
 from wreck.protocol.settings import split_host_port
 from wreck.seedfile import SeedError, has_feeds, survey
@@ -186,6 +186,11 @@ def crawl(
     if hosts_file and not os.path.isfile(hosts_file):  # kept with the crawl: a /tmp file may be gone by a resume
         _refuse(f"--hosts {hosts_file}: no such file (a hosts file the test web printed lives in /tmp only while "
                 f"it runs)" if not os.path.exists(hosts_file) else f"--hosts {hosts_file}: not a file")
+    if hosts_file:
+        try:
+            hostsfile.read(hosts_file)  # a bad line: one line naming it, before any child starts
+        except (hostsfile.HostsFileError, OSError) as exc:
+            _refuse(str(exc) if isinstance(exc, hostsfile.HostsFileError) else f"--hosts {hosts_file}: {exc.strerror}")
     if not urls and not seeds and not feeds and not layout.started():
         typer.echo("wreck-crawl: give seed URLs, --seeds FILE or --feeds FILE (or --data of a crawl to resume)", err=True)
         raise typer.Exit(2)

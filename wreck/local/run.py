@@ -45,6 +45,7 @@ from . import fork
 from .children import Child, ChildFailed
 from .ending import EndWatch
 from .layout import Layout
+from .nothingfetched import EXIT_NOTHING_FETCHED, why_nothing
 from .progress import Progress, fetch_status, store_counters, summary
 
 TICK_S = 1.0  # progress refresh and child check
@@ -58,14 +59,9 @@ URLSERVER_FINISHED = "urlserver finished "
 EXIT_INTERRUPTED = 130
 # The daemon commands a local crawl runs, imported here before they are forked.
 DAEMON_COMMANDS = ("wreck.storeserver.cli", "wreck.urlserver.cli", "wreck.spider.cli")
-# A crawl that ended having fetched nothing because the address policy
-# refused its hosts (names that resolve to loopback or private addresses are
-# known only after resolution, so this is said at the end, not refused at start).
-EXIT_ADDRESS_POLICY = 3
 # The store in the data directory keeps another crawl's pages (its frontier/
 # was removed or replaced), so it refused this crawl's spider (docs/protocol.txt 6.1).
 EXIT_OTHER_CRAWL = 4
-FORBIDDEN = "FORBIDDEN_ADDRESS"  # the urlserver's error kind (protocol/codes.py)
 SECRET_BYTES = 32  # 256 random bits, URL-safe text: well above deploy.MIN_SECRET_LEN
 
 
@@ -75,8 +71,8 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
     """Run a local crawl into `data` until it is done or interrupted, its
     dashboard on `http` (HOST:PORT, port 0: any), each child given
     `log_args` (its --log-level); the process exit code
-    (0 done, 1 a daemon failed, 3 nothing fetched because of the address
-    policy, 4 the store keeps another crawl, 130 interrupted)."""
+    (0 done, 1 a daemon failed, 3 nothing fetched: every seed failed
+    (nothingfetched.py), 4 the store keeps another crawl, 130 interrupted)."""
     console = Console()
     where = Layout(data, shards, partitions)
     where.make()
@@ -191,10 +187,12 @@ def run(data: Path, urls: list[str], urlserver_args: list[str], procs: int, conc
             last["finish_reason"] = EndWatch.reason([f for f in finals if f is not None])
     text = summary(last, store_counters(where.store_dirs), time.monotonic() - started, where, finished)
     console.print(text, markup=False, soft_wrap=True)  # no hard breaks: its commands and URLs are copied whole
-    refused = _refused_by_address_policy(last) if finished else None
-    if refused:
-        Console(stderr=True).print(f"wreck-crawl: {refused}", markup=False, highlight=False, soft_wrap=True)
-        return EXIT_ADDRESS_POLICY
+    # every seed failed (a wrong name or port, an address the policy refuses: known
+    # only once tried, so said at the end, not refused at start)
+    nothing = why_nothing(last, where.store_dirs) if finished else None
+    if nothing:
+        Console(stderr=True).print(f"wreck-crawl: {nothing}", markup=False, highlight=False, soft_wrap=True)
+        return EXIT_NOTHING_FETCHED
     return 0 if finished else EXIT_INTERRUPTED
 
 
@@ -260,16 +258,6 @@ def _other_crawl(where: Layout, progress: Progress) -> str | None:
     return (f"the store in {where.store_data} keeps the pages of another crawl (crawl {kept}; this crawl is "
             f"{ours}: was its {where.frontier.name}/ removed or replaced?), so it refused this crawl's spider "
             f"and stored nothing of it; a store keeps one crawl: start this crawl in a new --data directory")
-
-
-def _refused_by_address_policy(last: dict) -> str | None:
-    """Why a finished crawl fetched nothing, if the address policy did it."""
-    urls = last.get("urls", {})
-    forbidden = last.get("errors_by_kind", {}).get(FORBIDDEN, 0)
-    if not forbidden or urls.get("FETCHED", 0) or urls.get("REDIRECTED", 0):
-        return None
-    return (f"nothing fetched: {forbidden} URL(s) resolved to addresses the crawl refuses (loopback, private, "
-            f"reserved); to crawl them, give --allow-net with their network, e.g. --allow-net 127.0.0.0/8")
 
 
 def _tick(pid: int) -> None:
