@@ -30,7 +30,14 @@
 #     (iso-2022-kr, hz-gb-2312, iso-2022-cn...: encodings abused for
 #     cross-site scripting) give REPLACEMENT: the whole body decodes to one
 #     U+FFFD, so a browser shows no link of such a page, and neither does
-#     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs).
+#     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs);
+#   - a label is one of the Encoding Standard's (webencodings' table): w3lib
+#     takes any name Python's codecs know, so 'charset=base64', 'hex',
+#     'undefined' or 'idna' (no text codecs: decoding raised, and the page
+#     was lost as a spider bug) and 'utf-32', 'cp037' or 'unicode_escape'
+#     (links a browser never shows) were obeyed where a browser ignores the
+#     label; and the standard's labels w3lib does not know (x-mac-cyrillic,
+#     iso-8859-8-i, x-gbk, unicode-1-1-utf-8...) are read in the header.
 # Pure: no I/O, no state (but the codec registered at import).
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
 
@@ -39,7 +46,9 @@ from __future__ import annotations
 import codecs
 import re
 
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, to_unicode
+import webencodings
+from w3lib.encoding import (html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
+                            to_unicode)
 
 PRESCAN_BYTES = 1024
 """WHATWG HTML 13.2.3.2: the prescan looks at the first 1,024 bytes only."""
@@ -79,6 +88,17 @@ _USER_DEFINED_INFO = codecs.CodecInfo(
 codecs.register(lambda name: _USER_DEFINED_INFO if name in ("x-user-defined", "x_user_defined") else None)
 
 
+def _standard_codec(name: str) -> str | None:
+    """The Python codec w3lib reads an Encoding Standard encoding `name` with."""
+    return resolve_encoding(webencodings.PYTHON_NAMES.get(name, name))
+
+
+# The codecs the Encoding Standard's labels lead to: any other is a label no browser knows
+_STANDARD_CODECS = frozenset(filter(None, map(_standard_codec, set(webencodings.LABELS.values()))))
+# a charset parameter as w3lib finds it (a token, or a quoted one), for the labels it does not know
+_HEADER_LABEL = re.compile(r"(?:^|;)[ \t]*charset=(?:\"([\w-]+)\"|([\w-]+))(?![^\s;,])", re.IGNORECASE)
+
+
 def bom_encoding(body: bytes) -> str | None:
     """The encoding named by a UTF-8 or UTF-16 byte-order mark, if any."""
     encoding, _bom = read_bom(body)
@@ -106,8 +126,11 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
     if found in _REPLACEMENT_CODECS or found is None and (label := _CHARSET.search(content_type)) and (
             label.group(1).lower() in _REPLACEMENT_LABELS):
         return REPLACEMENT
+    if found is None and (label := _HEADER_LABEL.search(content_type)) and (
+            encoding := webencodings.lookup(label.group(1) or label.group(2))):
+        found = _standard_codec(encoding.name)  # a label of the standard that w3lib does not know
     # the label utf-16 means UTF-16LE (Encoding Standard); Python's would read a BOM
-    return "utf-16-le" if found == "utf-16" else found
+    return "utf-16-le" if found == "utf-16" else found if found in _STANDARD_CODECS else None
 
 
 # The usual head of a UTF-8 page: nothing before its <meta> but blanks, an
@@ -141,7 +164,7 @@ def meta_encoding(body: bytes) -> str | None:
         return DEFAULT
     if found.startswith("utf-16"):
         return UTF8
-    return REPLACEMENT if found in _REPLACEMENT_CODECS else found
+    return REPLACEMENT if found in _REPLACEMENT_CODECS else found if found in _STANDARD_CODECS else None
 
 
 def sniff(body: bytes, content_type: bytes | str | None = None) -> str:
