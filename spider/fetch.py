@@ -404,6 +404,13 @@ class _Slot:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
             message = f"{how}: type {media_type(_content_type(head)) or '?'} not accepted"
         body = b"".join(self.body)
+        if curl_code == pycurl.E_WRITE_ERROR and aborted is None and _CONTENT_ENCODING.search(head):
+            # libcurl's gzip, deflate and brotli decoders refuse bytes after the
+            # compressed stream's end (a buggy cache's, a second gzip member)
+            # once they have delivered the whole stream; browsers show that
+            # page and drop the rest (Chrome's gzip source stream ignores extra
+            # bytes): the body is complete, not a connection reset
+            curl_code, message = pycurl.E_OK, ""
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
@@ -459,6 +466,7 @@ _CHARSET = re.compile(rb";\s*charset\s*=\s*(\"[^\"]*\"|[^;\s]+)", re.IGNORECASE)
 # ASCII case (as bytes.lower()).
 _BLANKS = rb"[ \t\r\v\f]*"
 _CONTENT_TYPE = re.compile(rb"\n" + _BLANKS + rb"content-type" + _BLANKS + rb":([^\n]*)", re.IGNORECASE)
+_CONTENT_ENCODING = re.compile(rb"\n" + _BLANKS + rb"content-encoding" + _BLANKS + rb":", re.IGNORECASE)
 
 
 def _first_content_type(block: bytes) -> bytes | None:
