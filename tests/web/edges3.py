@@ -29,6 +29,14 @@
 #     /r/cross-robots    a 302 to robots3-deny's /private/p, which its
 #                        robots.txt disallows: its robots.txt asked first, the
 #                        page never
+#   hang3.wreck.test     connections that go wrong ('/' links each and the first
+#                        page of flow3's chain; not a seed of the main crawl):
+#     /h/never           accepted, the request read, never answered
+#     /h/stall-body      the head and 100 of 1,000 bytes, then nothing
+#     /h/reset-head      the head, then a TCP reset
+#     /h/close-empty     closed without a byte of response
+#   flow3.wreck.test     a chain of FLOW_PAGES pages, each linking the next: pages
+#                        that must keep flowing while hang3's requests hang
 #   robots3-*.wreck.test one robots.txt corner each ('/' links /public/p,
 #                        /private/p, /other/p):
 #     429                robots.txt answers 429 (RFC 9309 2.3.1.4: like 5xx,
@@ -55,6 +63,10 @@ from .wire import Conn, Request, send_response
 HTML = "text/html; charset=utf-8"
 ENC = f"enc3.{DOMAIN}"
 ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk")
+HANG, FLOW = f"hang3.{DOMAIN}", f"flow3.{DOMAIN}"
+HANG_PATHS = ("/h/never", "/h/stall-body", "/h/reset-head", "/h/close-empty")
+HOLD_LIMIT = 600.0  # seconds a hanging answer holds its connection at most (the crawler's timeout ends it first)
+FLOW_PAGES = 30
 RESET_AFTER = 0.05  # seconds for the head to leave before the RST overtakes it (ordering only, as breakage.py)
 # URL Standard 1.3: the query percent-encode set of a special URL; bytes above 0x7E always
 _QUERY_SET = frozenset(range(0x21)) | frozenset(b'"#<>\'') | frozenset(range(0x7F, 0x100))
@@ -124,7 +136,7 @@ class Edges3Host:
 
     @staticmethod
     def addresses() -> dict[str, str]:
-        names = [ENC, *(robots3_name(k) for k in ROBOTS3_HOSTS)]
+        names = [ENC, *(robots3_name(k) for k in ROBOTS3_HOSTS), HANG, FLOW]
         return {name: f"127.66.11.{i + 1}" for i, name in enumerate(names)}
 
     @staticmethod
@@ -133,8 +145,14 @@ class Edges3Host:
 
     @staticmethod
     def seeds(port: int) -> list[str]:
-        """The hosts a crawl starts from (robots3-deny is reached by a redirect only)."""
-        return [f"http://{name}:{port}/" for name in Edges3Host.addresses() if name != robots3_name("deny")]
+        """The hosts a crawl starts from (robots3-deny is reached by a redirect only; hang3's crawl is its own)."""
+        return [f"http://{name}:{port}/" for name in Edges3Host.addresses()
+                if name not in (robots3_name("deny"), HANG, FLOW)]
+
+    @staticmethod
+    def hang_seeds(port: int) -> list[str]:
+        """The crawl of hang3 alone (flow3 is reached through it)."""
+        return [f"http://{HANG}:{port}/"]
 
     @staticmethod
     def index_paths() -> list[str]:
@@ -165,6 +183,8 @@ class Edges3Host:
     async def handle(self, req: Request, conn: Conn) -> bool:
         if req.host == ENC:
             return await self._enc(req, conn)
+        if req.host in (HANG, FLOW):
+            return await self._connections(req, conn)
         return await self._robots_host(req, conn, req.host.split(".")[0][len("robots3-"):])
 
     async def _enc(self, req: Request, conn: Conn) -> bool:
@@ -191,6 +211,38 @@ class Edges3Host:
                                                                       "/private/p")])
         served = self.expected()[ENC] | self.forbidden()[ENC] | self.tolerated()[ENC]
         return await _landed(req, conn, served)
+
+    async def _connections(self, req: Request, conn: Conn) -> bool:
+        path = req.path
+        if path == "/robots.txt":
+            return await send_response(conn, req, 200, [("Content-Type", "text/plain")], b"User-agent: *\nAllow: /\n")
+        if req.host == FLOW:
+            n = int(path[3:]) if path.startswith("/c/") and path[3:].isdigit() else FLOW_PAGES
+            if n >= FLOW_PAGES:
+                return await _landed(req, conn, set())
+            more = f'<a href="/c/{n + 1}">next</a>' if n + 1 < FLOW_PAGES else "the end"
+            return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(path, more).encode())
+        if path == "/":
+            links = [*HANG_PATHS, f"http://{FLOW}:{self.port}/c/0"]
+            body = "".join(f'<a href="{p}">{p}</a> ' for p in links)
+            return await send_response(conn, req, 200, [("Content-Type", HTML)], _page("hang3", body).encode())
+        if path == "/h/never":
+            await conn.wait_for_peer_close(HOLD_LIMIT)
+            return False
+        if path == "/h/stall-body":
+            await conn.send_head(200, [("Content-Type", HTML), ("Content-Length", "1000")])
+            await conn.send(b"<!DOCTYPE html>" + b" " * 85)
+            await conn.wait_for_peer_close(HOLD_LIMIT)
+            return False
+        if path == "/h/reset-head":
+            await conn.send_head(200, [("Content-Type", HTML), ("Content-Length", "1000")])
+            await conn.flushed()
+            await asyncio.sleep(RESET_AFTER)
+            conn.reset()
+            return False
+        if path == "/h/close-empty":
+            return False  # the server closes the connection: not a byte sent
+        return await _landed(req, conn, set())
 
     async def _robots_host(self, req: Request, conn: Conn, kind: str) -> bool:
         if req.path == "/robots.txt":
