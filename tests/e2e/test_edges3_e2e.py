@@ -4,7 +4,7 @@ Encoding Standard w3lib lacks, a query character the page's encoding cannot
 write, a BOM against the header, <base> corners, gzip with trailing bytes, a
 Latin-1 Location, a redirect into another host's disallowed path, and
 robots.txt answering 429, reset after its headers, holding two groups for
-WRECK, or gzip-encoded with bytes after its end. One crawl, as a user runs
+WRECK, gzip-encoded with bytes after its end, or five redirects away. One crawl, as a user runs
 it; the test web's request log says what WRECK asked for, the store
 (wreck-dump) what it kept."""
 
@@ -14,7 +14,7 @@ import pytest
 
 from tests.e2e_helpers import asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked
 from tests.web import SiteSpec, duplicate_requests, robots_first
-from tests.web.edges3 import ENC, ENC_CASES, Edges3Host, robots3_name
+from tests.web.edges3 import ENC, ENC_CASES, ROBOTS_HOPS, Edges3Host, robots3_name
 
 pytestmark = pytest.mark.e2e
 EDGES3 = SiteSpec(hosts=1, pages_per_host=1, hostile=False, edges3=True)
@@ -47,7 +47,8 @@ def test_every_page_a_browser_reaches_is_asked_and_none_it_or_robots_txt_refuses
     _, asked, host, *_ = crawled
     assert never_asked(asked, host.expected()) == {}  # missed
     assert asked_of(asked, host.forbidden()) == {}  # asked though refused
-    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | {"/robots.txt"}
+    robots = {"/robots.txt", *(f"/robots-{n}.txt" for n in range(1, ROBOTS_HOPS + 1))}
+    known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | robots
              for name in host.addresses()}
     assert asked_beyond(asked, known) == {}  # nothing beyond what is served (a wrong resolution)
 
@@ -56,6 +57,12 @@ def test_a_redirect_to_another_host_waits_for_that_hosts_robots_txt(crawled):
     *_, records = crawled
     deny = [r.target for r in records if r.host == robots3_name("deny")]
     assert deny == ["/robots.txt"]  # asked, obeyed: /private/p never
+
+
+def test_a_robots_txt_five_redirects_away_is_reached_and_obeyed(crawled):
+    *_, records = crawled
+    asked = [r.target for r in records if r.host == robots3_name("chain5")]
+    assert asked[:ROBOTS_HOPS + 1] == ["/robots.txt", *(f"/robots-{n}.txt" for n in range(1, ROBOTS_HOPS + 1))]
 
 
 def test_a_robots_txt_answering_429_or_reset_keeps_its_host_closed(crawled):

@@ -48,6 +48,8 @@
 #     deny               'Disallow: /private/' (not a seed: reached by the redirect)
 #     gzjunk             'Disallow: /private/' gzip-encoded, bytes after the gzip
 #                        member (a robots.txt fetch libcurl failed: the host closed)
+#     chain5             robots.txt reached through five redirects (RFC 9309's
+#                        minimum), /robots-1.txt ... /robots-5.txt: obeyed
 """Edges3Host: the third round of edge-case hosts; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -62,7 +64,8 @@ from .wire import Conn, Request, send_response
 
 HTML = "text/html; charset=utf-8"
 ENC = f"enc3.{DOMAIN}"
-ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk")
+ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk", "chain5")
+ROBOTS_HOPS = 5  # RFC 9309 2.3.1.2: a crawler follows at least five consecutive redirects
 HANG, FLOW = f"hang3.{DOMAIN}", f"flow3.{DOMAIN}"
 HANG_PATHS = ("/h/never", "/h/stall-body", "/h/reset-head", "/h/close-empty")
 HOLD_LIMIT = 600.0  # seconds a hanging answer holds its connection at most (the crawler's timeout ends it first)
@@ -164,6 +167,7 @@ class Edges3Host:
         enc = {"/", *self.index_paths(), *(t for _, _, targets in ENC_CASES.values() for t in targets),
                "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/caf%E9"}
         robots = {robots3_name("merge"): {"/", "/public/p"}, robots3_name("gzjunk"): {"/", "/public/p", "/other/p"},
+                  robots3_name("chain5"): {"/", "/public/p", "/other/p"},
                   robots3_name("429"): set(),
                   robots3_name("reset"): set(), robots3_name("deny"): set()}
         return {ENC: enc, **robots}
@@ -173,7 +177,7 @@ class Edges3Host:
         every = {"/", "/public/p", "/private/p", "/other/p"}
         return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, robots3_name("429"): every, robots3_name("reset"): every,
                 robots3_name("merge"): {"/private/p", "/other/p"}, robots3_name("deny"): {"/private/p"},
-                robots3_name("gzjunk"): {"/private/p"}}
+                robots3_name("gzjunk"): {"/private/p"}, robots3_name("chain5"): {"/private/p"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: a link relative to a
@@ -245,7 +249,11 @@ class Edges3Host:
         return await _landed(req, conn, set())
 
     async def _robots_host(self, req: Request, conn: Conn, kind: str) -> bool:
-        if req.path == "/robots.txt":
+        hop = req.path.removeprefix("/robots-").removesuffix(".txt")
+        if kind == "chain5" and (req.path == "/robots.txt" or hop.isdigit() and int(hop) < ROBOTS_HOPS):
+            following = int(hop) + 1 if hop.isdigit() else 1
+            return await send_response(conn, req, 301, [("Location", f"/robots-{following}.txt")])
+        if req.path == "/robots.txt" or kind == "chain5" and req.path == f"/robots-{ROBOTS_HOPS}.txt":
             if kind == "429":
                 return await send_response(conn, req, 429, [("Content-Type", "text/plain"), ("Retry-After", "3600")],
                                            b"slow down\n")
