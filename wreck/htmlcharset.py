@@ -36,17 +36,22 @@
 #     'undefined' or 'idna' (no text codecs: decoding raised, and the page
 #     was lost as a spider bug) and 'utf-32', 'cp037' or 'unicode_escape'
 #     (links a browser never shows) were obeyed where a browser ignores the
-#     label; and the standard's labels w3lib does not know (x-mac-cyrillic,
-#     iso-8859-8-i, x-gbk, unicode-1-1-utf-8...) are read in the header.
-# Pure: no I/O, no state (but the codec registered at import).
+#     label; and the 70 labels of the standard w3lib does not know
+#     (x-mac-cyrillic, iso-8859-8-i, gb_2312, x-cp1251, windows-949,
+#     unicode-1-1-utf-8...) are added to w3lib's own translation table at
+#     import, so its header parser and its <meta> prescan both read them.
+# Pure: no I/O, no state (but the codec registered and w3lib's table
+# completed at import).
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
 
 from __future__ import annotations
 
 import codecs
+import encodings
 import re
 
 import webencodings
+import w3lib.encoding
 from w3lib.encoding import (html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
                             to_unicode)
 
@@ -95,8 +100,20 @@ def _standard_codec(name: str) -> str | None:
 
 # The codecs the Encoding Standard's labels lead to: any other is a label no browser knows
 _STANDARD_CODECS = frozenset(filter(None, map(_standard_codec, set(webencodings.LABELS.values()))))
-# a charset parameter as w3lib finds it (a token, or a quoted one), for the labels it does not know
-_HEADER_LABEL = re.compile(r"(?:^|;)[ \t]*charset=(?:\"([\w-]+)\"|([\w-]+))(?![^\s;,])", re.IGNORECASE)
+
+
+def _complete_w3lib_labels() -> None:
+    """Add the standard's labels w3lib resolves to nothing to its translation
+    table (DEFAULT_ENCODING_TRANSLATION, keyed as resolve_encoding keys it:
+    the label normalised, then through Python's aliases)."""
+    for label, name in webencodings.LABELS.items():
+        if resolve_encoding(label) is None and (codec := _standard_codec(name)) is not None:
+            normed = encodings.normalize_encoding(label).lower()
+            w3lib.encoding.DEFAULT_ENCODING_TRANSLATION[encodings.aliases.aliases.get(normed, normed)] = codec
+    resolve_encoding.cache_clear()  # its None for those labels is cached
+
+
+_complete_w3lib_labels()
 
 
 def bom_encoding(body: bytes) -> str | None:
@@ -126,9 +143,6 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
     if found in _REPLACEMENT_CODECS or found is None and (label := _CHARSET.search(content_type)) and (
             label.group(1).lower() in _REPLACEMENT_LABELS):
         return REPLACEMENT
-    if found is None and (label := _HEADER_LABEL.search(content_type)) and (
-            encoding := webencodings.lookup(label.group(1) or label.group(2))):
-        found = _standard_codec(encoding.name)  # a label of the standard that w3lib does not know
     # the label utf-16 means UTF-16LE (Encoding Standard); Python's would read a BOM
     return "utf-16-le" if found == "utf-16" else found if found in _STANDARD_CODECS else None
 

@@ -57,12 +57,17 @@ def test_a_page_whose_charset_no_browser_knows_is_fetched_whole_with_its_links(l
     ("visual", "iso8859-8", "/x/caf%D7%99"),
     ("x-cp1251", "cp1251", "/x/caf%D0%B9"),
     ("windows-949", "cp949", None), ("cn-big5", "big5hkscs", None), ("x-euc-jp", "euc_jp", None),
-    ("unicode-1-1-utf-8", "utf-8", None), ("ucs-2", "utf-16-le", None),
+    ("unicode-1-1-utf-8", "utf-8", None), ("ucs-2", "utf-16-le", None), ("gb_2312", "gb18030", None),
+    ("iso88592", "iso8859-2", "/x/caf%C3%A9"), ("koi", "koi8-r", "/x/caf%D0%98"),
 ])
-def test_a_label_of_the_encoding_standard_that_w3lib_lacks_is_read_in_the_header(label, codec, path):
+def test_a_label_of_the_encoding_standard_that_w3lib_lacks_is_read_in_the_header_and_the_meta(label, codec, path):
     assert htmlcharset.sniff(b"<p>x", f"text/html; charset={label}".encode()) == codec
+    if not codec.startswith("utf-16"):  # a <meta> naming UTF-16 means UTF-8
+        assert htmlcharset.sniff(f'<meta charset="{label}"><p>x'.encode()) == codec
     if path:
         assert extract(CAFE, PAGE, f"text/html; charset={label}".encode()).outlinks[0].split("?")[0] == (
+            "http://enc.wreck.test" + path)
+        assert extract(f'<meta charset="{label}">'.encode() + CAFE, PAGE).outlinks[0].split("?")[0] == (
             "http://enc.wreck.test" + path)
 
 
