@@ -17,6 +17,7 @@
 #     /e/mac-cyrillic    x-mac-cyrillic and iso-8859-8-i (Hebrew, logical
 #     /e/hebrew-i        order), labels of the Encoding Standard w3lib lacks
 #     /e/big5            Big5 by the header: a path in UTF-8, a query in Big5
+#     /e/meta-label      <meta charset="x-cp1251">, another label w3lib lacks
 #     /e/unwritable      windows-1251 by <meta>, linking a query with 日本 (as
 #                        &#NNNN; references) and дом: '%26%23NNNN%3B'
 #     /e/bom-wins        a UTF-8 BOM, the header saying windows-1251: UTF-8
@@ -29,6 +30,8 @@
 #     /r/cross-robots    a 302 to robots3-deny's /private/p, which its
 #                        robots.txt disallows: its robots.txt asked first, the
 #                        page never
+#     /r/out-of-scope    a 302 to out3.example (another registered domain:
+#                        out of --scope domain): never asked
 #   hang3.wreck.test     connections that go wrong ('/' links each and the first
 #                        page of flow3's chain; not a seed of the main crawl):
 #     /h/never           accepted, the request read, never answered
@@ -67,6 +70,7 @@ ENC = f"enc3.{DOMAIN}"
 ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk", "chain5")
 ROBOTS_HOPS = 5  # RFC 9309 2.3.1.2: a crawler follows at least five consecutive redirects
 HANG, FLOW = f"hang3.{DOMAIN}", f"flow3.{DOMAIN}"
+OUT = "out3.example"  # outside wreck.test: served, so a request there would show in the log
 HANG_PATHS = ("/h/never", "/h/stall-body", "/h/reset-head", "/h/close-empty")
 HOLD_LIMIT = 600.0  # seconds a hanging answer holds its connection at most (the crawler's timeout ends it first)
 FLOW_PAGES = 30
@@ -108,6 +112,7 @@ def _enc_cases() -> dict[str, tuple[str, bytes, set[str]]]:
     cases["mac-cyrillic"] = _word_page("mac-cyrillic", "mac-cyrillic", "дом", "text/html; charset=x-mac-cyrillic")
     cases["hebrew-i"] = _word_page("hebrew-i", "iso8859-8", "שלום", "text/html; charset=iso-8859-8-i")
     cases["big5"] = _word_page("big5", "big5", "中文", "text/html; charset=big5")
+    cases["meta-label"] = _word_page("meta-label", "cp1251", "дом", "text/html", '<meta charset="x-cp1251">')
     unwritable = _page("unwritable", '<a href="/t/unwritable?q=&#26085;&#26412;">j</a> '
                                      '<a href="/t/unwritable?w=дом&#26085;">r</a>', '<meta charset="windows-1251">')
     cases["unwritable"] = ("text/html", unwritable.encode("cp1251"),
@@ -139,7 +144,7 @@ class Edges3Host:
 
     @staticmethod
     def addresses() -> dict[str, str]:
-        names = [ENC, *(robots3_name(k) for k in ROBOTS3_HOSTS), HANG, FLOW]
+        names = [ENC, *(robots3_name(k) for k in ROBOTS3_HOSTS), HANG, FLOW, OUT]
         return {name: f"127.66.11.{i + 1}" for i, name in enumerate(names)}
 
     @staticmethod
@@ -150,7 +155,7 @@ class Edges3Host:
     def seeds(port: int) -> list[str]:
         """The hosts a crawl starts from (robots3-deny is reached by a redirect only; hang3's crawl is its own)."""
         return [f"http://{name}:{port}/" for name in Edges3Host.addresses()
-                if name not in (robots3_name("deny"), HANG, FLOW)]
+                if name not in (robots3_name("deny"), HANG, FLOW, OUT)]
 
     @staticmethod
     def hang_seeds(port: int) -> list[str]:
@@ -160,7 +165,7 @@ class Edges3Host:
     @staticmethod
     def index_paths() -> list[str]:
         return [*(f"/e/{k}" for k in ENC_CASES), *(f"/b/{k}" for k in BASES), "/c/gzip-garbage", "/r/latin1",
-                "/r/cross-robots"]
+                "/r/cross-robots", "/r/out-of-scope"]
 
     def expected(self) -> dict[str, set[str]]:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
@@ -175,7 +180,7 @@ class Edges3Host:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         every = {"/", "/public/p", "/private/p", "/other/p"}
-        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, robots3_name("429"): every, robots3_name("reset"): every,
+        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"}, robots3_name("429"): every, robots3_name("reset"): every,
                 robots3_name("merge"): {"/private/p", "/other/p"}, robots3_name("deny"): {"/private/p"},
                 robots3_name("gzjunk"): {"/private/p"}, robots3_name("chain5"): {"/private/p"}}
 
@@ -189,6 +194,8 @@ class Edges3Host:
             return await self._enc(req, conn)
         if req.host in (HANG, FLOW):
             return await self._connections(req, conn)
+        if req.host == OUT:
+            return await _landed(req, conn, {"/robots.txt", "/p"})
         return await self._robots_host(req, conn, req.host.split(".")[0][len("robots3-"):])
 
     async def _enc(self, req: Request, conn: Conn) -> bool:
@@ -210,6 +217,8 @@ class Edges3Host:
         if path == "/r/latin1":
             # the raw byte E9 ('é' in Latin-1) in the header: response_head writes headers as Latin-1
             return await send_response(conn, req, 302, [("Location", "/t/caf\xe9")])
+        if path == "/r/out-of-scope":
+            return await send_response(conn, req, 302, [("Location", f"http://{OUT}:{self.port}/p")])
         if path == "/r/cross-robots":
             return await send_response(conn, req, 302, [("Location", f"http://{robots3_name('deny')}:{self.port}"
                                                                       "/private/p")])
