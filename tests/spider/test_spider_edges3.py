@@ -137,3 +137,21 @@ def test_a_compressed_body_with_bytes_after_its_end_is_complete_as_a_browser_sho
                              b"Content-Length: %d\r\n\r\n%s" % (coding.split("-")[0].encode(), len(body), body))
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
+
+
+@pytest.mark.parametrize("coding", [b"utf-8", b"none", b"UTF8, binary"])
+def test_a_body_in_a_coding_no_browser_knows_is_taken_as_sent_as_a_browser_shows_it(coding):
+    # libcurl fails on its first body byte (DECODE_ERROR: the page lost); browsers show the body as sent
+    page = b"<html><body><a href='/next'>next</a></body></html>"
+    rep, result = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
+                             b"Content-Length: %d\r\n\r\n%s" % (coding, len(page), page))
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
+    assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
+    assert result.head.startswith(b"HTTP/1.1 200 OK") and result.head.count(b"HTTP/1.1") == 1  # the second answer's
+
+
+@pytest.mark.parametrize("coding", [b"gzip", b"gzip, utf-8", b"x-foo, br"])
+def test_a_coding_browsers_decode_that_is_corrupt_stays_a_decode_error(coding):
+    rep, _ = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
+                        b"Content-Length: 9\r\n\r\nnot gzip!" % coding)
+    assert rep.outcome.specific is Specific.DECODE_ERROR, rep.outcome
