@@ -26,6 +26,8 @@
 #                        (it sets the base of the links before it too), a
 #                        <base href="javascript:..."> (tolerated either way)
 #     /c/gzip-garbage    gzip with bytes after its member (browsers show it)
+#     /c/utf8-coding     'Content-Encoding: utf-8' (a PHP misconfiguration: no
+#                        content coding; browsers show the body as sent)
 #     /r/latin1          a Location with a raw Latin-1 byte (sent %E9)
 #     /r/cross-robots    a 302 to robots3-deny's /private/p, which its
 #                        robots.txt disallows: its robots.txt asked first, the
@@ -164,13 +166,13 @@ class Edges3Host:
 
     @staticmethod
     def index_paths() -> list[str]:
-        return [*(f"/e/{k}" for k in ENC_CASES), *(f"/b/{k}" for k in BASES), "/c/gzip-garbage", "/r/latin1",
-                "/r/cross-robots", "/r/out-of-scope"]
+        return [*(f"/e/{k}" for k in ENC_CASES), *(f"/b/{k}" for k in BASES), "/c/gzip-garbage", "/c/utf8-coding",
+                "/r/latin1", "/r/cross-robots", "/r/out-of-scope"]
 
     def expected(self) -> dict[str, set[str]]:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
         enc = {"/", *self.index_paths(), *(t for _, _, targets in ENC_CASES.values() for t in targets),
-               "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/caf%E9"}
+               "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/utf8-coding", "/t/caf%E9"}
         robots = {robots3_name("merge"): {"/", "/public/p"}, robots3_name("gzjunk"): {"/", "/public/p", "/other/p"},
                   robots3_name("chain5"): {"/", "/public/p", "/other/p"},
                   robots3_name("429"): set(),
@@ -180,9 +182,15 @@ class Edges3Host:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         every = {"/", "/public/p", "/private/p", "/other/p"}
-        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"}, robots3_name("429"): every, robots3_name("reset"): every,
-                robots3_name("merge"): {"/private/p", "/other/p"}, robots3_name("deny"): {"/private/p"},
+        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"}, robots3_name("429"): every,
+                robots3_name("reset"): every, robots3_name("merge"): {"/private/p", "/other/p"}, robots3_name("deny"): {"/private/p"},
                 robots3_name("gzjunk"): {"/private/p"}, robots3_name("chain5"): {"/private/p"}}
+
+    @staticmethod
+    def asked_twice() -> dict[str, set[str]]:
+        """Host -> paths a correct crawl asks twice: a body in a coding no
+        browser knows, asked again with libcurl's decoding off."""
+        return {ENC: {"/c/utf8-coding"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: a link relative to a
@@ -214,6 +222,9 @@ class Edges3Host:
         if path == "/c/gzip-garbage":
             body = gzip.compress(_page("g", '<a href="/t/gzip-garbage">g</a>').encode(), mtime=0) + GZIP_GARBAGE
             return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "gzip")], body)
+        if path == "/c/utf8-coding":
+            return await send_response(conn, req, 200, [("Content-Type", HTML), ("Content-Encoding", "utf-8")],
+                                       _page("u", '<a href="/t/utf8-coding">u</a>').encode())
         if path == "/r/latin1":
             # the raw byte E9 ('é' in Latin-1) in the header: response_head writes headers as Latin-1
             return await send_response(conn, req, 302, [("Location", "/t/caf\xe9")])
