@@ -53,6 +53,8 @@
 #     deny               'Disallow: /private/' (not a seed: reached by the redirect)
 #     gzjunk             'Disallow: /private/' gzip-encoded, bytes after the gzip
 #                        member (a robots.txt fetch libcurl failed: the host closed)
+#     utf8               'Disallow: /private/' with 'Content-Encoding: utf-8' on
+#                        robots.txt and every page (a site-wide PHP header): obeyed
 #     chain5             robots.txt reached through five redirects (RFC 9309's
 #                        minimum), /robots-1.txt ... /robots-5.txt: obeyed
 """Edges3Host: the third round of edge-case hosts; expected()/forbidden()/tolerated()."""
@@ -69,7 +71,7 @@ from .wire import Conn, Request, send_response
 
 HTML = "text/html; charset=utf-8"
 ENC = f"enc3.{DOMAIN}"
-ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk", "chain5")
+ROBOTS3_HOSTS = ("429", "reset", "merge", "deny", "gzjunk", "chain5", "utf8")
 ROBOTS_HOPS = 5  # RFC 9309 2.3.1.2: a crawler follows at least five consecutive redirects
 HANG, FLOW = f"hang3.{DOMAIN}", f"flow3.{DOMAIN}"
 OUT = "out3.example"  # outside wreck.test: served, so a request there would show in the log
@@ -173,24 +175,24 @@ class Edges3Host:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
         enc = {"/", *self.index_paths(), *(t for _, _, targets in ENC_CASES.values() for t in targets),
                "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/utf8-coding", "/t/caf%E9"}
-        robots = {robots3_name("merge"): {"/", "/public/p"}, robots3_name("gzjunk"): {"/", "/public/p", "/other/p"},
-                  robots3_name("chain5"): {"/", "/public/p", "/other/p"},
-                  robots3_name("429"): set(),
-                  robots3_name("reset"): set(), robots3_name("deny"): set()}
+        public = {"/", "/public/p", "/other/p"}  # what '/' links, but the disallowed /private/p
+        robots = {robots3_name("merge"): {"/", "/public/p"},
+                  **{robots3_name(k): public for k in ("gzjunk", "chain5", "utf8")},
+                  **{robots3_name(k): set() for k in ("429", "reset", "deny")}}
         return {ENC: enc, **robots}
 
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         every = {"/", "/public/p", "/private/p", "/other/p"}
-        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"}, robots3_name("429"): every,
-                robots3_name("reset"): every, robots3_name("merge"): {"/private/p", "/other/p"}, robots3_name("deny"): {"/private/p"},
-                robots3_name("gzjunk"): {"/private/p"}, robots3_name("chain5"): {"/private/p"}}
+        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"},
+                **{robots3_name(k): every for k in ("429", "reset")}, robots3_name("merge"): {"/private/p", "/other/p"},
+                **{robots3_name(k): {"/private/p"} for k in ("deny", "gzjunk", "chain5", "utf8")}}
 
     @staticmethod
     def asked_twice() -> dict[str, set[str]]:
         """Host -> paths a correct crawl asks twice: a body in a coding no
         browser knows, asked again with libcurl's decoding off."""
-        return {ENC: {"/c/utf8-coding"}}
+        return {ENC: {"/c/utf8-coding"}, robots3_name("utf8"): {"/robots.txt", "/", "/public/p", "/other/p"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: a link relative to a
@@ -287,11 +289,17 @@ class Edges3Host:
                 body = gzip.compress(_robots(kind), mtime=0) + GZIP_GARBAGE
                 return await send_response(conn, req, 200, [("Content-Type", "text/plain"),
                                                             ("Content-Encoding", "gzip")], body)
-            return await send_response(conn, req, 200, [("Content-Type", "text/plain")], _robots(kind))
+            return await send_response(conn, req, 200, [("Content-Type", "text/plain"), *(
+                [("Content-Encoding", "utf-8")] if kind == "utf8" else [])], _robots(kind))
+        coding = [("Content-Encoding", "utf-8")] if kind == "utf8" else []
         if req.path == "/":
             links = "".join(f'<a href="{p}">{p}</a> ' for p in ("/public/p", "/private/p", "/other/p"))
-            return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.host, links).encode())
-        return await _landed(req, conn, {"/public/p", "/private/p", "/other/p"})
+            return await send_response(conn, req, 200, [("Content-Type", HTML), *coding],
+                                       _page(req.host, links).encode())
+        if req.path in ("/public/p", "/private/p", "/other/p"):
+            return await send_response(conn, req, 200, [("Content-Type", HTML), *coding],
+                                       _page(req.path, "landed").encode())
+        return await _landed(req, conn, set())
 
 
 @functools.cache
