@@ -491,14 +491,14 @@ _CONTENT_ENCODING = re.compile(rb"\n" + _BLANKS + rb"content-encoding" + _BLANKS
 # The content codings browsers decode (Fetch, "HTTP-network fetch"); a body
 # in any other ('utf-8', 'none', 'binary': a server's misconfiguration) a
 # browser shows as sent (Chromium passes an unknown coding's body through)
-BROWSER_CODINGS = frozenset({b"gzip", b"x-gzip", b"deflate", b"br", b"zstd", b"identity"})
+_BROWSER_CODINGS = frozenset({b"gzip", b"x-gzip", b"deflate", b"br", b"zstd", b"identity"})
 
 
-def unknown_codings(block: bytes) -> bool:
+def _unknown_codings(block: bytes) -> bool:
     """Whether a header block's Content-Encoding names codings, none of
     which a browser decodes (then its body is shown as sent)."""
     codings = {c.strip().lower() for value in _CONTENT_ENCODING.findall(block) for c in value.split(b",")} - {b""}
-    return bool(codings) and not codings & BROWSER_CODINGS
+    return bool(codings) and not codings & _BROWSER_CODINGS
 
 
 def _first_content_type(block: bytes) -> bytes | None:
@@ -607,7 +607,7 @@ class Fetcher:
                 slot.again_as_get(verdict)
                 self.curl.add(handle)
                 return
-        if curl_code == pycurl.E_BAD_CONTENT_ENCODING and not slot.raw and unknown_codings(slot.block()):
+        if curl_code == pycurl.E_BAD_CONTENT_ENCODING and not slot.raw and _unknown_codings(slot.block()):
             slot.again_raw()  # as a browser shows it: the body as sent
             self.curl.add(handle)
             return

@@ -50,8 +50,8 @@ import codecs
 import encodings
 import re
 
-import webencodings
 import w3lib.encoding
+import webencodings
 from w3lib.encoding import (html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
                             to_unicode)
 
