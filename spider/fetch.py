@@ -52,6 +52,14 @@
 #   HEAD as unusable (FetchResult.head_unusable), which the urlserver
 #   remembers. A HEAD's connection is not reused: a server that sends a
 #   body after a HEAD's headers would otherwise poison the next request.
+# - Content-Encoding: libcurl decodes what it knows and fails on the first
+#   body byte of a coding it does not. A coding no browser knows either
+#   ('utf-8', 'none': a misconfigured server) is shown by browsers as sent,
+#   so the GET is made again on the same slot with libcurl's decoding off,
+#   its body stored as sent (again_raw); a coding browsers decode but this
+#   libcurl does not (zstd without its zstd) stays DECODE_ERROR. Bytes
+#   after a compressed stream's end (CURLE_WRITE_ERROR once it is decoded
+#   whole) are dropped, as Chrome drops them: the transfer is complete.
 # - For the archive (docs/protocol.txt 6.3): the request header block as
 #   libcurl sent it (DEBUGFUNCTION, HEADER_OUT chunks only; a HEAD's is
 #   replaced by its GET's). VERBOSE, which HEADER_OUT needs, also makes
@@ -211,12 +219,13 @@ class _Slot:
 
     __slots__ = ("handle", "key", "url", "ip", "started", "head", "body", "size",
                  "max_size", "aborted", "allow", "poll", "request", "accept", "filtering",
-                 "in_head", "head_type", "sent", "loud", "quiet")
+                 "in_head", "head_type", "sent", "loud", "quiet", "raw")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet, quiet: list[_Slot]) -> None:
         c = self.handle = pycurl.Curl()
         self.quiet = quiet  # the Fetcher's slots whose request is complete: VERBOSE off (the top)
         self.loud = False  # VERBOSE is on
+        self.raw = False  # the body is taken as sent: libcurl's decoding off (again_raw)
         self.allow = allow
         self.max_size = fs.max_doc_size
         self.accept = fs.accept_type
@@ -295,6 +304,18 @@ class _Slot:
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
         self.handle.setopt(pycurl.FORBID_REUSE, 0)
+
+    def again_raw(self) -> None:
+        """After an answer in Content-Codings no browser knows: the same GET,
+        its body taken as sent (libcurl's decoding off), same transaction."""
+        self.body, self.size, self.aborted = [], 0, None
+        self.head.clear()
+        self.sent = []
+        if KEEP_REQUEST and not self.loud:
+            self.handle.setopt(pycurl.VERBOSE, 1)
+            self.loud = True
+        self.handle.setopt(pycurl.HTTP_CONTENT_DECODING, 0)
+        self.raw = True
 
     def _debug(self, kind: int, data: bytes) -> None:
         if kind == HEADER_OUT:
@@ -404,6 +425,13 @@ class _Slot:
             how = "HEAD" if self.in_head else "GET aborted at the headers"
             message = f"{how}: type {media_type(_content_type(head)) or '?'} not accepted"
         body = b"".join(self.body)
+        if curl_code == pycurl.E_WRITE_ERROR and aborted is None and not self.raw and _CONTENT_ENCODING.search(head):
+            # libcurl's gzip, deflate and brotli decoders refuse bytes after the
+            # compressed stream's end (a buggy cache's, a second gzip member)
+            # once they have delivered the whole stream; browsers show that
+            # page and drop the rest (Chrome's gzip source stream ignores extra
+            # bytes): the body is complete, not a connection reset
+            curl_code, message = pycurl.E_OK, ""
         return FetchResult(
             self.key, self.url, int((time.monotonic() - self.started) * 1000), curl_code, message,
             http_code, http_code > 0 or c.getinfo(pycurl.REQUEST_SIZE) > 0, aborted,
@@ -459,6 +487,18 @@ _CHARSET = re.compile(rb";\s*charset\s*=\s*(\"[^\"]*\"|[^;\s]+)", re.IGNORECASE)
 # ASCII case (as bytes.lower()).
 _BLANKS = rb"[ \t\r\v\f]*"
 _CONTENT_TYPE = re.compile(rb"\n" + _BLANKS + rb"content-type" + _BLANKS + rb":([^\n]*)", re.IGNORECASE)
+_CONTENT_ENCODING = re.compile(rb"\n" + _BLANKS + rb"content-encoding" + _BLANKS + rb":([^\n]*)", re.IGNORECASE)
+# The content codings browsers decode (Fetch, "HTTP-network fetch"); a body
+# in any other ('utf-8', 'none', 'binary': a server's misconfiguration) a
+# browser shows as sent (Chromium passes an unknown coding's body through)
+_BROWSER_CODINGS = frozenset({b"gzip", b"x-gzip", b"deflate", b"br", b"zstd", b"identity"})
+
+
+def _unknown_codings(block: bytes) -> bool:
+    """Whether a header block's Content-Encoding names codings, none of
+    which a browser decodes (then its body is shown as sent)."""
+    codings = {c.strip().lower() for value in _CONTENT_ENCODING.findall(block) for c in value.split(b",")} - {b""}
+    return bool(codings) and not codings & _BROWSER_CODINGS
 
 
 def _first_content_type(block: bytes) -> bytes | None:
@@ -567,6 +607,10 @@ class Fetcher:
                 slot.again_as_get(verdict)
                 self.curl.add(handle)
                 return
+        if curl_code == pycurl.E_BAD_CONTENT_ENCODING and not slot.raw and _unknown_codings(slot.block()):
+            slot.again_raw()  # as a browser shows it: the body as sent
+            self.curl.add(handle)
+            return
         result = slot.result(curl_code, message)
         if slot.head_type is not None:
             result.head_unusable = _head_verdict(slot.head_type, result)
@@ -604,6 +648,9 @@ class Fetcher:
         return ""
 
     def _release(self, slot: _Slot) -> None:
+        if slot.raw:
+            slot.handle.setopt(pycurl.HTTP_CONTENT_DECODING, 1)
+            slot.raw = False
         if slot.request.head:  # the next transfer starts as a GET, on a reusable connection
             slot.handle.setopt(pycurl.HTTPGET, 1)
             slot.handle.setopt(pycurl.FORBID_REUSE, 0)

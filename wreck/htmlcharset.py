@@ -30,16 +30,30 @@
 #     (iso-2022-kr, hz-gb-2312, iso-2022-cn...: encodings abused for
 #     cross-site scripting) give REPLACEMENT: the whole body decodes to one
 #     U+FFFD, so a browser shows no link of such a page, and neither does
-#     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs).
-# Pure: no I/O, no state (but the codec registered at import).
+#     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs);
+#   - a label is one of the Encoding Standard's (webencodings' table): w3lib
+#     takes any name Python's codecs know, so 'charset=base64', 'hex',
+#     'undefined' or 'idna' (no text codecs: decoding raised, and the page
+#     was lost as a spider bug) and 'utf-32', 'cp037' or 'unicode_escape'
+#     (links a browser never shows) were obeyed where a browser ignores the
+#     label; and the 70 labels of the standard w3lib does not know
+#     (x-mac-cyrillic, iso-8859-8-i, gb_2312, x-cp1251, windows-949,
+#     unicode-1-1-utf-8...) are added to w3lib's own translation table at
+#     import, so its header parser and its <meta> prescan both read them.
+# Pure: no I/O, no state (but the codec registered and w3lib's table
+# completed at import).
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
 
 from __future__ import annotations
 
 import codecs
+import encodings
 import re
 
-from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom, to_unicode
+import w3lib.encoding
+import webencodings
+from w3lib.encoding import (html_body_declared_encoding, http_content_type_encoding, read_bom, resolve_encoding,
+                            to_unicode)
 
 PRESCAN_BYTES = 1024
 """WHATWG HTML 13.2.3.2: the prescan looks at the first 1,024 bytes only."""
@@ -79,6 +93,29 @@ _USER_DEFINED_INFO = codecs.CodecInfo(
 codecs.register(lambda name: _USER_DEFINED_INFO if name in ("x-user-defined", "x_user_defined") else None)
 
 
+def _standard_codec(name: str) -> str | None:
+    """The Python codec w3lib reads an Encoding Standard encoding `name` with."""
+    return resolve_encoding(webencodings.PYTHON_NAMES.get(name, name))
+
+
+# The codecs the Encoding Standard's labels lead to: any other is a label no browser knows
+_STANDARD_CODECS = frozenset(filter(None, map(_standard_codec, set(webencodings.LABELS.values()))))
+
+
+def _complete_w3lib_labels() -> None:
+    """Add the standard's labels w3lib resolves to nothing to its translation
+    table (DEFAULT_ENCODING_TRANSLATION, keyed as resolve_encoding keys it:
+    the label normalised, then through Python's aliases)."""
+    for label, name in webencodings.LABELS.items():
+        if resolve_encoding(label) is None and (codec := _standard_codec(name)) is not None:
+            normed = encodings.normalize_encoding(label).lower()
+            w3lib.encoding.DEFAULT_ENCODING_TRANSLATION[encodings.aliases.aliases.get(normed, normed)] = codec
+    resolve_encoding.cache_clear()  # its None for those labels is cached
+
+
+_complete_w3lib_labels()
+
+
 def bom_encoding(body: bytes) -> str | None:
     """The encoding named by a UTF-8 or UTF-16 byte-order mark, if any."""
     encoding, _bom = read_bom(body)
@@ -107,7 +144,7 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
             label.group(1).lower() in _REPLACEMENT_LABELS):
         return REPLACEMENT
     # the label utf-16 means UTF-16LE (Encoding Standard); Python's would read a BOM
-    return "utf-16-le" if found == "utf-16" else found
+    return "utf-16-le" if found == "utf-16" else found if found in _STANDARD_CODECS else None
 
 
 # The usual head of a UTF-8 page: nothing before its <meta> but blanks, an
@@ -141,7 +178,7 @@ def meta_encoding(body: bytes) -> str | None:
         return DEFAULT
     if found.startswith("utf-16"):
         return UTF8
-    return REPLACEMENT if found in _REPLACEMENT_CODECS else found
+    return REPLACEMENT if found in _REPLACEMENT_CODECS else found if found in _STANDARD_CODECS else None
 
 
 def sniff(body: bytes, content_type: bytes | str | None = None) -> str:

@@ -351,10 +351,23 @@ _QUERY_SET = frozenset(b'\x00\x01\x02\x03\x04\x05\x06\x07\x08\t\n\x0b\x0c\r\x0e\
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
 
 
-def _encode_run(encoding: str, match: re.Match[str]) -> str:
-    # an unencodable character becomes '&#NNNN;' (the standard's "html" error mode)
-    raw = match.group().encode(encoding, "xmlcharrefreplace")
+def _percent_encode(raw: bytes) -> str:
     return "".join(f"%{b:02X}" if b >= 0x80 or b in _QUERY_SET else chr(b) for b in raw)
+
+
+def _encode_run(encoding: str, match: re.Match[str]) -> str:
+    # URL Standard 1.3, "percent-encode after encoding": a character the
+    # encoding has no bytes for is written '%26%23NNNN%3B' ('&#NNNN;' with its
+    # three marks escaped: a form parser reads one value, not a new '&'
+    # parameter and a '#' fragment); the bytes it has as the query set says
+    text, out = match.group(), []
+    while True:
+        try:
+            return "".join(out) + _percent_encode(text.encode(encoding))
+        except UnicodeEncodeError as exc:  # the text before it encodes: the error is the first
+            out += (_percent_encode(text[:exc.start].encode(encoding)),
+                    *(f"%26%23{ord(c)}%3B" for c in text[exc.start:exc.end]))
+            text = text[exc.end:]
 
 
 def encode_query(ref: str, encoding: str) -> str:

@@ -28,7 +28,9 @@ def crawled(tmp_path_factory):
 def test_robots_txt_comes_first_on_every_host_and_no_page_is_fetched_twice(crawled):
     *_, records = crawled
     assert {host for host, first in robots_first(records).items() if not first} == set()
-    assert {key: n for key, n in duplicate_requests(records).items() if not key[1].startswith("/robots")} == {}
+    # /ce/x-foo: a coding no browser knows, asked again with libcurl's decoding off (spider/fetch.py)
+    assert {key: n for key, n in duplicate_requests(records).items()
+            if not key[1].startswith("/robots") and (key[1] != "/ce/x-foo" or n > 2)} == {}
 
 
 def test_the_crawl_of_the_edges_ends_cleanly(crawled):

@@ -29,6 +29,7 @@ from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
 from .edges import EdgesHost
 from .edges2 import Edges2Host
+from .edges3 import Edges3Host
 from .crawltraps import TrapHosts
 from .intl import INTL_IP, IntlHost
 from .revisit import RevisitHosts
@@ -72,6 +73,7 @@ class TestWeb:
         self.intl: IntlHost | None = None
         self.edges: EdgesHost | None = None
         self.edges2: Edges2Host | None = None
+        self.edges3: Edges3Host | None = None
         self.traps: TrapHosts | None = None
 
     @property
@@ -87,6 +89,7 @@ class TestWeb:
         ips |= {INTL_IP} if self.spec.intl else set()
         ips |= set(EdgesHost.addresses().values()) if self.spec.edges else set()
         ips |= set(Edges2Host.addresses().values()) if self.spec.edges2 else set()
+        ips |= set(Edges3Host.addresses().values()) if self.spec.edges3 else set()
         ips |= TrapHosts.ips() if self.spec.crawltraps else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
@@ -106,6 +109,8 @@ class TestWeb:
             self.edges = EdgesHost(port)
         if self.spec.edges2:
             self.edges2 = Edges2Host(port)
+        if self.spec.edges3:
+            self.edges3 = Edges3Host(port)
         if self.spec.crawltraps:
             self.traps = TrapHosts(port)
         for sock in socks:
@@ -208,6 +213,10 @@ class TestWeb:
             if local_ip != address:
                 return await _misdirected(conn, req)
             return await self.edges2.handle(req, conn)
+        if self.edges3 is not None and (address := self.edges3.address_of(req.host)) is not None:
+            if local_ip != address:
+                return await _misdirected(conn, req)
+            return await self.edges3.handle(req, conn)
         if self.traps is not None and (trap_ip := self.traps.address_of(req.host)) is not None:
             if local_ip != trap_ip:
                 return await _misdirected(conn, req)

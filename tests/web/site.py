@@ -112,6 +112,10 @@ class Site:
             from .edges2 import Edges2Host
 
             table.update(Edges2Host.addresses())
+        if self.spec.edges3:
+            from .edges3 import Edges3Host
+
+            table.update(Edges3Host.addresses())
         if self.spec.crawltraps:
             from .crawltraps import TrapHosts
 

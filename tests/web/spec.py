@@ -142,6 +142,8 @@ class SiteSpec:
     """Serve the edge-case hosts too: edge.wreck.test, robots-*.wreck.test... (edges.py)."""
     edges2: bool = False
     """Serve the second round of edge-case hosts too: odd.wreck.test, robots2-*.wreck.test (edges2.py)."""
+    edges3: bool = False
+    """Serve the third round of edge-case hosts too: enc3.wreck.test, robots3-*.wreck.test (edges3.py)."""
     crawltraps: bool = False
     """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
     soft404, redirwalk, growq and paged.traps.test (crawltraps.py)."""
