@@ -23,10 +23,14 @@ from pathlib import Path
 
 import uvloop
 
-from wreck.protocol import AckResult, Assignment, ControlConnection, Role
+import zstandard as zstd
+
+from wreck.protocol import AckResult, Assignment, ControlConnection, Dictionary, Role
 from wreck.protocol.record import encode_record
+from wreck.spider.docpack import Packer
 from wreck.spider.fetch import FetchResult
 from wreck.spider.urlclient import UrlSession
+from wreck.storeserver import compress, settings as store_settings
 from tests.spider_helpers import crawl_settings
 
 HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:40:00 GMT\r\n"
@@ -42,15 +46,16 @@ class Store:
 
     connected = True
 
-    def __init__(self) -> None:
+    def __init__(self, packer: Packer | None = None) -> None:
         self.unacked: dict = {}
         self.on_up: set = set()
         self.octets = 0
         self.digest = hashlib.sha256()
         self.hashing = False
+        self.packer = packer
 
     def submit(self, record, on_ack) -> None:
-        data = encode_record(record)
+        data = encode_record(record if self.packer is None else self.packer.pack(record))
         self.octets += len(data)
         if self.hashing:
             self.digest.update(data)
@@ -94,8 +99,19 @@ def load_pages(web: Path, hosts: int, per_host: int) -> list[tuple[str, bytes]]:
     return pages
 
 
-async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int) -> dict:
-    urlserver, store = Urlserver(), Store()
+def store_packer(pages: list[tuple[str, bytes]]) -> Packer:
+    """A Packer with the dictionary a store trains from these pages (its
+    first DICT_TRAIN_DOCS documents, storeserver/compress.py's parameters)
+    and its default level."""
+    samples = [(HEAD % len(body) + body)[: store_settings.DICT_SAMPLE_BYTES]
+               for _, body in pages[: store_settings.DICT_TRAIN_DOCS]]
+    trained = zstd.train_dictionary(store_settings.DICT_SIZE, samples, k=compress._TRAIN_K, d=compress._TRAIN_D,
+                                    accel=compress._TRAIN_ACCEL, threads=1)
+    return Packer(Dictionary(1, store_settings.DEFAULT_ZSTD_LEVEL, trained.as_bytes()))
+
+
+async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int, packer: Packer | None = None) -> dict:
+    urlserver, store = Urlserver(), Store(packer)
     session = UrlSession(urlserver, crawl_settings(), [store], concurrency=10**9)
     session.fetcher.start = lambda *args, **kwargs: None  # no transfer: the result is handed in below
     session._refill = lambda: None  # no GET: assignments are handed in below
@@ -128,9 +144,12 @@ def main() -> None:
     parser.add_argument("--web", type=Path, required=True, help="a web bench/crawl.py generated (its web-HxP dir)")
     parser.add_argument("--pages", type=int, default=2000, help="pages a pass")
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
+    parser.add_argument("--pack", action="store_true", help="records packed as for a store with a dictionary "
+                        "(zstd and the body's SHA-256, spider/docpack.py)")
     args = parser.parse_args()
     pages = load_pages(args.web, 50, 60)
-    print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat))))
+    packer = store_packer(pages) if args.pack else None
+    print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat, packer))))
 
 
 if __name__ == "__main__":
