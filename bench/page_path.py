@@ -7,6 +7,12 @@
 # a real ControlConnection with the links COMMITTED made known left out
 # (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
 # quick crawl bench measures those. The least of --repeat passes counts.
+# The heap is held as a worker's is in a crawl: a worker's heap does not
+# shrink between pages there (strace of a worker in the quick crawl bench: no
+# brk or mmap in 3 s), while this bench's, alone in its process, gave its top
+# back after each page and took it again (1,170 brk for 1,000 pages, 5 page
+# faults a page, 15-20 % of its CPU time, and noisy): glibc's trim and mmap
+# thresholds are fixed here (--trimming-heap leaves glibc's defaults).
 # The SHA-256 of every record's and every DONE's octets of one more pass,
 # not timed, is printed too: a change to this path must leave both the same.
 # Run: python -m bench.page_path --web /tmp/wreck-bench/web-100x10000
@@ -16,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import hashlib
 import json
 import time
@@ -39,6 +46,9 @@ HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:4
 REQUEST = (b"GET /p/1.html HTTP/1.1\r\nHost: w0001.bench.test:18530\r\nUser-Agent: wreck\r\n"
            b"Accept: text/html\r\nAccept-Encoding: deflate, gzip, br, zstd\r\n\r\n")
 COMMIT_EVERY = 64  # DONEs a COMMITTED names at once, as a urlserver's commit does
+# glibc's mallopt() parameters (malloc.h) and the values held (see the top)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+TRIM_THRESHOLD, MMAP_THRESHOLD = 8 << 20, 1 << 20
 
 
 class Store:
@@ -99,6 +109,14 @@ def load_pages(web: Path, hosts: int, per_host: int) -> list[tuple[str, bytes]]:
     return pages
 
 
+def hold_heap() -> None:
+    """glibc's heap thresholds fixed, as a worker's heap behaves in a crawl (the top)."""
+    mallopt = ctypes.CDLL(None).mallopt
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    if mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1 or mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1:
+        raise SystemExit("mallopt() refused the heap thresholds: run with --trimming-heap")
+
+
 def store_packer(pages: list[tuple[str, bytes]]) -> Packer:
     """A Packer with the dictionary a store trains from these pages (its
     first DICT_TRAIN_DOCS documents, storeserver/compress.py's parameters)
@@ -146,7 +164,10 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
     parser.add_argument("--pack", action="store_true", help="records packed as for a store with a dictionary "
                         "(zstd and the body's SHA-256, spider/docpack.py)")
+    parser.add_argument("--trimming-heap", action="store_true", help="glibc's default heap thresholds (the top)")
     args = parser.parse_args()
+    if not args.trimming_heap:
+        hold_heap()
     pages = load_pages(args.web, 50, 60)
     packer = store_packer(pages) if args.pack else None
     print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat, packer))))
