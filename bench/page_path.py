@@ -7,12 +7,16 @@
 # a real ControlConnection with the links COMMITTED made known left out
 # (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
 # quick crawl bench measures those. The least of --repeat passes counts.
-# The heap is held as a worker's is in a crawl: a worker's heap does not
-# shrink between pages there (strace of a worker in the quick crawl bench: no
-# brk or mmap in 3 s), while this bench's, alone in its process, gave its top
-# back after each page and took it again (1,170 brk for 1,000 pages, 5 page
-# faults a page, 15-20 % of its CPU time, and noisy): glibc's trim and mmap
-# thresholds are fixed here (--trimming-heap leaves glibc's defaults).
+# The heap is held: glibc's trim and mmap thresholds are fixed here
+# (--trimming-heap leaves glibc's defaults). Alone in its process, this
+# bench gave its heap's top back to the kernel after nearly every page and
+# took it again (1,170 brk for 1,000 pages, 5 page faults a page), which
+# cost 15-25 % of its CPU time depending on the heap's layout at its start
+# (two identical trees measured 187 and 286 us a page). A worker in a crawl
+# does far less of it (strace -c of one in the quick crawl bench: 64 brk for
+# about 300 transfers), and the same thresholds in the workers changed
+# neither their CPU nor their kernel time a page in crawl pairs
+# (bench/results/2026-11-25-s11-page11.md).
 # The SHA-256 of every record's and every DONE's octets of one more pass,
 # not timed, is printed too: a change to this path must leave both the same.
 # Run: python -m bench.page_path --web /tmp/wreck-bench/web-100x10000
