@@ -42,6 +42,7 @@ from wreck.spider.docpack import Packer
 from wreck.spider.fetch import FetchResult
 from wreck.spider.urlclient import UrlSession
 from wreck.storeserver import compress, settings as store_settings
+from bench.zstdattach import DictCompressor
 from tests.spider_helpers import crawl_settings
 
 HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:40:00 GMT\r\n"
@@ -121,15 +122,22 @@ def hold_heap() -> None:
         raise SystemExit("mallopt() refused the heap thresholds: run with --trimming-heap")
 
 
-def store_packer(pages: list[tuple[str, bytes]]) -> Packer:
+def store_packer(pages: list[tuple[str, bytes]], attach: bool = False) -> Packer:
     """A Packer with the dictionary a store trains from these pages (its
     first DICT_TRAIN_DOCS documents, storeserver/compress.py's parameters)
-    and its default level."""
+    and its default level; `attach`: its frames made by bench/zstdattach.py,
+    the dictionary attached at each frame rather than copied (other bytes of
+    the same size: section 3 of bench/results/2026-11-25-s11-page11.md)."""
     samples = [(HEAD % len(body) + body)[: store_settings.DICT_SAMPLE_BYTES]
                for _, body in pages[: store_settings.DICT_TRAIN_DOCS]]
     trained = zstd.train_dictionary(store_settings.DICT_SIZE, samples, k=compress._TRAIN_K, d=compress._TRAIN_D,
                                     accel=compress._TRAIN_ACCEL, threads=1)
-    return Packer(Dictionary(1, store_settings.DEFAULT_ZSTD_LEVEL, trained.as_bytes()))
+    packer = Packer(Dictionary(1, store_settings.DEFAULT_ZSTD_LEVEL, trained.as_bytes()))
+    if attach:
+        packer._cctx = DictCompressor(packer.level, trained.as_bytes())  # its compress(), the same call
+        if not packer._cctx.attached:
+            raise SystemExit("--attach: zstandard's cffi binding is missing here")
+    return packer
 
 
 async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int, packer: Packer | None = None) -> dict:
@@ -168,12 +176,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
     parser.add_argument("--pack", action="store_true", help="records packed as for a store with a dictionary "
                         "(zstd and the body's SHA-256, spider/docpack.py)")
+    parser.add_argument("--attach", action="store_true", help="with --pack: zstd's dictionary attached at each "
+                        "frame, not copied (bench/zstdattach.py)")
     parser.add_argument("--trimming-heap", action="store_true", help="glibc's default heap thresholds (the top)")
     args = parser.parse_args()
     if not args.trimming_heap:
         hold_heap()
     pages = load_pages(args.web, 50, 60)
-    packer = store_packer(pages) if args.pack else None
+    packer = store_packer(pages, args.attach) if args.pack else None
     print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat, packer))))
 
 
