@@ -7,6 +7,16 @@
 # a real ControlConnection with the links COMMITTED made known left out
 # (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
 # quick crawl bench measures those. The least of --repeat passes counts.
+# The heap is held: glibc's trim and mmap thresholds are fixed here
+# (--trimming-heap leaves glibc's defaults). Alone in its process, this
+# bench gave its heap's top back to the kernel after nearly every page and
+# took it again (1,170 brk for 1,000 pages, 5 page faults a page), which
+# cost 15-25 % of its CPU time depending on the heap's layout at its start
+# (two identical trees measured 187 and 286 us a page). A worker in a crawl
+# does far less of it (strace -c of one in the quick crawl bench: 64 brk for
+# about 300 transfers), and the same thresholds in the workers changed
+# neither their CPU nor their kernel time a page in crawl pairs
+# (bench/results/2026-11-25-s11-page11.md).
 # The SHA-256 of every record's and every DONE's octets of one more pass,
 # not timed, is printed too: a change to this path must leave both the same.
 # Run: python -m bench.page_path --web /tmp/wreck-bench/web-100x10000
@@ -16,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import ctypes
 import hashlib
 import json
 import time
@@ -23,10 +34,15 @@ from pathlib import Path
 
 import uvloop
 
-from wreck.protocol import AckResult, Assignment, ControlConnection, Role
+import zstandard as zstd
+
+from wreck.protocol import AckResult, Assignment, ControlConnection, Dictionary, Role
 from wreck.protocol.record import encode_record
+from wreck.spider.docpack import Packer
 from wreck.spider.fetch import FetchResult
 from wreck.spider.urlclient import UrlSession
+from wreck.storeserver import compress, settings as store_settings
+from bench.zstdattach import DictCompressor
 from tests.spider_helpers import crawl_settings
 
 HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:40:00 GMT\r\n"
@@ -35,6 +51,9 @@ HEAD = (b"HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 24 Nov 2026 15:4
 REQUEST = (b"GET /p/1.html HTTP/1.1\r\nHost: w0001.bench.test:18530\r\nUser-Agent: wreck\r\n"
            b"Accept: text/html\r\nAccept-Encoding: deflate, gzip, br, zstd\r\n\r\n")
 COMMIT_EVERY = 64  # DONEs a COMMITTED names at once, as a urlserver's commit does
+# glibc's mallopt() parameters (malloc.h) and the values held (see the top)
+M_TRIM_THRESHOLD, M_MMAP_THRESHOLD = -1, -3
+TRIM_THRESHOLD, MMAP_THRESHOLD = 8 << 20, 1 << 20
 
 
 class Store:
@@ -42,15 +61,16 @@ class Store:
 
     connected = True
 
-    def __init__(self) -> None:
+    def __init__(self, packer: Packer | None = None) -> None:
         self.unacked: dict = {}
         self.on_up: set = set()
         self.octets = 0
         self.digest = hashlib.sha256()
         self.hashing = False
+        self.packer = packer
 
     def submit(self, record, on_ack) -> None:
-        data = encode_record(record)
+        data = encode_record(record if self.packer is None else self.packer.pack(record))
         self.octets += len(data)
         if self.hashing:
             self.digest.update(data)
@@ -94,8 +114,34 @@ def load_pages(web: Path, hosts: int, per_host: int) -> list[tuple[str, bytes]]:
     return pages
 
 
-async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int) -> dict:
-    urlserver, store = Urlserver(), Store()
+def hold_heap() -> None:
+    """glibc's heap thresholds fixed, as a worker's heap behaves in a crawl (the top)."""
+    mallopt = ctypes.CDLL(None).mallopt
+    mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
+    if mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1 or mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1:
+        raise SystemExit("mallopt() refused the heap thresholds: run with --trimming-heap")
+
+
+def store_packer(pages: list[tuple[str, bytes]], attach: bool = False) -> Packer:
+    """A Packer with the dictionary a store trains from these pages (its
+    first DICT_TRAIN_DOCS documents, storeserver/compress.py's parameters)
+    and its default level; `attach`: its frames made by bench/zstdattach.py,
+    the dictionary attached at each frame rather than copied (other bytes of
+    the same size: section 3 of bench/results/2026-11-25-s11-page11.md)."""
+    samples = [(HEAD % len(body) + body)[: store_settings.DICT_SAMPLE_BYTES]
+               for _, body in pages[: store_settings.DICT_TRAIN_DOCS]]
+    trained = zstd.train_dictionary(store_settings.DICT_SIZE, samples, k=compress._TRAIN_K, d=compress._TRAIN_D,
+                                    accel=compress._TRAIN_ACCEL, threads=1)
+    packer = Packer(Dictionary(1, store_settings.DEFAULT_ZSTD_LEVEL, trained.as_bytes()))
+    if attach:
+        packer._cctx = DictCompressor(packer.level, trained.as_bytes())  # its compress(), the same call
+        if not packer._cctx.attached:
+            raise SystemExit("--attach: zstandard's cffi binding is missing here")
+    return packer
+
+
+async def measure(pages: list[tuple[str, bytes]], count: int, repeat: int, packer: Packer | None = None) -> dict:
+    urlserver, store = Urlserver(), Store(packer)
     session = UrlSession(urlserver, crawl_settings(), [store], concurrency=10**9)
     session.fetcher.start = lambda *args, **kwargs: None  # no transfer: the result is handed in below
     session._refill = lambda: None  # no GET: assignments are handed in below
@@ -128,9 +174,17 @@ def main() -> None:
     parser.add_argument("--web", type=Path, required=True, help="a web bench/crawl.py generated (its web-HxP dir)")
     parser.add_argument("--pages", type=int, default=2000, help="pages a pass")
     parser.add_argument("--repeat", type=int, default=3, help="passes; the least CPU time counts")
+    parser.add_argument("--pack", action="store_true", help="records packed as for a store with a dictionary "
+                        "(zstd and the body's SHA-256, spider/docpack.py)")
+    parser.add_argument("--attach", action="store_true", help="with --pack: zstd's dictionary attached at each "
+                        "frame, not copied (bench/zstdattach.py)")
+    parser.add_argument("--trimming-heap", action="store_true", help="glibc's default heap thresholds (the top)")
     args = parser.parse_args()
+    if not args.trimming_heap:
+        hold_heap()
     pages = load_pages(args.web, 50, 60)
-    print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat))))
+    packer = store_packer(pages, args.attach) if args.pack else None
+    print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat, packer))))
 
 
 if __name__ == "__main__":
