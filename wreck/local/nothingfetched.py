@@ -5,10 +5,13 @@
 # is the site's answer, not a mistake: unchanged), and its URLs ended in an
 # error or wait for a retry, wreck-crawl says so on stderr and exits
 # EXIT_NOTHING_FETCHED (docs/operating.md, "wreck-crawl's exit codes").
-# The reason named is the first failure the store recorded (every attempt,
-# failed or not, is a record: docs/protocol.txt 6.3), read through the
-# store's public read API; the urlserver's final /status gives the counts
-# and the DNS failure's exact kind. Addresses refused by the policy get
+# A crawl whose store holds a response (its robots.txt read, a page that
+# answered 503) is unchanged too: a server answered at the names and ports
+# typed, and the summary's errors say what it answered. The reason named is
+# the first failure the store recorded (every attempt, failed or not, is a
+# record: docs/protocol.txt 6.3), read through the store's public read
+# API; the urlserver's final /status gives the counts and the DNS
+# failure's exact kind. Addresses refused by the policy get
 # their own line, with the --allow-net hint. A crawl that admitted none of
 # its seeds (every URL it knows FILTERED: longer than --max-url-len, say;
 # a line that is not a URL is refused at the start, docs/operating.md) gets
@@ -20,7 +23,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from wreck.protocol import Specific
-from wreck.protocol.codes import http_code
+from wreck.protocol.codes import HTTP_NONE
 from wreck.storeserver.reader import StoreError, open_stores
 
 EXIT_NOTHING_FETCHED = 3
@@ -74,6 +77,8 @@ def why_nothing(last: dict, store_dirs: list[Path]) -> str | None:
     if not failed:
         return _nothing_admitted(last)
     first = _first_failure(store_dirs, kinds)
+    if first is None:
+        return None
     return f"no seed could be fetched: {first}; {failed} URL(s) failed or wait for a retry: {SEEDS_HINT}"
 
 
@@ -90,9 +95,13 @@ def _nothing_admitted(last: dict) -> str | None:
         ": nothing to crawl; check the seeds against the crawl's settings (--print-config shows them)"
 
 
-def _first_failure(store_dirs: list[Path], kinds: dict[str, int]) -> str:
+def _first_failure(store_dirs: list[Path], kinds: dict[str, int]) -> str | None:
     """'URL: what went wrong (OUTCOME)' of the first failed record in the
-    store, or the urlserver's most frequent error kind when it holds none."""
+    store (or the urlserver's most frequent error kind when it holds none);
+    None when a record holds a response (a robots.txt read, a page answered
+    503): a server answered at the seeds' names and ports, so the operator
+    typed them right and the summary's errors say the rest."""
+    first = None
     try:
         store = open_stores(store_dirs)
     except StoreError:
@@ -102,22 +111,24 @@ def _first_failure(store_dirs: list[Path], kinds: dict[str, int]) -> str:
             for looked, (meta, _) in enumerate(store.iter_docs(with_documents=False)):
                 if looked >= MAX_RECORDS_LOOKED:
                     break
-                if not meta.success:
+                if meta.success or meta.http != HTTP_NONE:
+                    return None
+                if first is None:
                     outcome = Specific(meta.specific).name if meta.specific in _SPECIFICS else str(meta.specific)
-                    return f"{meta.url}: {_words(outcome, http_code(meta.http), kinds)}"
+                    first = f"{meta.url}: {_words(outcome, kinds)}"
         except StoreError:
             pass
         finally:
             store.close()
+    if first is not None:
+        return first
     kind = max(kinds, key=kinds.get) if kinds else None
-    return _words(kind, None, kinds) if kind else "every URL failed"
+    return _words(kind, kinds) if kind else "every URL failed"
 
 
-def _words(outcome: str, status: int | None, kinds: dict[str, int]) -> str:
+def _words(outcome: str, kinds: dict[str, int]) -> str:
     """An outcome in an operator's words, its name in brackets; a DNS
     failure named by the urlserver's exact kind when it counted one."""
     if outcome == "DNS_FAILED":
         outcome = next((k for k in sorted(kinds, key=kinds.get, reverse=True) if k.startswith("DNS_")), outcome)
-    if outcome == "HTTP_ERROR" and status:
-        return f"the server answered HTTP {status} (HTTP_ERROR)"
     return f"{WORDS[outcome]} ({outcome})" if outcome in WORDS else outcome
