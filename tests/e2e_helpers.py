@@ -18,7 +18,7 @@ import lmdb
 
 from wreck.storeserver.store import ReadStore
 from tests.web import (
-    RunningWeb, SiteSpec,
+    RunningWeb, SiteSpec, duplicate_requests,
 )  # fmt: skip
 from tests.web.truth import normalize
 from wreck.local.children import Child
@@ -169,3 +169,11 @@ def crawl_logged(tmp: Path, spec: SiteSpec, seeds: Callable[[int], list[str]], a
     with RunningWeb(spec, log_path=tmp / "web.jsonl") as web:
         run = wreck_crawl(tmp, web, seeds(web.port), args)
         return run, web.log.records(), web.web
+
+
+def repeated_pages(records, asked_twice: dict[str, set[str]]) -> dict[tuple[str, str], int]:
+    """(host, target) -> count of each page asked more than once (robots.txt
+    aside) but those of `asked_twice` (host -> paths) asked exactly twice."""
+    twice = {(host, path) for host, paths in asked_twice.items() for path in paths}
+    return {key: n for key, n in duplicate_requests(records).items()
+            if not key[1].startswith("/robots") and (key not in twice or n > 2)}

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e_helpers import asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked
-from tests.web import SiteSpec, duplicate_requests, robots_first
+from tests.e2e_helpers import (asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked,
+                                repeated_pages)
+from tests.web import SiteSpec, robots_first
 from tests.web.edges3 import (ENC, ENC_CASES, FLOW, FLOW_PAGES, HANG, HANG_PATHS, ROBOTS_HOPS, Edges3Host,
                               robots3_name)
 
@@ -61,19 +62,17 @@ def test_the_crawl_ends_cleanly_robots_txt_first_on_every_host_and_no_page_twice
     run, *_, records = crawled
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     assert not [host for host, first in robots_first(records).items() if not first]
-    twice = {(name, path) for name, paths in Edges3Host.asked_twice().items() for path in paths}
-    assert {key: n for key, n in duplicate_requests(records).items()
-            if not key[1].startswith("/robots") and (key not in twice or n > 2)} == {}
+    assert repeated_pages(records, Edges3Host.asked_twice()) == {}
 
 
 def test_every_page_a_browser_reaches_is_asked_and_none_it_or_robots_txt_refuses(crawled):
     _, asked, host, *_ = crawled
-    assert never_asked(asked, host.expected()) == {}  # missed
-    assert asked_of(asked, host.forbidden()) == {}  # asked though refused
     robots = {"/robots.txt", *(f"/robots-{n}.txt" for n in range(1, ROBOTS_HOPS + 1))}
     known = {name: host.expected().get(name, set()) | host.tolerated().get(name, set()) | robots
              for name in host.addresses()}
-    assert asked_beyond(asked, known) == {}  # nothing beyond what is served (a wrong resolution)
+    wrong = {"missed": never_asked(asked, host.expected()), "asked though refused": asked_of(asked, host.forbidden()),
+             "asked beyond what is served (a wrong resolution)": asked_beyond(asked, known)}
+    assert wrong == dict.fromkeys(wrong, {}), wrong
 
 
 def test_a_redirect_to_another_host_waits_for_that_hosts_robots_txt(crawled):
