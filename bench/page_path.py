@@ -5,8 +5,13 @@
 # UrlSession._analyse (htmlguard, report: outcome, outlinks, record), a store
 # stand-in that encodes the record and acks at once, and the DONE encoded by
 # a real ControlConnection with the links COMMITTED made known left out
-# (sentlinks.py). Fetching (libcurl), zstd and the sockets are not in it: the
-# quick crawl bench measures those. The least of --repeat passes counts.
+# (sentlinks.py). Fetching (libcurl) and the sockets are not in it: the quick
+# crawl bench measures those. With --pack the store stand-in packs each
+# record as a spider does once its store gave it a dictionary
+# (spider/docpack.py: zstd at the store's default level with a dictionary
+# trained as the store trains one, from the web's first pages, and the body's
+# SHA-256), as make bench's workers do for nearly every page. The least of
+# --repeat passes counts.
 # The heap is held: glibc's trim and mmap thresholds are fixed here
 # (--trimming-heap leaves glibc's defaults). Alone in its process, this
 # bench gave its heap's top back to the kernel after nearly every page and
@@ -33,7 +38,6 @@ import time
 from pathlib import Path
 
 import uvloop
-
 import zstandard as zstd
 
 from wreck.protocol import AckResult, Assignment, ControlConnection, Dictionary, Role
@@ -115,7 +119,7 @@ def load_pages(web: Path, hosts: int, per_host: int) -> list[tuple[str, bytes]]:
 
 
 def hold_heap() -> None:
-    """glibc's heap thresholds fixed, as a worker's heap behaves in a crawl (the top)."""
+    """glibc's trim and mmap thresholds fixed, so the heap's top is not given back after each page (the top)."""
     mallopt = ctypes.CDLL(None).mallopt
     mallopt.argtypes = (ctypes.c_int, ctypes.c_int)
     if mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD) != 1 or mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD) != 1:
