@@ -76,23 +76,31 @@ def test_a_record_stream_split_at_every_byte_boundary(tmp_path):
         assert document == b"" and meta.head_len == 0 and meta.specific == Specific.TIMEOUT
 
 
+def _send_at_once(port: int, records: dict[int, list[Record]], *, burst: int) -> dict[int, list[Ack]]:
+    """Each sender k's records on a connection of its own, all senders at
+    once, `burst` records a write (like a spider); the acks each got."""
+    results: dict[int, list[Ack]] = {}
+
+    def send(k: int) -> None:
+        c = Client(port, name=f"box-{k}")
+        for i in range(0, len(records[k]), burst):
+            c.send(records[k][i : i + burst])
+        results[k] = c.acks(len(records[k]))
+        c.close()
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in records]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
 def test_concurrent_senders_each_get_their_own_acks(tmp_path):
     senders, per = 8, 150
-    results: dict[int, list[Ack]] = {}
+    records = {k: [make_record(k * 1000 + i, size=500 + i * 10) for i in range(per)] for k in range(senders)}
     with running_server(tmp_path) as (_, port):
-        def send(k: int) -> None:
-            c = Client(port, name=f"box-{k}")
-            recs = [make_record(k * 1000 + i, size=500 + i * 10) for i in range(per)]
-            for i in range(0, per, 10):  # in bursts, like a spider
-                c.send(recs[i : i + 10])
-            results[k] = c.acks(per)
-            c.close()
-
-        threads = [threading.Thread(target=send, args=(k,)) for k in range(senders)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        results = _send_at_once(port, records, burst=10)
     for k in range(senders):
         assert [a.doc_id for a in results[k]] == [k * 1000 + i for i in range(per)]
         assert {a.result for a in results[k]} == {AckResult.STORED}
@@ -108,20 +116,8 @@ def test_senders_interleaving_reads_each_store_their_own_bytes(tmp_path):
     senders, per = 4, 12
     sizes = [S.READ_CHUNK * 3 // 2, 300, S.READ_CHUNK + 7, 5000]
     records = {k: [_unique(k * 100 + i, sizes[i % len(sizes)]) for i in range(per)] for k in range(senders)}
-    results: dict[int, list[Ack]] = {}
     with running_server(tmp_path) as (_, port):
-        def send(k: int) -> None:
-            c = Client(port, name=f"box-{k}")
-            for i in range(0, per, 3):
-                c.send(records[k][i : i + 3])
-            results[k] = c.acks(per)
-            c.close()
-
-        threads = [threading.Thread(target=send, args=(k,)) for k in range(senders)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        results = _send_at_once(port, records, burst=3)
     store = ReadStore(tmp_path)
     for k in range(senders):
         assert results[k] == [Ack(r.doc_id, AckResult.STORED) for r in records[k]]
