@@ -116,6 +116,12 @@ class Compressor:
             local.of, local.cctx = self._cctx, self._make(self._dict_data)
         return [local.cctx.compress(d) for d in documents]
 
+    def close(self) -> None:
+        """End the compressing threads (they are idle once the writer stopped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
+
     def _start_training(self) -> None:
         self.wants_samples = False
         samples, self._samples = self._samples, []
