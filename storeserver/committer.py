@@ -172,6 +172,7 @@ class Committer:
             self._on_fatal(exc)
         finally:
             self._pool.shutdown(wait=False)
+            self.compressor.close()
             self._prepared.put(None)  # the committing stage ends after the last batch
 
     def _run_commits(self) -> None:

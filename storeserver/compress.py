@@ -26,6 +26,7 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import zstandard as zstd
 
@@ -43,7 +44,11 @@ _TRAIN_D = 8
 # unseen pages as well (ratio 7.07 against 7.04; 2026-11-24, issue 16).
 _TRAIN_ACCEL = 8
 # Batches at least this large are compressed in parallel, on every core:
-# below it, handing work to threads costs more than it saves.
+# below it, handing work to threads costs more than it saves. The threads and
+# their zstd contexts live as long as the Compressor: zstandard's
+# multi_compress_to_buffer made both afresh for every batch, each new context
+# loading the 1 MiB dictionary again, about 5 CPU-ms a batch (a batch of 32:
+# 0.45 against 0.40 CPU-ms a document; bench/results/2026-11-25-s11-store11.md).
 _PARALLEL_FROM = 8
 _THREADS = max(2, os.cpu_count() or 1)
 
@@ -64,7 +69,10 @@ class Compressor:
         self.train_docs = train_docs
         self.sample_bytes = sample_bytes
         self.dict_id = dict_id
+        self._dict_data = dict_data
         self._cctx = self._make(dict_data)
+        self._pool: ThreadPoolExecutor | None = None  # made for the first large batch
+        self._local = threading.local()  # each pool thread's context, made for self._cctx
         self._samples: list[bytes] = []
         self._training: threading.Thread | None = None
         self._trained: tuple[int, bytes] | None = None  # set by the trainer thread
@@ -95,8 +103,24 @@ class Compressor:
             self._sample(d)
         if len(documents) < _PARALLEL_FROM or not all(documents):
             return self.dict_id, [self._cctx.compress(d) for d in documents]
-        frames = self._cctx.multi_compress_to_buffer(documents, threads=_THREADS)
-        return self.dict_id, [frames[i].tobytes() for i in range(len(documents))]
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=_THREADS, thread_name_prefix="zstd-compress")
+        step = -(-len(documents) // _THREADS)
+        slices = self._pool.map(self._compress_slice, [documents[i : i + step] for i in range(0, len(documents), step)])
+        return self.dict_id, [frame for frames in slices for frame in frames]
+
+    def _compress_slice(self, documents: list[bytes]) -> list[bytes]:
+        # In a pool thread: zstd releases the GIL while it compresses.
+        local = self._local
+        if getattr(local, "of", None) is not self._cctx:
+            local.of, local.cctx = self._cctx, self._make(self._dict_data)
+        return [local.cctx.compress(d) for d in documents]
+
+    def close(self) -> None:
+        """End the compressing threads (they are idle once the writer stopped)."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def _start_training(self) -> None:
         self.wants_samples = False
@@ -123,6 +147,7 @@ class Compressor:
 
     def use_dict(self, dict_id: int, data: bytes) -> None:
         self.dict_id = dict_id
+        self._dict_data = data
         self._cctx = self._make(data)
 
     def request_retrain(self) -> None:

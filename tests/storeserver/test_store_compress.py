@@ -6,7 +6,7 @@ from __future__ import annotations
 import gzip
 
 from tests.web.corpus import Corpus
-from wreck.protocol import Record, Specific, http_enum
+from wreck.protocol import Ack, AckResult, Record, Specific, http_enum
 from wreck.storeserver.store import ReadStore
 
 from tests.store_helpers import Client, running_server
@@ -45,3 +45,35 @@ def test_a_trained_dictionary_is_used_and_survives_retraining(tmp_path):
     raw = sum(m.doc_len for m in trained)
     gz = sum(len(gzip.compress(page(m.doc_id).document, 6)) for m in trained)
     assert sum(m.stored_len for m in trained) < gz / 1.5 < raw  # the point of the dictionary
+
+
+def test_a_batch_compressed_on_every_core_reads_back_under_each_dictionary(tmp_path):
+    # A spider that does not compress sends its records in bursts: the store
+    # compresses each batch on its pool of threads (compress.py), which must
+    # take up every new dictionary and keep each record's own bytes.
+    bursts = (range(1, 65), range(200, 264), range(400, 464))  # no dictionary, the first, a retrained one
+    with running_server(tmp_path, dict_train_docs=60) as (server, port):
+        c = Client(port)
+
+        def burst(ids: range) -> None:
+            c.send([page(i) for i in ids])
+            assert c.acks(len(ids)) == [Ack(i, AckResult.STORED) for i in ids]
+
+        burst(bursts[0])
+        server.compressor.wait_for_training(30)
+        send(port, range(65, 80))  # one by one, so the dictionary is committed
+        burst(bursts[1])
+        server.compressor.request_retrain()
+        send(port, range(300, 361))
+        server.compressor.wait_for_training(30)
+        send(port, range(361, 380))
+        burst(bursts[2])
+        c.close()
+    store = ReadStore(tmp_path)
+    try:
+        assert [{store.get(i)[0].dict_id for i in ids} for ids in bursts] == [{0}, {1}, {2}]
+        for ids in bursts:
+            for i in ids:
+                assert store.get(i)[1] == page(i).document
+    finally:
+        store.close()

@@ -8,10 +8,12 @@ import os
 import socket
 import threading
 
+import msgspec
 import pytest
 
 from wreck.protocol import Ack, AckResult, ConnectionClosed, Error, ErrorCode, Record, Specific, http_enum
 from wreck.protocol.record import RECORD_HEADER
+from wreck.storeserver import settings as S
 from wreck.storeserver.store import ReadStore
 
 from tests.store_helpers import Client, make_record, running_server
@@ -74,29 +76,60 @@ def test_a_record_stream_split_at_every_byte_boundary(tmp_path):
         assert document == b"" and meta.head_len == 0 and meta.specific == Specific.TIMEOUT
 
 
+def _send_at_once(port: int, records: dict[int, list[Record]], *, burst: int) -> dict[int, list[Ack]]:
+    """Each sender k's records on a connection of its own, all senders at
+    once, `burst` records a write (like a spider); the acks each got."""
+    results: dict[int, list[Ack]] = {}
+
+    def send(k: int) -> None:
+        c = Client(port, name=f"box-{k}")
+        for i in range(0, len(records[k]), burst):
+            c.send(records[k][i : i + burst])
+        results[k] = c.acks(len(records[k]))
+        c.close()
+
+    threads = [threading.Thread(target=send, args=(k,)) for k in records]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    return results
+
+
 def test_concurrent_senders_each_get_their_own_acks(tmp_path):
     senders, per = 8, 150
-    results: dict[int, list[Ack]] = {}
+    records = {k: [make_record(k * 1000 + i, size=500 + i * 10) for i in range(per)] for k in range(senders)}
     with running_server(tmp_path) as (_, port):
-        def send(k: int) -> None:
-            c = Client(port, name=f"box-{k}")
-            recs = [make_record(k * 1000 + i, size=500 + i * 10) for i in range(per)]
-            for i in range(0, per, 10):  # in bursts, like a spider
-                c.send(recs[i : i + 10])
-            results[k] = c.acks(per)
-            c.close()
-
-        threads = [threading.Thread(target=send, args=(k,)) for k in range(senders)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(30)
+        results = _send_at_once(port, records, burst=10)
     for k in range(senders):
         assert [a.doc_id for a in results[k]] == [k * 1000 + i for i in range(per)]
         assert {a.result for a in results[k]} == {AckResult.STORED}
     store = ReadStore(tmp_path)
     assert store.meta_info()["docs"] == senders * per
     assert store.get(3 * 1000 + 77)[1] == make_record(3077, size=500 + 770).document
+
+
+def test_senders_interleaving_reads_each_store_their_own_bytes(tmp_path):
+    # Documents longer than one read (S.READ_CHUNK), and short ones, from
+    # senders writing at once: each stored byte for byte, none with another's
+    # bytes (a receive buffer shared between connections must not mix them).
+    senders, per = 4, 12
+    sizes = [S.READ_CHUNK * 3 // 2, 300, S.READ_CHUNK + 7, 5000]
+    records = {k: [_unique(k * 100 + i, sizes[i % len(sizes)]) for i in range(per)] for k in range(senders)}
+    with running_server(tmp_path) as (_, port):
+        results = _send_at_once(port, records, burst=3)
+    store = ReadStore(tmp_path)
+    for k in range(senders):
+        assert results[k] == [Ack(r.doc_id, AckResult.STORED) for r in records[k]]
+        for r in records[k]:
+            assert store.get(r.doc_id)[1] == r.document
+
+
+def _unique(doc_id: int, size: int) -> Record:
+    """A page of about `size` bytes that no other doc id's page resembles."""
+    r = make_record(doc_id, size=64)
+    filler = (f"<!-- {doc_id:08d} -->" * (size // 17 + 1)).encode()[:size]
+    return msgspec.structs.replace(r, document=r.document + filler)
 
 
 def test_a_duplicate_doc_id_is_stored_once_and_acked_again(tmp_path):
