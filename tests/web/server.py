@@ -209,18 +209,11 @@ class TestWeb:
             if local_ip != self.edges.addresses()[req.host]:
                 return await _misdirected(conn, req)
             return await self.edges.handle(req, conn)
-        if self.edges2 is not None and (address := self.edges2.address_of(req.host)) is not None:
-            if local_ip != address:
-                return await _misdirected(conn, req)
-            return await self.edges2.handle(req, conn)
-        if self.edges3 is not None and (address := self.edges3.address_of(req.host)) is not None:
-            if local_ip != address:
-                return await _misdirected(conn, req)
-            return await self.edges3.handle(req, conn)
-        if self.traps is not None and (trap_ip := self.traps.address_of(req.host)) is not None:
-            if local_ip != trap_ip:
-                return await _misdirected(conn, req)
-            return await self.traps.handle(req, conn)
+        for module in (self.edges2, self.edges3, self.traps):  # the modules that name each host's address
+            if module is not None and (address := module.address_of(req.host)) is not None:
+                if local_ip != address:
+                    return await _misdirected(conn, req)
+                return await module.handle(req, conn)
         host = self.site.hosts.get(req.host)
         if host is None:
             return await send_response(conn, req, 404, [("Content-Type", "text/plain")],
