@@ -154,7 +154,7 @@ class Record(_Event):
     # Extension fields (6.3), for the archive; sent with flags EXT when any is set.
     request: bytes = b""  # the final request's header block as sent
     ip: str = ""  # the address connected to
-    truncated: str = ""  # "length" or "time" when the body was cut
+    truncated: str = ""  # "length", "time" or "disconnect" when the body was cut
     outlinks: tuple[str, ...] = ()  # the links found in the document
     # A record-only transaction (the assignment's nofetch=, 5.3): why nothing
     # was fetched, as the urlserver said, and the addresses it refused.

@@ -41,7 +41,7 @@ EXT_FIELD = struct.Struct("!BI")
 TAG_REQUEST, TAG_IP, TAG_TRUNCATED, TAG_OUTLINKS, TAG_VIA, TAG_HOPS = 1, 2, 3, 4, 5, 6
 TAG_NOFETCH, TAG_REFUSED = 7, 8  # a record-only transaction (nofetch=, 5.3)
 TAG_ZSTD, TAG_DIGEST = 9, 10  # the document is a zstd frame (6.7)
-TRUNCATIONS = ("length", "time")
+TRUNCATIONS = ("length", "time", "disconnect")  # WARC 1.1 5.13's reasons, but "unspecified"
 # ZSTD's value: the store's dictionary id u32, the document's length before
 # compression u32, its header block's length u32 (6.7).
 ZSTD_FIELD = struct.Struct("!III")

@@ -190,7 +190,7 @@ class FetchResult:
     partial: bytes = b""  # Request.keep_partial: the first Max_Doc_Size bytes of a body cut at size
     request: bytes = b""  # the last request's header block as sent (for the archive)
     ip: str = ""  # the address connected to
-    truncated: str = ""  # "length" or "time" when the body was cut, as WARC-Truncated says
+    truncated: str = ""  # "length", "time" or "disconnect" when the body was cut, as WARC-Truncated says
     nofetch: str = ""  # a record-only transaction: the urlserver's reason (spider/nofetch.py)
     refused: tuple[str, ...] = ()  # ... and the addresses it refused
 
@@ -454,6 +454,8 @@ def _truncation(aborted: Specific | None, curl_code: int, got_head: bool) -> str
         return ""
     if aborted is Specific.TOO_BIG or curl_code == pycurl.E_FILESIZE_EXCEEDED:  # ours, or MAXFILESIZE's
         return "length"
+    if curl_code == pycurl.E_PARTIAL_FILE and aborted is None:  # the server closed before the body's end
+        return "disconnect"
     return "time" if curl_code == CURL_TIMEOUT and aborted is None else ""
 
 

@@ -86,6 +86,11 @@ def of_transfer(
         else:
             specific = Specific.TIMEOUT if connected else Specific.CONNECT_TIMEOUT
         return FetchOutcome(F, specific, http_code, False, reason=curl_message)
+    if curl_code == pycurl.E_PARTIAL_FILE and http_code >= 200:
+        # the server closed before the body's end (Content-Length not reached, a
+        # chunk cut, no last chunk): the response as received, as browsers show
+        # it; the record says WARC-Truncated: disconnect (docs/operating.md)
+        return of_response(url, http_code, location, retry_after, refresh, now)._replace(reason=curl_message)
     if curl_code != pycurl.E_OK:
         status, specific = CURL_ERRORS.get(curl_code, (F, Specific.RESET if connected else Specific.CONNECT_FAILED))
         return FetchOutcome(status, specific, http_code, False, reason=curl_message)

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 import deflate
+import pycurl
 
 from wreck.protocol import Record, Specific, http_enum, limits
 from wreck.protocol.textfields import HOPS_PATH, is_token
@@ -29,6 +30,9 @@ LOG = logging.getLogger(__name__)
 # tens of octets, and the urlserver stores one pair per URL.
 MAX_VALIDATOR_LEN = 256
 _KEPT = (Specific.OK, Specific.NOT_MODIFIED, Specific.META_REFRESH)
+# libcurl results whose body is read for links: a complete one, and one the
+# server cut by closing (CURLE_PARTIAL_FILE: kept as received, outcome.py)
+_READ_AS_RECEIVED = (pycurl.E_OK, pycurl.E_PARTIAL_FILE)
 
 
 class Report(NamedTuple):
@@ -140,7 +144,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
     body = result.body
     extra: dict[str, str] = {}
     why = ""
-    if 200 <= code < 300 and result.aborted is None and result.curl_code == 0 and body:
+    if 200 <= code < 300 and result.aborted is None and result.curl_code in _READ_AS_RECEIVED and body:
         if kind == "sitemap":
             try:
                 found = sitemaps.parse(body, result.url)

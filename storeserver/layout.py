@@ -138,7 +138,7 @@ class FetchInfo(msgspec.Struct, frozen=True, array_like=True):
 
     request: bytes = b""  # the request's header block as sent
     ip: str = ""  # the address connected to
-    truncated: str = ""  # "length" or "time": the body was cut
+    truncated: str = ""  # "length", "time" or "disconnect": the body was cut
     outlinks: tuple[str, ...] = ()
     # A record-only transaction (docs/protocol.txt 5.3 nofetch=, 6.3 NOFETCH
     # and REFUSED): why nothing was fetched, and the addresses refused. New

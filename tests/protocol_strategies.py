@@ -43,7 +43,7 @@ records = st.builds(
     Record, doc_ids, st.booleans(), st.sampled_from(Specific), http_enums,
     st.integers(0, MAX_U32), urls, st.none() | urls, st.binary(max_size=5000),
     request=st.binary(max_size=300), ip=st.sampled_from(("", "127.0.0.1", "::1")),
-    truncated=st.sampled_from(("", "length", "time")), outlinks=st.lists(urls, max_size=5).map(tuple),
+    truncated=st.sampled_from(("", "length", "time", "disconnect")), outlinks=st.lists(urls, max_size=5).map(tuple),
 )  # fmt: skip
 frames = st.one_of(
     st.builds(Ack, doc_ids, st.sampled_from(AckResult)),

@@ -1,0 +1,104 @@
+"""The fourth red-team round's spider cases, one GET each on a loopback
+server that answers raw bytes (tests/web/edges4.py serves them to a crawl,
+tests/e2e/test_edges4_e2e.py): HTTP framing real servers get wrong, and
+which of them libcurl refuses where a browser shows a page."""
+
+from __future__ import annotations
+
+import pytest
+
+from wreck.protocol import Specific, Status
+from wreck.spider import outcome
+from tests.spider.test_spider_edges3 import _fetch_raw
+
+PAGE = b"<html><body><a href='/next'>next</a> <a href='/more'>more</a></body></html>"
+CHUNKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
+def _ok(status_line: bytes, extra: bytes = b"", body: bytes = PAGE) -> bytes:
+    return (status_line + b"\r\nContent-Type: text/html\r\n" + extra
+            + b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def _links(result) -> tuple[str, ...]:
+    base = result.url.rsplit("/", 1)[0]
+    return tuple(f"{base}/{name}" for name in ("next", "more"))
+
+
+# (the answer, the bytes of PAGE a browser shows before the connection closes)
+CUT = {
+    # a chunk announced as 4 KiB, the page sent, then the connection closed (Chrome:
+    # ERR_INCOMPLETE_CHUNKED_ENCODING, the page shown as received)
+    "mid-chunk": CHUNKED + b"1000\r\n" + PAGE,
+    # the whole page in its chunk, the last (zero) chunk never sent before the close
+    "no-last-chunk": CHUNKED + b"%x\r\n%s\r\n" % (len(PAGE), PAGE),
+    # Content-Length larger than the body, then a close (a CMS counting before it compressed)
+    "length-longer": b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 5000\r\n\r\n" + PAGE,
+}
+
+
+@pytest.mark.parametrize("name", CUT)
+def test_a_body_cut_by_the_servers_close_is_kept_once_marked_disconnect_with_its_links(name):
+    # was: FETCH_ERROR RESET, the bytes received dropped, retried --max-retries times
+    # and its links never read; browsers show the page as received
+    rep, result = _fetch_raw(CUT[name])
+    assert (rep.outcome.status, rep.outcome.specific, rep.outcome.success) == (Status.FETCHED, Specific.OK, True)
+    assert result.body == PAGE and result.truncated == "disconnect"
+    assert rep.record.truncated == "disconnect" and rep.record.success
+    assert rep.outlinks == _links(result)
+    assert "outstanding read data" in rep.outcome.reason or "bytes missing" in rep.outcome.reason
+
+
+def test_a_body_cut_before_its_first_link_is_kept_marked_with_no_link():
+    rep, result = _fetch_raw(CHUNKED + b"1000\r\n" + PAGE[:20])
+    assert rep.outcome.status is Status.FETCHED and result.truncated == "disconnect"
+    assert rep.outlinks == () and result.body == PAGE[:20]
+
+
+def test_a_server_error_cut_mid_body_stays_a_transient_failure():
+    rep, result = _fetch_raw(b"HTTP/1.1 503 Busy\r\nContent-Length: 900\r\n\r\nbusy")
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.HTTP_ERROR)
+    assert result.truncated == "disconnect"
+
+
+def test_a_close_before_any_status_line_is_still_a_reset():
+    assert outcome.of_transfer(url="http://a.test/", curl_code=18, curl_message="partial", http_code=0,
+                               connected=True, aborted=None, location=None,
+                               retry_after=None).specific is Specific.RESET
+
+
+@pytest.mark.parametrize("answer", [
+    CHUNKED + b"%x;name=value\r\n%s\r\n0\r\n\r\n" % (len(PAGE), PAGE),  # a chunk extension (RFC 9112 7.1.1)
+    CHUNKED + b"%x  \r\n%s\r\n0\r\n\r\n" % (len(PAGE), PAGE),  # blanks after the chunk size
+    CHUNKED + b"%X\n%s\n0\n\n" % (len(PAGE), PAGE),  # upper-case hex, LF-only chunk lines
+    b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 102 Processing\r\n\r\nHTTP/1.1 103 Early Hints\r\n"
+    b"Link: </s.css>; rel=preload\r\n\r\n" + _ok(b"HTTP/1.1 200 OK"),  # three 1xx before the answer
+    _ok(b"HTTP/1.1 200"),  # no reason phrase, no blank after the code
+    _ok(b"http/1.1 200 OK"),  # a lower-case protocol name
+    b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + PAGE,  # HTTP/1.0 ended by the close
+    b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d, %d\r\n\r\n%s" % (len(PAGE), len(PAGE), PAGE),
+])
+def test_framing_a_browser_reads_is_read_whole(answer):
+    rep, result = _fetch_raw(answer)
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
+    assert result.body == PAGE and not result.truncated and rep.outlinks == _links(result)
+
+
+def test_a_content_length_shorter_than_the_body_ends_the_body_there():
+    # RFC 9112 6.3: the length frames the message; the bytes after it are no part of this answer
+    rep, result = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 40\r\n\r\n" + PAGE)
+    assert rep.outcome.status is Status.FETCHED and result.body == PAGE[:40]
+    assert rep.outlinks == _links(result)[:1]
+
+
+@pytest.mark.parametrize(("answer", "why"), [
+    (_ok(b"HTTP/1.1 302 Found", b"Location: /a\r\nLocation: /b\r\n"), "Multiple Location"),  # Chrome refuses too
+    (_ok(b"HTTP/1.1 200 OK", b"Content-Length: 3\r\n"), "Content-Length"),  # Chrome refuses too (RFC 9112 6.3)
+    (_ok(b"HTTP/1.1 200 OK", b"X-Debug line without a colon\r\n"), "without colon"),  # browsers skip the line
+    (b"\r\n" + _ok(b"HTTP/1.1 200 OK"), "HTTP/0.9"),  # Chrome skips up to 4 bytes before 'HTTP'
+    (PAGE, "HTTP/0.9"),  # no status line at all
+])
+def test_framing_libcurl_refuses_is_a_bad_response_with_libcurls_reason(answer, why):
+    rep, _ = _fetch_raw(answer)
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.BAD_RESPONSE)
+    assert why in rep.outcome.reason, rep.outcome
