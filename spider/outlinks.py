@@ -11,6 +11,10 @@
 # paginated only by rel=next is crawled; never a stylesheet, icon, preload
 # or oEmbed link, which are not pages), frame and iframe give links. Every link is normalised with wreck.urlnorm (which drops fragments
 # and non-http(s) schemes) and de-duplicated in page order.
+# An <iframe srcdoc> is the iframe's document (HTML 4.8.5): its links are
+# read too, against the page's base (about:srcdoc's fallback base URL), one
+# level deep (MAX_SRCDOC_DEPTH), so the parse costs at most twice the page's
+# bytes. A <template>'s content is inert (no browser shows it): not read.
 # A meta refresh naming a URL is returned separately: the caller reports the
 # page as a redirect to it.
 #
@@ -63,6 +67,7 @@ _SNIFF = re.compile(rb"[\t\n\x0c\r ]*(?:<!--|<(?:!doctype\s+html|html|head|scrip
 # <meta http-equiv=refresh content="5; url=/next">: the URL after 'url='.
 _REFRESH = re.compile(r"^\s*[\d.]*\s*[;,]?\s*(?:url\s*=\s*)?(.*)$", re.I | re.S)
 # Tags whose attribute names a link: tag -> attribute.
+MAX_SRCDOC_DEPTH = 1  # srcdoc levels read: a srcdoc inside one is not (each level re-parses its bytes)
 _LINK_TAGS = (("a", "href"), ("area", "href"), ("link", "href"), ("frame", "src"), ("iframe", "src"))
 _NOFOLLOW = frozenset(("nofollow", "none"))
 _DIRECTIVE_SPLIT = re.compile(r"[\s,;]+")
@@ -166,25 +171,14 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     """The links of `tree` (the opening comment says which), resolved
     against `base`: unique, in order (the tags of _LINK_TAGS one after the
     other, each in page order), without `page_url`, bounded."""
-    # Only a followed link's href counts: a nofollow one earlier in the page
-    # must not hide a plain link to the same URL.
-    followed: list[str] = []
-    add = followed.append
-    for tag, attr in _LINK_TAGS:
-        is_link = tag == "link"  # followed only with a page's rel (_followed_link); the others unless rel=nofollow
-        for attrs in map(_ATTRIBUTES, tree.tags(tag)):
-            raw = attrs.get(attr)
-            if not raw:
-                if tag != "a" or not (raw := attrs.get("xlink:href")):  # SVG 1.1's <a xlink:href>
-                    continue
-            rel = attrs.get("rel")
-            if rel is not None:
-                rel = rel.lower()
-                if "nofollow" in rel or (is_link and not _followed_link(rel, attrs)):
-                    continue
-            elif is_link:
-                continue
-            add(raw[: raw.index("#")] if "#" in raw else raw)  # 'page.html#s2' is 'page.html' (see the top)
+    srcdocs: list[str] = []
+    followed = _hrefs(tree, srcdocs)
+    for _level in range(MAX_SRCDOC_DEPTH):
+        if not srcdocs:
+            break
+        docs, srcdocs = srcdocs, []
+        for doc in docs:
+            followed += _hrefs(LexborHTMLParser(doc), srcdocs)
     refs = dict.fromkeys(followed)
     if query_encoding is not None:
         refs = dict.fromkeys([encode_query(ref, query_encoding) for ref in refs])
@@ -201,6 +195,33 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
             break
         out.append(url)  # type: ignore[arg-type]
     return tuple(out)
+
+
+def _hrefs(tree: LexborHTMLParser, srcdocs: list[str]) -> list[str]:
+    """The raw hrefs of `tree`'s followed links, in the order _walk says,
+    fragments cut; its <iframe srcdoc> documents appended to `srcdocs`."""
+    # Only a followed link's href counts: a nofollow one earlier in the page
+    # must not hide a plain link to the same URL.
+    followed: list[str] = []
+    add = followed.append
+    for tag, attr in _LINK_TAGS:
+        is_link = tag == "link"  # followed only with a page's rel (_followed_link); the others unless rel=nofollow
+        for attrs in map(_ATTRIBUTES, tree.tags(tag)):
+            if tag == "iframe" and (doc := attrs.get("srcdoc")):
+                srcdocs.append(doc)
+            raw = attrs.get(attr)
+            if not raw:
+                if tag != "a" or not (raw := attrs.get("xlink:href")):  # SVG 1.1's <a xlink:href>
+                    continue
+            rel = attrs.get("rel")
+            if rel is not None:
+                rel = rel.lower()
+                if "nofollow" in rel or (is_link and not _followed_link(rel, attrs)):
+                    continue
+            elif is_link:
+                continue
+            add(raw[: raw.index("#")] if "#" in raw else raw)  # 'page.html#s2' is 'page.html' (see the top)
+    return followed
 
 
 # <link rel> tokens (HTML 4.6.7, link types) naming another version or

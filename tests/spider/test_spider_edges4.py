@@ -9,6 +9,7 @@ import pytest
 
 from wreck.protocol import Specific, Status
 from wreck.spider import outcome
+from wreck.spider.outlinks import extract
 from tests.spider.test_spider_edges3 import _fetch_raw
 
 PAGE = b"<html><body><a href='/next'>next</a> <a href='/more'>more</a></body></html>"
@@ -102,3 +103,20 @@ def test_framing_libcurl_refuses_is_a_bad_response_with_libcurls_reason(answer, 
     rep, _ = _fetch_raw(answer)
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.BAD_RESPONSE)
     assert why in rep.outcome.reason, rep.outcome
+
+
+def test_the_links_of_an_iframes_srcdoc_are_read_against_the_pages_base():
+    # HTML 4.8.5: srcdoc is the iframe's document (its links resolved against the page's
+    # base URL, about:srcdoc's fallback base); was: never read, its links never followed
+    body = (b'<base href="/d/"><iframe srcdoc="&lt;a href=&quot;in-srcdoc&quot;&gt;s&lt;/a&gt;'
+            b'&lt;iframe srcdoc=&quot;&amp;lt;a href=/t/nested&amp;gt;n&quot;&gt;&lt;/iframe&gt;"></iframe>'
+            b'<template><a href="/t/template">inert</a></template><a href="/t/plain">p</a>')
+    links = extract(body, "http://a.test/p").outlinks
+    assert "http://a.test/d/in-srcdoc" in links and "http://a.test/t/plain" in links
+    assert "http://a.test/t/template" not in links  # a template's content is inert: no browser shows it
+    assert "http://a.test/t/nested" not in links  # one level of srcdoc is read (outlinks.MAX_SRCDOC_DEPTH)
+
+
+def test_an_iframe_with_both_srcdoc_and_src_gives_both_links():
+    body = b'<iframe src="/t/src" srcdoc="&lt;a href=/t/doc&gt;d"></iframe>'
+    assert set(extract(body, "http://a.test/p").outlinks) == {"http://a.test/t/src", "http://a.test/t/doc"}
