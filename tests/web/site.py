@@ -116,6 +116,10 @@ class Site:
             from .edges3 import Edges3Host
 
             table.update(Edges3Host.addresses())
+        if self.spec.edges4:
+            from .edges4 import Edges4Host
+
+            table.update(Edges4Host.addresses())
         if self.spec.crawltraps:
             from .crawltraps import TrapHosts
 
