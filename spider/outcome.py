@@ -75,9 +75,11 @@ class FetchOutcome(NamedTuple):
 def of_transfer(
     *, url: str, curl_code: int, curl_message: str, http_code: int, connected: bool,
     aborted: Specific | None, location: str | None, retry_after: str | None,
-    refresh: str | None = None, now: float | None = None,
+    refresh: str | None = None, now: float | None = None, keep_cut: bool = True,
 ) -> FetchOutcome:  # fmt: skip
-    """The outcome of one transfer; see docs/protocol.txt 5.6 (Status)."""
+    """The outcome of one transfer; see docs/protocol.txt 5.6 (Status).
+    `keep_cut`: a body the server cut by closing counts as received (a page;
+    not a robots.txt, whose cut rules may have lost a Disallow: RESET)."""
     if aborted is not None:
         return FetchOutcome(ABORTS.get(aborted, E), aborted, http_code, False, reason=curl_message)
     if curl_code == pycurl.E_OPERATION_TIMEDOUT:
@@ -86,7 +88,7 @@ def of_transfer(
         else:
             specific = Specific.TIMEOUT if connected else Specific.CONNECT_TIMEOUT
         return FetchOutcome(F, specific, http_code, False, reason=curl_message)
-    if curl_code == pycurl.E_PARTIAL_FILE and http_code >= 200:
+    if curl_code == pycurl.E_PARTIAL_FILE and http_code >= 200 and keep_cut:
         # the server closed before the body's end (Content-Length not reached, a
         # chunk cut, no last chunk): the response as received, as browsers show
         # it; the record says WARC-Truncated: disconnect (docs/operating.md)

@@ -171,6 +171,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
         location=None if plain_success else location_value(result.head),
         retry_after=None if plain_success else header_value(result.head, b"retry-after"),
         refresh=page_links.refresh if page_links.refresh or not 200 <= code < 300 else header_refresh(result),
+        keep_cut=not assignment or "body" not in assignment,  # body=: the urlserver's robots.txt (protocol 5.3)
     )  # fmt: skip
     if got.specific is Specific.NOT_MODIFIED and not _CONDITIONAL.search(result.request):
         # a 304 to a request that named no validator compares with no earlier copy: the (empty)

@@ -19,11 +19,11 @@ from warcio.archiveiterator import ArchiveIterator
 
 from tests.e2e_helpers import asked_beyond, asked_by_host, asked_of, crawl_logged, dump_all, never_asked, repeated_pages
 from tests.web import SiteSpec, robots_first
-from tests.web.edges4 import CUT, FRAME, READ, REFUSED, Edges4Host
+from tests.web.edges4 import CUT, FRAME, READ, REFUSED, ROBOTS_CUT, Edges4Host
 
 pytestmark = pytest.mark.e2e
-# a FETCH_ERROR is retried in an hour (the default): the crawl ends before, saying what waits
-ARGS = ["--delay", "0.01", "--concurrency", "10"]
+# a FETCH_ERROR is retried in an hour (the default), robots.txt too: the crawl ends before, saying what waits
+ARGS = ["--delay", "0.01", "--concurrency", "10", "--robots-retry", "1h"]
 
 
 @pytest.fixture(scope="module")
@@ -54,7 +54,8 @@ def test_the_crawl_ends_cleanly_robots_txt_first_and_no_page_twice(crawled):
 def test_every_page_a_browser_reaches_is_asked_and_none_beyond(crawled):
     _, records, host, *_ = crawled
     asked = asked_by_host(records)
-    known = {FRAME: host.expected()[FRAME] | host.tolerated()[FRAME] | {"/robots.txt"}}
+    known = {name: host.expected()[name] | host.tolerated().get(name, set()) | {"/robots.txt"}
+             for name in host.addresses()}
     wrong = {"missed": never_asked(asked, host.expected()), "asked though unseen": asked_of(asked, host.forbidden()),
              "asked beyond what is served (a wrong resolution)": asked_beyond(asked, known)}
     assert wrong == dict.fromkeys(wrong, {}), wrong
@@ -92,3 +93,9 @@ def test_an_iframe_srcdocs_link_is_followed_and_a_templates_never(crawled):
     _, records, *_ = crawled
     asked = asked_by_host(records)[FRAME]
     assert "/t/srcdoc" in asked and "/t/template" not in asked
+
+
+def test_a_robots_txt_cut_by_the_servers_close_keeps_its_host_closed(crawled):
+    # its rules up to the cut allow /public/: read, they would open what the whole forbids
+    _, records, *_ = crawled
+    assert {r.target for r in records if r.host == ROBOTS_CUT} == {"/robots.txt"}

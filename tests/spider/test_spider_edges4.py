@@ -9,7 +9,9 @@ import pytest
 
 from wreck.protocol import Specific, Status
 from wreck.spider import outcome
+from wreck.spider.fetch import FetchResult
 from wreck.spider.outlinks import extract
+from wreck.spider.report import report
 from tests.spider.test_spider_edges3 import _fetch_raw
 
 PAGE = b"<html><body><a href='/next'>next</a> <a href='/more'>more</a></body></html>"
@@ -120,3 +122,15 @@ def test_the_links_of_an_iframes_srcdoc_are_read_against_the_pages_base():
 def test_an_iframe_with_both_srcdoc_and_src_gives_both_links():
     body = b'<iframe src="/t/src" srcdoc="&lt;a href=/t/doc&gt;d"></iframe>'
     assert set(extract(body, "http://a.test/p").outlinks) == {"http://a.test/t/src", "http://a.test/t/doc"}
+
+
+def test_a_robots_txt_cut_by_the_servers_close_stays_a_reset_not_a_shorter_set_of_rules():
+    # a cut robots.txt may have lost a Disallow line: it stays unreachable (RFC 9309
+    # 2.3.1.4: complete disallow, asked again), as before session 12
+    head = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 900\r\n\r\n"
+    result = FetchResult(key=1, url="http://a.test/robots.txt", ms=1, curl_code=18, http_code=200, connected=True,
+                         message="end of response with 870 bytes missing", head=head,
+                         body=b"User-agent: *\nDisallow: /a/\n", truncated="disconnect")
+    rep = report(result, 1, None, {"body": "524288"})
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.RESET)
+    assert report(result, 1).outcome.status is Status.FETCHED  # a page: kept as received

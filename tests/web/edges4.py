@@ -27,6 +27,9 @@
 #                        to robots, 600) with a page linking on: asked once
 #     /html/srcdoc       an <iframe srcdoc> holding a link (HTML 4.8.5: the
 #                        iframe's document, read), a <template> holding one (inert)
+#   robots4-cut.wreck.test   robots.txt cut by the server's close after its
+#                        'Allow: /public/' line, before its 'Disallow: /': unread
+#                        (unreachable: complete disallow), '/' and /public/p never asked
 """Edges4Host: the fourth round's edge host; expected()/forbidden()/tolerated()."""
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ from .wire import Conn, Request, send_response
 
 HTML = "text/html; charset=utf-8"
 FRAME = f"frame4.{DOMAIN}"
+ROBOTS_CUT = f"robots4-cut.{DOMAIN}"
+# its robots.txt: the Content-Length of the whole, the bytes up to the cut
+ROBOTS_WHOLE = b"User-agent: *\nAllow: /public/\nDisallow: /\n"
+ROBOTS_SENT = ROBOTS_WHOLE[: ROBOTS_WHOLE.index(b"Disallow")]
 CHUNK_ANNOUNCED = 0x1000  # bytes /cut/mid-chunk's chunk announces (the page is shorter)
 LENGTH_ANNOUNCED = 5000  # bytes /cut/length-longer's Content-Length announces
 SHORT_LENGTH_AT = "<!--cut-->"  # /read/length-shorter's Content-Length ends its body here
@@ -108,7 +115,7 @@ class Edges4Host:
 
     @staticmethod
     def addresses() -> dict[str, str]:
-        return {FRAME: "127.66.12.1"}
+        return {FRAME: "127.66.12.1", ROBOTS_CUT: "127.66.12.2"}
 
     @staticmethod
     def address_of(host: str) -> str | None:
@@ -116,7 +123,7 @@ class Edges4Host:
 
     @staticmethod
     def seeds(port: int) -> list[str]:
-        return [f"http://{FRAME}:{port}/"]
+        return [f"http://{name}:{port}/" for name in Edges4Host.addresses()]
 
     @staticmethod
     def index_paths() -> list[str]:
@@ -125,12 +132,12 @@ class Edges4Host:
     def expected(self) -> dict[str, set[str]]:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
         return {FRAME: {"/", *self.index_paths(), *(f"/t/cut-{k}" for k in CUT), *(f"/t/read-{k}" for k in READ),
-                        "/t/srcdoc"}}
+                        "/t/srcdoc"}, ROBOTS_CUT: set()}
 
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests: what lies beyond a
         Content-Length, an inert <template>'s link."""
-        return {FRAME: {"/t/after-length", "/t/template"}}
+        return {FRAME: {"/t/after-length", "/t/template"}, ROBOTS_CUT: {"/", "/public/p"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the links of answers libcurl
@@ -140,6 +147,8 @@ class Edges4Host:
 
     async def handle(self, req: Request, conn: Conn) -> bool:
         path = req.path
+        if req.host == ROBOTS_CUT:
+            return await self._robots_cut(req, conn)
         if path == "/robots.txt":
             return await send_response(conn, req, 200, [("Content-Type", "text/plain")], b"User-agent: *\nAllow: /\n")
         if path == "/":
@@ -155,4 +164,15 @@ class Edges4Host:
         served = self.expected()[FRAME] | self.forbidden()[FRAME] | self.tolerated()[FRAME]
         if path in served:
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page("landed", link=False))
+        return await send_response(conn, req, 404, [("Content-Type", "text/plain")], b"not here\n")
+
+    async def _robots_cut(self, req: Request, conn: Conn) -> bool:
+        if req.path == "/robots.txt":
+            conn.status = 200
+            await conn.send(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: %d\r\n\r\n%s"
+                            % (len(ROBOTS_WHOLE), ROBOTS_SENT))
+            return False
+        if req.path in ("/", "/public/p"):
+            body = b'<!DOCTYPE html><title>cut</title><a href="/public/p">p</a>'
+            return await send_response(conn, req, 200, [("Content-Type", HTML)], body)
         return await send_response(conn, req, 404, [("Content-Type", "text/plain")], b"not here\n")
