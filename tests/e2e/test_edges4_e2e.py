@@ -99,3 +99,12 @@ def test_a_robots_txt_cut_by_the_servers_close_keeps_its_host_closed(crawled):
     # its rules up to the cut allow /public/: read, they would open what the whole forbids
     _, records, *_ = crawled
     assert {r.target for r in records if r.host == ROBOTS_CUT} == {"/robots.txt"}
+
+
+def test_a_body_after_a_204_or_a_304_is_no_part_of_any_answer(crawled):
+    _, records, _, stored, _ = crawled
+    for path, status in (("/status/204-body", 204), ("/status/304-body", 304)):
+        record = stored[path]
+        assert (record["status"], record["success"], record["body"]) == (status, True, ""), record
+    asked = asked_by_host(records)[FRAME]
+    assert "/t/status-204-body" not in asked and "/t/status-304-body" not in asked

@@ -23,7 +23,9 @@
 #                        both too), a header line without a colon and a CRLF
 #                        before the status line (browsers show those pages); each
 #                        asked once, stored as a failure, its link unread
-#     /status/...        a status code outside 100-599 (999: LinkedIn's answer
+#     /status/...        a 204 and a 304 followed by a body on a kept-alive
+#                        connection (no part of the answer, nor of the next);
+#                        a status code outside 100-599 (999: LinkedIn's answer
 #                        to robots, 600) with a page linking on: asked once
 #     /html/srcdoc       an <iframe srcdoc> holding a link (HTML 4.8.5: the
 #                        iframe's document, read), a <template> holding one (inert)
@@ -94,6 +96,11 @@ def _answers() -> dict[str, tuple[int, bytes, bool]]:
                                    False)
     out["/refused/no-colon"] = (_sized(b"HTTP/1.1 200 OK", _page("refused-no-colon"), b"X-Debug line here\r\n"), False)
     out["/refused/leading-crlf"] = (b"\r\n" + _sized(b"HTTP/1.1 200 OK", _page("refused-leading-crlf")), False)
+    # a body after a 204 and an unasked 304 (RFC 9110 15.3.5, 15.4.5: none may follow), on a kept-alive
+    # connection: the bytes are no answer, and must not be read as the next request's
+    out["/status/204-body"] = (_sized(b"HTTP/1.1 204 No Content", _page("status-204-body")), True)
+    out["/status/304-body"] = (b"HTTP/1.1 304 Not Modified\r\nContent-Type: text/html\r\n\r\n" + _page("status-304-body"),
+                               True)
     out["/status/999"] = (_sized(b"HTTP/1.1 999 Request denied", _page("status-999")), False)
     out["/status/600"] = (_sized(b"HTTP/1.1 600 Odd", _page("status-600")), False)
     return {path: (int(re.findall(rb"HTTP/1\.1 (\d{3})", answer)[-1]), answer, keep) for path, (answer, keep) in out.items()}
@@ -137,7 +144,8 @@ class Edges4Host:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests: what lies beyond a
         Content-Length, an inert <template>'s link."""
-        return {FRAME: {"/t/after-length", "/t/template"}, ROBOTS_CUT: {"/", "/public/p"}}
+        return {FRAME: {"/t/after-length", "/t/template", "/t/status-204-body", "/t/status-304-body"},
+                ROBOTS_CUT: {"/", "/public/p"}}
 
     def tolerated(self) -> dict[str, set[str]]:
         """Host -> paths served but not judged: the links of answers libcurl
