@@ -46,7 +46,7 @@ from wreck.urlnorm import normalize
 from .compress import CorruptDocument
 from .documents import Crawl
 from .dumpfilter import Filter, FilterError, parse_hosts, parse_statuses, parse_time
-from .dumprecord import FieldError, fields_from, main_text, record
+from .dumprecord import FETCH_FIELDS, FieldError, fields_from, main_text, record
 from .layout import StoredDoc
 from .reader import open_stores, stores_of
 from .store import NotFound, ReadStore, StoreError
@@ -340,8 +340,8 @@ def _write_jsonl(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]], name
 
 
 def _fetch(store: ReadStore, meta: StoredDoc, names: tuple[str, ...]):
-    """What the spider kept about the fetch, read only when a field needs it (referrer)."""
-    return store.fetch_info(meta.doc_id) if "referrer" in names else None
+    """What the spider kept about the fetch, read only when a field needs it (referrer, truncated)."""
+    return store.fetch_info(meta.doc_id) if any(name in names for name in FETCH_FIELDS) else None
 
 
 def _write_warc(store: ReadStore, docs: Iterable[tuple[StoredDoc, bytes]] | None, o: DumpOptions,

@@ -5,7 +5,8 @@
 # (wreck/htmlcharset.py: BOM, the Content-Type charset, a <meta> prescan, as
 # the spider read it), else `body_base64`: both keys are always there, one of
 # them null. referrer is the URL the document's URL was first found on (the
-# fetch record's VIA, kept in the store's fetch database); depth is null: the
+# fetch record's VIA, kept in the store's fetch database), truncated why its
+# body is shorter than the server's (the record's TRUNCATED); depth is null: the
 # store is told the hop path, not the urlserver's depth (docs/dump.md).
 # Pure: a record is built from what the store read API returns.
 """record(meta, document, marks) -> the JSON-ready dict of FIELDS."""
@@ -26,10 +27,11 @@ from .warc import parse_head
 # only comes with --text or when --fields names it.
 FIELDS = (
     "doc_id", "url", "redirect_to", "success", "outcome", "status", "content_type", "depth", "referrer",
-    "fetch_ms", "stored_at", "header_len", "body_len", "stored_len", "headers", "charset", "body", "body_base64",
+    "fetch_ms", "stored_at", "header_len", "body_len", "truncated", "stored_len", "headers", "charset", "body", "body_base64",
     "body_hash", "duplicate_of", "near_duplicate_of", "near_distance", "simhash", "extra", "text",
 )  # fmt: skip
 BODY_FIELDS = ("charset", "body", "body_base64")
+FETCH_FIELDS = ("referrer", "truncated")  # read from the store's fetch database (ReadStore.fetch_info)
 DEFAULT_FIELDS = tuple(f for f in FIELDS if f != "text")
 # The duplicate marks and plugin metadata (ReadStore.annotations): null when a
 # document has none (a store without dedup, a page no plugin annotated).
@@ -127,6 +129,8 @@ def record(meta: StoredDoc, document: bytes, marks: dict, fields: tuple[str, ...
             out[name] = main_text(meta, document)
         elif name == "referrer":
             out[name] = fetch.via or None if fetch is not None else None
+        elif name == "truncated":
+            out[name] = fetch.truncated or None if fetch is not None else None
         else:
             out[name] = _PLAIN[name](meta, document, ctype)
     return {name: out[name] for name in fields}
@@ -154,4 +158,4 @@ _PLAIN = {
     "stored_len": lambda m, d, c: m.stored_len,
     "headers": lambda m, d, c: d[: m.head_len].decode("iso-8859-1") if m.head_len else None,
 }
-assert set(FIELDS) == {*_PLAIN, *MARKS, *BODY_FIELDS, "text", "referrer"}, "every field is built"
+assert set(FIELDS) == {*_PLAIN, *MARKS, *BODY_FIELDS, *FETCH_FIELDS, "text"}, "every field is built"

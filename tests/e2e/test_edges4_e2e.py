@@ -68,8 +68,8 @@ def test_an_answer_cut_by_the_servers_close_is_stored_once_as_received_and_marke
         record = stored[f"/cut/{name}"]
         assert (record["status"], record["success"], record["outcome"]) == (200, True, "OK"), record
         assert f'<a href="/t/cut-{name}">' in record["body"], record
-        assert truncated[f"/cut/{name}"] == "disconnect"
-    assert truncated["/read/chunk-ext"] is None  # a complete answer is not marked
+        assert truncated[f"/cut/{name}"] == record["truncated"] == "disconnect"
+    assert truncated["/read/chunk-ext"] is stored["/read/chunk-ext"]["truncated"] is None  # a whole answer: unmarked
 
 
 def test_framing_a_browser_reads_is_stored_whole(crawled):

@@ -32,7 +32,8 @@ def _rec(doc_id: int, url: str, status: int, head: str, body: bytes, specific=Sp
 RECORDS = [
     _rec(1, "http://h3.example/", 200, "Content-Type: text/html; charset=utf-8", "<p>café</p>".encode()),
     _rec(2, "http://h3.example/latin", 200, "Content-Type: text/plain; charset=iso-8859-1", "déjà".encode("latin-1")),
-    _rec(3, "http://other.example/a.bin", 200, "Content-Type: application/octet-stream", b"\x00\xff\x10"),
+    _rec(3, "http://other.example/a.bin", 200, "Content-Type: application/octet-stream", b"\x00\xff\x10").__replace__(
+        truncated="disconnect"),  # the server closed before the body's end
     _rec(4, "http://h3.example/gone", 404, "Content-Type: text/html", b"<p>no</p>", Specific.HTTP_ERROR),
     Record(5, False, Specific.TIMEOUT, 0, 30_000, "http://other.example/slow", None, b""),
     _rec(6, "http://h3.example/moved", 301, "Location: /", b"", Specific.REDIRECT).__replace__(
@@ -116,6 +117,7 @@ def test_every_record_has_the_same_documented_keys_null_where_absent(data):
     assert moved["status"] == 301 and moved["outcome"] == "REDIRECT"
     assert all(x["depth"] is None for x in lines)
     assert [x["referrer"] for x in lines] == [None] * 5 + ["http://h3.example/"]  # the via the store kept
+    assert [x["truncated"] for x in lines] == [None, None, "disconnect", None, None, None]
     assert page["body_hash"] and page["duplicate_of"] is None and "duplicate_of" in timeout
     assert not any(k in page for k in ("specific_code", "http_enum", "dict_id"))  # no internal codes
 
