@@ -206,9 +206,11 @@ def _hrefs(tree: LexborHTMLParser, srcdocs: list[str]) -> list[str]:
     add = followed.append
     for tag, attr in _LINK_TAGS:
         is_link = tag == "link"  # followed only with a page's rel (_followed_link); the others unless rel=nofollow
-        for attrs in map(_ATTRIBUTES, tree.tags(tag)):
-            if tag == "iframe" and (doc := attrs.get("srcdoc")):
-                srcdocs.append(doc)
+        nodes = map(_ATTRIBUTES, tree.tags(tag))
+        if tag == "iframe":  # here, not in the loop below: no cost a node for <a>, the bulk of a page
+            nodes = list(nodes)
+            srcdocs += [doc for attrs in nodes if (doc := attrs.get("srcdoc"))]
+        for attrs in nodes:
             raw = attrs.get(attr)
             if not raw:
                 if tag != "a" or not (raw := attrs.get("xlink:href")):  # SVG 1.1's <a xlink:href>
