@@ -20,7 +20,7 @@ class Status(enum.Enum):
 class Specific(enum.IntEnum):
     """What exactly happened; one byte in the binary record."""
 
-    OK = 0  # a 2xx response received in full
+    OK = 0  # a 2xx response received in full, or as far as the server sent it before closing (docs/protocol.txt 5.6)
     REDIRECT = 1  # a 3xx response with a usable Location
     META_REFRESH = 2  # a 2xx HTML page whose meta refresh names a target
     NOT_MODIFIED = 3  # 304 to a conditional request
