@@ -1,4 +1,4 @@
-"""Shared by the spider tests: a self-signed TLS server and fast crawl settings."""
+"""Shared by the spider tests: a self-signed TLS server, fast crawl settings, one raw answer fetched."""
 
 from __future__ import annotations
 
@@ -11,8 +11,11 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+import uvloop
 
 from wreck.protocol.settings import CrawlSettings
+from wreck.spider.fetch import Fetcher, FetchSettings
+from wreck.spider.report import report
 
 # bench/realdocs.py's trees, where Debian installed them (tests never import bench/)
 REALDOCS = ("/usr/share/doc/python3.11/html", "/usr/share/doc/libsdl2-doc/html", "/usr/share/doc/lmdb-doc/html",
@@ -69,3 +72,28 @@ async def serve_tls(context: ssl.SSLContext, ip: str = "127.0.0.1") -> asyncio.S
             writer.close()
 
     return await asyncio.start_server(answer, ip, 0, ssl=context)
+
+
+def fetch_raw(response: bytes) -> tuple:
+    """(report, result) of one GET on a Fetcher, a loopback server answering `response` as is."""
+
+    async def run():
+        async def answer(reader, writer):
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(response)
+            await writer.drain()
+            writer.close()
+
+        server = await asyncio.start_server(answer, "127.0.0.1", 0)
+        url = "http://127.0.0.1:%d/p" % server.sockets[0].getsockname()[1]
+        done = asyncio.get_running_loop().create_future()
+        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings()), done.set_result)
+        try:
+            fetcher.start(url, url, "127.0.0.1")
+            result = await asyncio.wait_for(done, 30)
+        finally:
+            fetcher.close()
+            server.close()
+        return report(result, 1), result
+
+    return uvloop.run(run())

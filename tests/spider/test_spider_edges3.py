@@ -6,21 +6,19 @@ encoding"); a compressed body with bytes after its end."""
 
 from __future__ import annotations
 
-import asyncio
 import gzip
 import zlib
 
 import brotli
 import pytest
-import uvloop
 
 from wreck import htmlcharset
 from wreck.protocol import Specific, Status
-from wreck.spider.fetch import Fetcher, FetchResult, FetchSettings
+from wreck.spider.fetch import FetchResult
 from wreck.spider.outlinks import extract
 from wreck.spider.report import report
 from wreck.urlnorm import encode_query
-from tests.spider_helpers import crawl_settings
+from tests.spider_helpers import fetch_raw
 
 PAGE = "http://enc.wreck.test/dir/page"
 # a windows-1252 page (the default a browser falls back to) linking a path and a query with é
@@ -100,31 +98,6 @@ def test_a_link_on_a_windows_1251_page_queries_an_unwritable_word_as_a_browser_d
     assert extract(body, PAGE).outlinks == ("http://enc.wreck.test/s?q=%26%2326085%3B%26%2326412%3B",)
 
 
-def _fetch_raw(response: bytes) -> tuple:
-    """(report, result) of one GET on a Fetcher, the server answering `response` as is."""
-
-    async def run():
-        async def answer(reader, writer):
-            await reader.readuntil(b"\r\n\r\n")
-            writer.write(response)
-            await writer.drain()
-            writer.close()
-
-        server = await asyncio.start_server(answer, "127.0.0.1", 0)
-        url = "http://127.0.0.1:%d/p" % server.sockets[0].getsockname()[1]
-        done = asyncio.get_running_loop().create_future()
-        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings()), done.set_result)
-        try:
-            fetcher.start(url, url, "127.0.0.1")
-            result = await asyncio.wait_for(done, 30)
-        finally:
-            fetcher.close()
-            server.close()
-        return report(result, 1), result
-
-    return uvloop.run(run())
-
-
 @pytest.mark.parametrize("coding", ["gzip", "deflate", "br", "gzip-two-members"])
 def test_a_compressed_body_with_bytes_after_its_end_is_complete_as_a_browser_shows_it(coding):
     # libcurl decodes the stream whole, then fails the transfer on the bytes after
@@ -133,7 +106,7 @@ def test_a_compressed_body_with_bytes_after_its_end_is_complete_as_a_browser_sho
     body = {"gzip": gzip.compress(page, mtime=0) + b"\n<!-- junk -->\n", "deflate": zlib.compress(page) + b"junk",
             "br": brotli.compress(page) + b"junk",
             "gzip-two-members": gzip.compress(page, mtime=0) + gzip.compress(b"<p>more", mtime=0)}[coding]
-    rep, result = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
+    rep, result = fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
                              b"Content-Length: %d\r\n\r\n%s" % (coding.split("-")[0].encode(), len(body), body))
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
@@ -143,7 +116,7 @@ def test_a_compressed_body_with_bytes_after_its_end_is_complete_as_a_browser_sho
 def test_a_body_in_a_coding_no_browser_knows_is_taken_as_sent_as_a_browser_shows_it(coding):
     # libcurl fails on its first body byte (DECODE_ERROR: the page lost); browsers show the body as sent
     page = b"<html><body><a href='/next'>next</a></body></html>"
-    rep, result = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
+    rep, result = fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
                              b"Content-Length: %d\r\n\r\n%s" % (coding, len(page), page))
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
@@ -152,6 +125,6 @@ def test_a_body_in_a_coding_no_browser_knows_is_taken_as_sent_as_a_browser_shows
 
 @pytest.mark.parametrize("coding", [b"gzip", b"gzip, utf-8", b"x-foo, br"])
 def test_a_coding_browsers_decode_that_is_corrupt_stays_a_decode_error(coding):
-    rep, _ = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
+    rep, _ = fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
                         b"Content-Length: 9\r\n\r\nnot gzip!" % coding)
     assert rep.outcome.specific is Specific.DECODE_ERROR, rep.outcome

@@ -12,7 +12,7 @@ from wreck.spider import outcome
 from wreck.spider.fetch import FetchResult
 from wreck.spider.outlinks import extract
 from wreck.spider.report import report
-from tests.spider.test_spider_edges3 import _fetch_raw
+from tests.spider_helpers import fetch_raw
 
 PAGE = b"<html><body><a href='/next'>next</a> <a href='/more'>more</a></body></html>"
 CHUNKED = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nTransfer-Encoding: chunked\r\n\r\n"
@@ -44,7 +44,7 @@ CUT = {
 def test_a_body_cut_by_the_servers_close_is_kept_once_marked_disconnect_with_its_links(name):
     # was: FETCH_ERROR RESET, the bytes received dropped, retried --max-retries times
     # and its links never read; browsers show the page as received
-    rep, result = _fetch_raw(CUT[name])
+    rep, result = fetch_raw(CUT[name])
     assert (rep.outcome.status, rep.outcome.specific, rep.outcome.success) == (Status.FETCHED, Specific.OK, True)
     assert result.body == PAGE and result.truncated == "disconnect"
     assert rep.record.truncated == "disconnect" and rep.record.success
@@ -53,13 +53,13 @@ def test_a_body_cut_by_the_servers_close_is_kept_once_marked_disconnect_with_its
 
 
 def test_a_body_cut_before_its_first_link_is_kept_marked_with_no_link():
-    rep, result = _fetch_raw(CHUNKED + b"1000\r\n" + PAGE[:20])
+    rep, result = fetch_raw(CHUNKED + b"1000\r\n" + PAGE[:20])
     assert rep.outcome.status is Status.FETCHED and result.truncated == "disconnect"
     assert rep.outlinks == () and result.body == PAGE[:20]
 
 
 def test_a_server_error_cut_mid_body_stays_a_transient_failure():
-    rep, result = _fetch_raw(b"HTTP/1.1 503 Busy\r\nContent-Length: 900\r\n\r\nbusy")
+    rep, result = fetch_raw(b"HTTP/1.1 503 Busy\r\nContent-Length: 900\r\n\r\nbusy")
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.HTTP_ERROR)
     assert result.truncated == "disconnect"
 
@@ -82,14 +82,14 @@ def test_a_close_before_any_status_line_is_still_a_reset():
     b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d, %d\r\n\r\n%s" % (len(PAGE), len(PAGE), PAGE),
 ])
 def test_framing_a_browser_reads_is_read_whole(answer):
-    rep, result = _fetch_raw(answer)
+    rep, result = fetch_raw(answer)
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == PAGE and not result.truncated and rep.outlinks == _links(result)
 
 
 def test_a_content_length_shorter_than_the_body_ends_the_body_there():
     # RFC 9112 6.3: the length frames the message; the bytes after it are no part of this answer
-    rep, result = _fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 40\r\n\r\n" + PAGE)
+    rep, result = fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 40\r\n\r\n" + PAGE)
     assert rep.outcome.status is Status.FETCHED and result.body == PAGE[:40]
     assert rep.outlinks == _links(result)[:1]
 
@@ -102,7 +102,7 @@ def test_a_content_length_shorter_than_the_body_ends_the_body_there():
     (PAGE, "HTTP/0.9"),  # no status line at all
 ])
 def test_framing_libcurl_refuses_is_a_bad_response_with_libcurls_reason(answer, why):
-    rep, _ = _fetch_raw(answer)
+    rep, _ = fetch_raw(answer)
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.BAD_RESPONSE)
     assert why in rep.outcome.reason, rep.outcome
 
