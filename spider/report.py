@@ -45,10 +45,12 @@ class Report(NamedTuple):
 def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
     """DONE extensions for recrawls and HEAD (docs/protocol.txt 5.5): the
     response's ETag and Last-Modified, a checksum of a received body, and
-    head=no when this host's HEAD proved unusable."""
+    head=no when this host's HEAD proved unusable. A body the server cut
+    (result.truncated) sends no validator: they name the whole page, and a
+    recrawl's conditional request would keep the cut copy for ever."""
     extra: dict[str, str] = {}
     if specific in _KEPT:
-        for name, key in ((b"etag", "etag"), (b"last-modified", "last_modified")):
+        for name, key in ((b"etag", "etag"), (b"last-modified", "last_modified")) if not result.truncated else ():
             value = header_value(result.head, name)
             if value and len(value) <= MAX_VALIDATOR_LEN and value.isascii() and value.isprintable():
                 # printable ASCII: only '%' and SP need escaping (the reason= rule)

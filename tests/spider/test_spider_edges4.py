@@ -134,3 +134,11 @@ def test_a_robots_txt_cut_by_the_servers_close_stays_a_reset_not_a_shorter_set_o
     rep = report(result, 1, None, {"body": "524288"})
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.RESET)
     assert report(result, 1).outcome.status is Status.FETCHED  # a page: kept as received
+
+
+def test_a_cut_page_sends_no_validator_so_a_recrawl_asks_the_whole_page_again():
+    # its ETag names the whole page: a recrawl's If-None-Match would get a 304 and keep the cut copy for ever
+    rep, result = fetch_raw(b'HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nETag: "v1"\r\n'
+                             b"Last-Modified: Tue, 24 Nov 2026 06:00:00 GMT\r\nContent-Length: 5000\r\n\r\n" + PAGE)
+    assert result.truncated == "disconnect" and rep.outcome.status is Status.FETCHED
+    assert "etag" not in rep.extra and "last_modified" not in rep.extra and "digest" in rep.extra
