@@ -24,7 +24,9 @@
 #     /e/meta-utf16      <meta charset=utf-16> on a UTF-8 page: UTF-8
 #     /b/...             two <base href> (the first wins), a <base> in <body>
 #                        (it sets the base of the links before it too), a
-#                        <base href="javascript:..."> (tolerated either way)
+#                        <base href="javascript:..."> (tolerated either way),
+#                        a <base> in <svg> or <math> (not the page's base), in
+#                        <foreignObject> (the page's), <base href=""> (the page's URL)
 #     /c/gzip-garbage    gzip with bytes after its member (browsers show it)
 #     /c/utf8-coding     'Content-Encoding: utf-8' (a PHP misconfiguration: no
 #                        content coding; browsers show the body as sent)
@@ -136,6 +138,13 @@ BASES = {  # /b/NAME: (head, body) -> the targets
     "two": ('<base href="/b1/"><base href="/b2/">', '<a href="p">p</a>'),
     "in-body": ("", '<a href="q">q</a><base href="/bb/"><a href="r">r</a>'),
     "javascript": ('<base href="javascript:void(0)">', '<a href="/t/base-js-absolute">a</a><a href="js">j</a>'),
+    # foreign content: a <base> in <svg> or <math> is no HTML base element; in
+    # <foreignObject> (an HTML integration point) it is one
+    "svg": ("", '<svg><base href="/svgb/"/></svg><a href="s">s</a>'),
+    "math": ("", '<math><base href="/mathb/"></math><a href="m">m</a>'),
+    "foreign-object": ("", '<svg><foreignObject><base href="/fob/"></foreignObject></svg><a href="f">f</a>'),
+    # href="" is an href: the first base, whose URL is the document's
+    "empty": ('<base href=""><base href="/be/">', '<a href="e">e</a>'),
 }
 GZIP_GARBAGE = b"\n<!-- written after the gzip member by a buggy cache -->\n"
 
@@ -174,7 +183,8 @@ class Edges3Host:
     def expected(self) -> dict[str, set[str]]:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
         enc = {"/", *self.index_paths(), *(t for _, _, targets in ENC_CASES.values() for t in targets),
-               "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/utf8-coding", "/t/caf%E9"}
+               "/b1/p", "/bb/q", "/bb/r", "/b/s", "/b/m", "/fob/f", "/b/e", "/t/base-js-absolute", "/t/gzip-garbage",
+               "/t/utf8-coding", "/t/caf%E9"}
         public = {"/", "/public/p", "/other/p"}  # what '/' links, but the disallowed /private/p
         robots = {robots3_name("merge"): {"/", "/public/p"},
                   **{robots3_name(k): public for k in ("gzjunk", "chain5", "utf8")},
@@ -184,7 +194,7 @@ class Edges3Host:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         every = {"/", "/public/p", "/private/p", "/other/p"}
-        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"},
+        return {ENC: {"/b2/p", "/svgb/s", "/mathb/m", "/be/e", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"},
                 **{robots3_name(k): every for k in ("429", "reset")}, robots3_name("merge"): {"/private/p", "/other/p"},
                 **{robots3_name(k): {"/private/p"} for k in ("deny", "gzjunk", "chain5", "utf8")}}
 
