@@ -71,6 +71,32 @@ def test_a_label_of_the_encoding_standard_that_w3lib_lacks_is_read_in_the_header
             "http://enc.wreck.test" + path)
 
 
+# names Python's codecs know (w3lib folds '-' and '_' and takes Python's aliases) that are no label of
+# the Encoding Standard: a browser ignores them, as if the page named no charset
+NEAR_LABELS = ("latin-1", "latin_1", "iso_8859_1", "utf_8", "u8", "euc_kr", "us_ascii", "windows_1251", "iso8859_2",
+               "mac_roman")
+UTF8_DOM = '<meta charset="utf-8"><p>\u0434\u043e\u043c <a href="/x/\u0434?q=\u0434">x</a></p>'.encode()
+
+
+@pytest.mark.parametrize("label", NEAR_LABELS)
+def test_a_charset_name_only_python_knows_is_ignored_in_the_header_and_the_meta_as_browsers_ignore_it(label):
+    # was: 'latin-1' in the header read a UTF-8 page, its <meta> saying so, as windows-1252
+    assert htmlcharset.sniff(UTF8_DOM, f"text/html; charset={label}".encode()) == "utf-8"
+    assert extract(UTF8_DOM, PAGE, f"text/html; charset={label}".encode()).outlinks == (
+        "http://enc.wreck.test/x/%D0%B4?q=%D0%B4",)
+    # was: '<meta charset="utf_8">' read a windows-1252 page as UTF-8 (its é a U+FFFD)
+    for meta in (f'<meta charset="{label}">', f'<meta http-equiv="Content-Type" content="text/html; charset={label}">'):
+        assert htmlcharset.sniff(meta.encode() + CAFE) == "cp1252"
+        assert extract(meta.encode() + CAFE, PAGE).outlinks == (CAFE_LINK,)
+
+
+@pytest.mark.parametrize("label", ["latin1", "ISO-8859-1", "iso_8859-1", "l1", "utf8", " utf-8 ", "cp1251", "sjis"])
+def test_the_standards_labels_spelled_as_python_also_spells_them_still_count(label):
+    expected = htmlcharset.sniff(b"<p>", f"text/html; charset={label.strip()}".encode())
+    assert expected != "cp1252" or label in ("latin1", "ISO-8859-1", "iso_8859-1", "l1")
+    assert htmlcharset.sniff(f'<meta charset="{label}"><p>'.encode()) == expected
+
+
 def test_the_standards_own_labels_still_decide_as_before():
     assert htmlcharset.sniff(b"<p>", b"text/html; charset=Shift_JIS") == "cp932"
     assert htmlcharset.sniff(b"<p>", b"text/html; charset=euc-kr") == "cp949"

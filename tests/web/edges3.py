@@ -22,6 +22,9 @@
 #                        &#NNNN; references) and дом: '%26%23NNNN%3B'
 #     /e/bom-wins        a UTF-8 BOM, the header saying windows-1251: UTF-8
 #     /e/meta-utf16      <meta charset=utf-16> on a UTF-8 page: UTF-8
+#     /e/header-latin-1  'charset=latin-1' (Python's name, no label) on a page
+#                        whose <meta> says UTF-8: UTF-8
+#     /e/meta-utf_8      <meta charset="utf_8"> (no label) on a windows-1252 page
 #     /b/...             two <base href> (the first wins), a <base> in <body>
 #                        (it sets the base of the links before it too), a
 #                        <base href="javascript:..."> (tolerated either way),
@@ -127,6 +130,10 @@ def _enc_cases() -> dict[str, tuple[str, bytes, set[str]]]:
     header, body, targets = _word_page("bom-wins", "utf-8", "дом", "text/html; charset=windows-1251")
     cases["bom-wins"] = (header, b"\xef\xbb\xbf" + body, targets)
     cases["meta-utf16"] = _word_page("meta-utf16", "utf-8", "é", "text/html", '<meta charset="utf-16">')
+    # names Python knows that are no label: a browser reads the <meta> (UTF-8), or falls back (windows-1252)
+    cases["header-latin-1"] = _word_page("header-latin-1", "utf-8", "дом", "text/html; charset=latin-1",
+                                         '<meta charset="utf-8">')
+    cases["meta-utf_8"] = _word_page("meta-utf_8", "cp1252", "café", "text/html", '<meta charset="utf_8">')
     return cases
 
 
