@@ -34,6 +34,7 @@ COUNTERS = {
     "feed_stories": "New stories found in feeds",
     "sitemaps_fetched": "Sitemaps fetched",
     "retry_requested": "URLs put back by --retry-errors",
+    "seeds_refused": "Seeds --exclude or a URL filter plugin refused (FILTERED)",
     "head_first": "Pages fetched with a HEAD first (--accept-type)",
     "head_unusable_hosts": "Hosts whose HEAD answers were unusable",
     "revisits": "Pages revisited (--recrawl)",
