@@ -40,8 +40,9 @@ class Report(NamedTuple):
 
 def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
     """DONE extensions for recrawls and HEAD (docs/protocol.txt 5.5): the
-    response's ETag and Last-Modified, a checksum of a received body, and
-    head=no when this host's HEAD proved unusable."""
+    response's ETag and Last-Modified, a checksum of a received body,
+    head=no when this host's HEAD proved unusable, and again=raw for a page
+    in codings no browser knows."""
     extra: dict[str, str] = {}
     if specific in _KEPT:
         for name, key in ((b"etag", "etag"), (b"last-modified", "last_modified")):
@@ -57,6 +58,8 @@ def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
             extra["digest"] = "%08x" % deflate.crc32(result.body)
     if result.head_unusable:
         extra["head"] = "no"
+    if result.again:  # a page in codings no browser knows: ask again with raw=1 (5.5)
+        extra["again"] = result.again
     return extra
 
 

@@ -811,8 +811,13 @@ class Crawl:
         self.claims.forget(fr.txn, claim.trans_id)
         rec = claim.rec  # as the claim wrote it: no second get (CLAIM_RECORD)
         rec.tries += 1
+        # a page in codings no browser knows (again=raw): handed out again with raw=1
+        # as soon as the host's delay allows (docs/protocol.txt 5.5, bandwidth.py)
+        again_raw = event.extra.get("again") == "raw" and self.bandwidth.room_for_raw()
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries,
-                          backoff_max=s.backoff_max)
+                          backoff_max=s.backoff_max, again_raw=again_raw)
+        if again_raw and step.event is UrlEvent.FETCH_FAILED:
+            self.bandwidth.fetch_raw(claim.url)
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED

@@ -37,6 +37,7 @@ COUNTERS = {
     "seeds_refused": "Seeds --exclude or a URL filter plugin refused (FILTERED)",
     "head_first": "Pages fetched with a HEAD first (--accept-type)",
     "head_unusable_hosts": "Hosts whose HEAD answers were unusable",
+    "raw_again": "Pages in codings no browser knows, handed out again with raw=1",
     "revisits": "Pages revisited (--recrawl)",
     "not_modified": "Revisits answered 304 Not Modified",
     "changed": "Revisits that found the page changed",
