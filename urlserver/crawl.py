@@ -345,10 +345,12 @@ class Crawl:
         why = seed_refusal(fr.scope, fr.url_filter, url, name)
         if why is None:
             return None
-        if fr.forward is not None and fr.forward.foreign(name):
-            return "filtered"  # another partition's URL: its owner, given the same seeds, records and counts it
-        self.stats["seeds_refused"] += 1
         log.warning("event=seed_refused url=%s reason=%r", url, why)
+        if fr.forward is not None and fr.forward.foreign(name):
+            # another partition's URL, not forwarded: its owner, given the same seeds
+            # (docs/partitions.md), records and counts it
+            return "filtered"
+        self.stats["seeds_refused"] += 1
         fp = d.fingerprint(url)
         if fr.seen.check_and_add(fp) and fr.txn.get(fp, db=fr.db.urls) is not None:
             return "known"
