@@ -55,8 +55,13 @@
 # - Content-Encoding: libcurl decodes what it knows and fails on the first
 #   body byte of a coding it does not. A coding no browser knows either
 #   ('utf-8', 'none': a misconfigured server) is shown by browsers as sent,
-#   so the GET is made again on the same slot with libcurl's decoding off,
-#   its body stored as sent (again_raw); a coding browsers decode but this
+#   so the page is asked again with libcurl's decoding off, its body stored
+#   as sent: a page fetch is reported with again=raw (DECODE_ERROR, its
+#   header block recorded), and the urlserver hands it out again with raw=1
+#   after the host's delay (docs/protocol.txt 5.3, 5.5: never two requests
+#   inside the delay); the urlserver's own fetches (robots.txt, feeds,
+#   sitemaps) and a recrawl's are made again at once on the same slot
+#   (again_raw), as raw=1 does not reach their assignments; a coding browsers decode but this
 #   libcurl does not (zstd without its zstd) stays DECODE_ERROR. Bytes
 #   after a compressed stream's end (CURLE_WRITE_ERROR once it is decoded
 #   whole) are dropped, as Chrome drops them: the transfer is complete.
@@ -158,6 +163,7 @@ class Request:
     filter_type: bool = True  # apply accept_type (not for body= fetches: robots.txt...)
     keep_partial: bool = False  # cut at Max_Doc_Size, keep the bytes received (body= fetches)
     nofetch: nf.NoFetch | None = None  # a record-only assignment (nofetch=): connect nowhere
+    raw: bool = False  # raw=1: libcurl's decoding off, the body taken as sent (a coding no browser knows)
 
     def headers(self) -> list[bytes]:
         out = [ACCEPT]
@@ -190,6 +196,7 @@ class FetchResult:
     partial: bytes = b""  # Request.keep_partial: the first Max_Doc_Size bytes of a body cut at size
     request: bytes = b""  # the last request's header block as sent (for the archive)
     ip: str = ""  # the address connected to
+    again: str = ""  # 'raw': a page in codings no browser knows, to ask again with raw=1 (again=raw on DONE)
     truncated: str = ""  # "length", "time" or "disconnect" when the body was cut, as WARC-Truncated says
     nofetch: str = ""  # a record-only transaction: the urlserver's reason (spider/nofetch.py)
     refused: tuple[str, ...] = ()  # ... and the addresses it refused
@@ -280,6 +287,9 @@ class _Slot:
                 # a Content-Length beyond the bound would end the transfer before any byte
                 c.setopt(pycurl.MAXFILESIZE_LARGE, 0 if request.keep_partial else self.max_size)
         self.request = request
+        if request.raw:  # reset by Fetcher._release
+            c.setopt(pycurl.HTTP_CONTENT_DECODING, 0)
+            self.raw = True
         filtering = bool(self.accept) and request.filter_type
         if filtering != self.filtering:
             c.setopt(pycurl.HEADERFUNCTION, self._header if filtering else self.head.extend)
@@ -609,11 +619,15 @@ class Fetcher:
                 slot.again_as_get(verdict)
                 self.curl.add(handle)
                 return
+        again = ""
         if curl_code == pycurl.E_BAD_CONTENT_ENCODING and not slot.raw and _unknown_codings(slot.block()):
-            slot.again_raw()  # as a browser shows it: the body as sent
-            self.curl.add(handle)
-            return
+            if not _asked_again_later(slot.request):  # the urlserver's own fetch, or a recrawl's
+                slot.again_raw()  # as a browser shows it: the body as sent, asked again at once
+                self.curl.add(handle)
+                return
+            again = "raw"  # the urlserver asks again, after the host's delay (the opening comment)
         result = slot.result(curl_code, message)
+        result.again = again
         if slot.head_type is not None:
             result.head_unusable = _head_verdict(slot.head_type, result)
         del self._busy[slot.key]  # only now: if the above raised, _failed reports it
@@ -659,6 +673,15 @@ class Fetcher:
         slot.body = []
         slot.head.clear()
         self._free.append(slot)
+
+
+def _asked_again_later(request: Request) -> bool:
+    """Whether a page in codings no browser knows is reported with again=raw
+    (the urlserver hands it out again with raw=1 after the host's delay)
+    rather than asked again at once: a plain page fetch, not the urlserver's
+    own (robots.txt, feeds, sitemaps: body=, kind=) nor a recrawl's
+    conditional GET, whose assignments raw=1 does not reach."""
+    return request.filter_type and request.etag is None and request.last_modified is None
 
 
 def _head_verdict(head: tuple[str, str], result: FetchResult) -> str:

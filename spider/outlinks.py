@@ -3,7 +3,8 @@
 # The page is parsed once by selectolax's lexbor backend (the fastest of the
 # candidates measured in bench/spider_bench.py's notes: about 100 us for a
 # 30 KB page, lxml about 120-140 us). Elements are visited with tags(), which
-# is cheaper than a CSS selector. <base href> (the first one) sets the base;
+# is cheaper than a CSS selector. <base href> (the first one of the HTML
+# namespace: not one inside <svg> or <math>) sets the base;
 # <meta name=robots content=nofollow|none> (or an X-Robots-Tag header
 # saying so, header_nofollow) empties the link list; rel=nofollow anchors
 # are skipped; a (href, or SVG's xlink:href), area, link (rel canonical,
@@ -76,6 +77,12 @@ _X_ROBOTS_TAG = re.compile(rb"\n[ \t]*x-robots-tag[ \t]*:([^\n]*)", re.IGNORECAS
 # X-Robots-Tag directives that take a value after ':' (so are not a crawler's name)
 _AGENT = re.compile(r"[a-z0-9_-]+")
 _VALUED_DIRECTIVES = frozenset(("unavailable_after", "max-snippet", "max-image-preview", "max-video-preview"))
+# Foreign content (HTML 13.2.6.5): the roots of SVG and MathML subtrees, and
+# the elements under which markup is HTML again (HTML integration points and
+# MathML text integration points; annotation-xml only with these encodings)
+_FOREIGN_ROOTS = frozenset(("svg", "math"))
+_INTEGRATION_POINTS = frozenset(("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"))
+_HTML_ENCODINGS = frozenset(("text/html", "application/xhtml+xml"))
 _ATTRIBUTES = operator.attrgetter("attributes")  # a node's attributes as a dict, read once a node
 
 
@@ -118,7 +125,10 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
     base = page_url
     for node in tree.tags("base"):
         href = node.attributes.get("href")
-        if href:  # HTML 4.2.3: the first <base> *with an href* (a <base target> before it does not count)
+        # HTML 4.2.3: the first base element *with an href* (a <base target>
+        # before it does not count; href="" does: the page's own URL), of
+        # the HTML namespace (a <base> in <svg> or <math> is not one)
+        if href is not None and _in_html_namespace(node):
             if query_encoding is not None:
                 href = encode_query(href, query_encoding)
             base = normalize(href, page_url) or page_url
@@ -135,6 +145,26 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
     if not follow:
         return PageLinks((), refresh)
     return PageLinks(_walk(tree, page_url, base, query_encoding), refresh)
+
+
+def _in_html_namespace(node) -> bool:
+    """Whether the parser put `node` in the HTML namespace (lexbor does not
+    say): it is in SVG's or MathML's when its nearest <svg> or <math>
+    ancestor comes before any HTML integration point (HTML 13.2.6.5, "the
+    rules for parsing tokens in foreign content": a start tag there is
+    foreign, but under foreignObject, desc or title of SVG, MathML's mi, mo,
+    mn, ms and mtext, or an annotation-xml of encoding text/html or
+    application/xhtml+xml, where it is parsed as HTML)."""
+    parent = node.parent
+    while parent is not None:
+        tag = (parent.tag or "").lower()
+        if tag in _FOREIGN_ROOTS:
+            return False
+        if tag in _INTEGRATION_POINTS or tag == "annotation-xml" and (
+                parent.attributes.get("encoding") or "").lower() in _HTML_ENCODINGS:
+            return True
+        parent = parent.parent
+    return True
 
 
 def says_nofollow(directives: str) -> bool:

@@ -44,10 +44,11 @@ class Report(NamedTuple):
 
 def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
     """DONE extensions for recrawls and HEAD (docs/protocol.txt 5.5): the
-    response's ETag and Last-Modified, a checksum of a received body, and
-    head=no when this host's HEAD proved unusable. A body the server cut
-    (result.truncated) sends no validator: they name the whole page, and a
-    recrawl's conditional request would keep the cut copy for ever."""
+    response's ETag and Last-Modified, a checksum of a received body,
+    head=no when this host's HEAD proved unusable, and again=raw for a page
+    in codings no browser knows. A body the server cut (result.truncated)
+    sends no validator: they name the whole page, and a recrawl's
+    conditional request would keep the cut copy for ever."""
     extra: dict[str, str] = {}
     if specific in _KEPT:
         for name, key in ((b"etag", "etag"), (b"last-modified", "last_modified")) if not result.truncated else ():
@@ -63,6 +64,8 @@ def revisit_fields(result: FetchResult, specific: Specific) -> dict[str, str]:
             extra["digest"] = "%08x" % deflate.crc32(result.body)
     if result.head_unusable:
         extra["head"] = "no"
+    if result.again:  # a page in codings no browser knows: ask again with raw=1 (5.5)
+        extra["again"] = result.again
     return extra
 
 

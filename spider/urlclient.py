@@ -419,7 +419,7 @@ def _request(extra: dict[str, str]) -> Request:
     # the urlserver's own fetches (robots.txt: body=; feeds, sitemaps: kind=) are never filtered
     return Request(etag, modified, head=extra.get("head") == "1",
                    filter_type="body" not in extra and "kind" not in extra, keep_partial="body" in extra,
-                   nofetch=nofetch.parse(extra))
+                   nofetch=nofetch.parse(extra), raw=extra.get("raw") == "1")
 
 
 def _after(extra: dict[str, str]) -> int | None:

@@ -14,7 +14,7 @@ from cryptography.x509.oid import NameOID
 import uvloop
 
 from wreck.protocol.settings import CrawlSettings
-from wreck.spider.fetch import Fetcher, FetchSettings
+from wreck.spider.fetch import PLAIN, Fetcher, FetchSettings, Request
 from wreck.spider.report import report
 
 # bench/realdocs.py's trees, where Debian installed them (tests never import bench/)
@@ -74,12 +74,15 @@ async def serve_tls(context: ssl.SSLContext, ip: str = "127.0.0.1") -> asyncio.S
     return await asyncio.start_server(answer, ip, 0, ssl=context)
 
 
-def fetch_raw(response: bytes) -> tuple:
-    """(report, result) of one GET on a Fetcher, a loopback server answering `response` as is."""
+def fetch_raw(response: bytes, request: Request | None = None, asked: list | None = None) -> tuple:
+    """(report, result) of one GET on a Fetcher, a loopback server answering `response` as is;
+    `asked` gets each request's header block as the server read it."""
 
     async def run():
         async def answer(reader, writer):
-            await reader.readuntil(b"\r\n\r\n")
+            head = await reader.readuntil(b"\r\n\r\n")
+            if asked is not None:
+                asked.append(head)
             writer.write(response)
             await writer.drain()
             writer.close()
@@ -89,7 +92,7 @@ def fetch_raw(response: bytes) -> tuple:
         done = asyncio.get_running_loop().create_future()
         fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings()), done.set_result)
         try:
-            fetcher.start(url, url, "127.0.0.1")
+            fetcher.start(url, url, "127.0.0.1", PLAIN if request is None else request)
             result = await asyncio.wait_for(done, 30)
         finally:
             fetcher.close()

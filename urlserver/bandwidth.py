@@ -8,7 +8,13 @@
 # unusable (405, 501, a failure, or a type the GET contradicted: the spider
 # says head=no on DONE) gets plain GETs from then on; the spider aborts
 # unwanted types at the headers anyway.
-"""Bandwidth: which assignments ask for HEAD first."""
+# A page whose Content-Encoding names only codings no browser knows (the
+# spider says again=raw on its DONE) is assigned once with raw=1: fetched
+# with decoding off, its body stored as sent, as a browser shows it
+# (docs/protocol.txt 5.3). The URLs waiting for it are held in memory, at
+# most MAX_RAW_PENDING: after a restart, or past the bound, such a page is
+# asked as usual once more and says again=raw again.
+"""Bandwidth: which assignments ask for HEAD first, or for the body as sent."""
 
 from __future__ import annotations
 
@@ -19,6 +25,10 @@ from urllib.parse import urlsplit
 from wreck.mediatype import accepts
 
 _TYPES = mimetypes.MimeTypes()  # built-in table only: no /etc/mime.types
+# Pages waiting for their raw=1 hand-out: a few a misconfigured site (each
+# is handed out within the host's delay); a bound, as a site-wide bad header
+# on a huge site must not grow the urlserver's memory
+MAX_RAW_PENDING = 10_000
 
 
 def guessed_type(url: str) -> str | None:
@@ -31,14 +41,29 @@ def guessed_type(url: str) -> str | None:
 
 
 class Bandwidth:
-    """Decides head=1 per assignment; remembers hosts whose HEAD is unusable."""
+    """Decides head=1 and raw=1 per assignment; remembers hosts whose HEAD is
+    unusable and pages to fetch as sent."""
 
     def __init__(self, accept_type: tuple[str, ...]) -> None:
         self.accept_type = accept_type
         self.no_head: set[int] = set()  # host ids
-        self.stats = {"head_first": 0, "head_unusable_hosts": 0}
+        self.raw: set[str] = set()  # URLs whose next assignment says raw=1
+        self.stats = {"head_first": 0, "head_unusable_hosts": 0, "raw_again": 0}
+
+    def room_for_raw(self) -> bool:
+        """Whether another page may wait for its raw=1 hand-out (MAX_RAW_PENDING)."""
+        return len(self.raw) < MAX_RAW_PENDING
+
+    def fetch_raw(self, url: str) -> None:
+        """The page `url` came in codings no browser knows (again=raw): its
+        next assignment says raw=1."""
+        self.raw.add(url)
+        self.stats["raw_again"] += 1
 
     def extras(self, host_id: int, url: str) -> dict[str, str]:
+        if self.raw and url in self.raw:
+            self.raw.discard(url)
+            return {"raw": "1"}
         if not self.accept_type or host_id in self.no_head:
             return {}
         guess = guessed_type(url)

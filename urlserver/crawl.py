@@ -58,6 +58,7 @@ from .recrawl import Recrawl, policy_for
 from .retry import after_done, slows_host
 from .robotsstate import RobotsEvent, RobotsPhase
 from .scope import Scope, split_host
+from .seedfilter import seed_refusal
 from .settings import Settings
 from .suspects import SUSPECT_WAIT_S, Suspects
 from .sitemaps import Sitemaps
@@ -166,7 +167,8 @@ class Crawl:
         self.stats: dict[str, int] = {"handouts": 0, "robots_handouts": 0, "done": 0,
                                       "expired": 0, "discovered": 0, "ignored_done": 0,
                                       "feed_fetches": 0, "feed_redundant": 0, "feed_stories": 0,
-                                      "sitemaps_fetched": 0, "handed_ahead": 0, "unfetched_handouts": 0}
+                                      "sitemaps_fetched": 0, "handed_ahead": 0, "unfetched_handouts": 0,
+                                      "seeds_refused": 0}
         self.errors_by_kind: dict[str, int] = {}  # ErrorKind name -> URLs ended in ERROR
         self._vias: dict[bytes, str] = {}  # via fingerprint -> its URL (VIA_CACHE)
         self.frontier.on_new_work = self._on_new_work
@@ -328,12 +330,40 @@ class Crawl:
 
     @translate_errors
     def add_seed(self, url: str) -> str:
-        """'queued', 'known' or 'bad' (see Frontier.discover)."""
-        return self.frontier.discover(url, depth=0, seed=True)
+        """'queued', 'known', 'bad' (see Frontier.discover) or 'filtered' (seedfilter.py)."""
+        return self._refused_seed(url) or self.frontier.discover(url, depth=0, seed=True)
+
+    def _refused_seed(self, raw_url: str) -> str | None:
+        """'filtered' when --exclude or a plugin refuses the seed `raw_url`
+        (seedfilter.py): recorded FILTERED as a refused link is, its host
+        no seed host; 'known' when its URL is; else None (admit it)."""
+        url = normalize(raw_url)
+        if url is None:
+            return None
+        fr = self.frontier
+        name = split_host(url)[1]
+        why = seed_refusal(fr.scope, fr.url_filter, url, name)
+        if why is None:
+            return None
+        log.warning("event=seed_refused url=%s reason=%r", url, why)
+        if fr.forward is not None and fr.forward.foreign(name):
+            # another partition's URL, not forwarded: its owner, given the same seeds
+            # (docs/partitions.md), records and counts it
+            return "filtered"
+        self.stats["seeds_refused"] += 1
+        fp = d.fingerprint(url)
+        if fr.seen.check_and_add(fp) and fr.txn.get(fp, db=fr.db.urls) is not None:
+            return "known"
+        fr.move(fp, UrlEvent.FILTERED, why, rec=d.UrlRecord(url))
+        fr.filtered_by[why] = fr.filtered_by.get(why, 0) + 1
+        return "filtered"
 
     @translate_errors
     def add_feed(self, raw_url: str) -> str:
-        """A seed the operator marked as a feed: 'queued', 'known' or 'bad'."""
+        """A seed the operator marked as a feed: 'queued', 'known', 'bad' or 'filtered'."""
+        refused = self._refused_seed(raw_url)
+        if refused is not None:
+            return refused
         result = self.frontier.discover(raw_url, depth=0, seed=True)
         url = normalize(raw_url)
         if url is None or result not in ("queued", "known"):
@@ -783,8 +813,13 @@ class Crawl:
         self.claims.forget(fr.txn, claim.trans_id)
         rec = claim.rec  # as the claim wrote it: no second get (CLAIM_RECORD)
         rec.tries += 1
+        # a page in codings no browser knows (again=raw): handed out again with raw=1
+        # as soon as the host's delay allows (docs/protocol.txt 5.5, bandwidth.py)
+        again_raw = event.extra.get("again") == "raw" and self.bandwidth.room_for_raw()
         step = after_done(event, rec.tries, now, retry_delay=s.retry_delay, max_retries=s.max_retries,
-                          backoff_max=s.backoff_max)
+                          backoff_max=s.backoff_max, again_raw=again_raw)
+        if again_raw and step.event is UrlEvent.FETCH_FAILED:
+            self.bandwidth.fetch_raw(claim.url)
         self._host_answered(claim.host, event, now)  # feeds' answers count too
         feed = self.feeds.state(fr.txn, fp)
         fetched = step.event is UrlEvent.FETCHED

@@ -49,14 +49,20 @@ def describe(done: Done) -> str:
 
 
 def after_done(done: Done, tries: int, now: float, *, retry_delay: float, max_retries: int,
-               backoff_max: float = 600.0) -> Step:
-    """The step for a URL that has now been tried `tries` times (this one included)."""
+               backoff_max: float = 600.0, again_raw: bool = False) -> Step:
+    """The step for a URL that has now been tried `tries` times (this one
+    included); `again_raw`: the spider asks to fetch it again as sent (a page
+    in codings no browser knows, docs/protocol.txt 5.5), due at once (its
+    host's delay still applies)."""
     status = done.status
     if status is Status.FETCHED:
         return Step(UrlEvent.FETCHED)
     if status is Status.REDIRECTION:
         return Step(UrlEvent.REDIRECTED, reason=f"-> {done.new_url}", follow=done.new_url)
     if status is Status.FETCH_ERROR:
+        if again_raw and tries < max_retries:
+            return Step(UrlEvent.FETCH_FAILED, reason=f"{describe(done)}; asked again as sent (raw=1)",
+                        retry_at=now)
         if done.http_code and done.specific in UNREADABLE_ANSWER:
             return Step(UrlEvent.FAILED, reason=f"{describe(done)}; the server's answer, not retried")
         if tries >= max_retries:

@@ -32,5 +32,6 @@ def load(crawl, source: str | None, args: Iterable[str], log, *, feeds: str | No
         outcome = crawl.add_feed(text) if is_feed else crawl.add_seed(text)
         counts[outcome] = counts.get(outcome, 0) + 1  # "forwarded": another partition's (docs/partitions.md)
     crawl.commit()
-    log.info("event=seeds_loaded queued=%d known=%d bad=%d", counts["queued"], counts["known"], counts["bad"])
+    log.info("event=seeds_loaded queued=%d known=%d bad=%d filtered=%d", counts["queued"], counts["known"],
+             counts["bad"], counts["filtered"])
     return counts

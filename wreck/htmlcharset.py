@@ -31,8 +31,12 @@
 #     cross-site scripting) give REPLACEMENT: the whole body decodes to one
 #     U+FFFD, so a browser shows no link of such a page, and neither does
 #     the spider (w3lib decodes iso-2022-kr and hz with Python's codecs);
-#   - a label is one of the Encoding Standard's (webencodings' table): w3lib
-#     takes any name Python's codecs know, so 'charset=base64', 'hex',
+#   - a label is one of the Encoding Standard's (webencodings' table, the
+#     only source: the label as written is looked up there, in the header
+#     and in a <meta>): w3lib takes any name Python's codecs know and
+#     folds '-' and '_' ('latin-1', 'utf_8', 'euc_kr', 'us_ascii' are no
+#     labels; a browser ignores them and reads the <meta>, or sniffs), so
+#     'charset=base64', 'hex',
 #     'undefined' or 'idna' (no text codecs: decoding raised, and the page
 #     was lost as a spider bug) and 'utf-32', 'cp037' or 'unicode_escape'
 #     (links a browser never shows) were obeyed where a browser ignores the
@@ -48,6 +52,7 @@ from __future__ import annotations
 
 import codecs
 import encodings
+import functools
 import re
 
 import w3lib.encoding
@@ -56,6 +61,10 @@ from w3lib.encoding import (html_body_declared_encoding, http_content_type_encod
                             to_unicode)
 
 PRESCAN_BYTES = 1024
+# Content-Type values a worker's header_encoding() remembers: a crawl's pages
+# repeat a few ('text/html; charset=utf-8'), and reading one costs about
+# 24,000 instructions (w3lib's parse, the label's lookup), a hit a few hundred
+HEADER_CACHE = 256
 """WHATWG HTML 13.2.3.2: the prescan looks at the first 1,024 bytes only."""
 DEFAULT = "cp1252"
 """The standard's default for an unknown locale: windows-1252."""
@@ -69,6 +78,9 @@ _REPLACEMENT_LABELS = frozenset({"csiso2022kr", "hz-gb-2312", "iso-2022-cn", "is
                                  "replacement"})
 _REPLACEMENT_CODECS = frozenset({"iso2022_kr", "hz"})  # the Python codecs w3lib maps some of those labels to
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]*)", re.IGNORECASE)
+# a declaration's label in a <meta> (charset=, also inside content=) or an <?xml encoding=?>, as w3lib reads it
+_HEADER_LABEL = re.compile(r"""charset\s*=\s*["']?\s*([\w-]+)""", re.IGNORECASE)  # w3lib's label characters
+_DECLARED = re.compile(r"""(?:charset|encoding)\s*=\s*["']?\s*([\w-]+)""", re.IGNORECASE)
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
 USER_DEFINED = "x-user-defined"
 """The Encoding Standard's x-user-defined (section 14.5), a codec registered here."""
@@ -129,6 +141,7 @@ def bom_encoding(body: bytes) -> str | None:
     return encoding
 
 
+@functools.lru_cache(maxsize=HEADER_CACHE)
 def header_encoding(content_type: bytes | str | None) -> str | None:
     """The codec of a Content-Type header's charset parameter, if valid.
 
@@ -140,11 +153,20 @@ def header_encoding(content_type: bytes | str | None) -> str | None:
     if isinstance(content_type, bytes):
         content_type = content_type.decode("latin-1")
     found = http_content_type_encoding(content_type)
+    if found is not None and not _is_label(_HEADER_LABEL.search(content_type)):
+        return None  # a name Python knows and the Encoding Standard does not ('latin-1', 'utf_8')
     if found in _REPLACEMENT_CODECS or found is None and (label := _CHARSET.search(content_type)) and (
             label.group(1).lower() in _REPLACEMENT_LABELS):
         return REPLACEMENT
     # the label utf-16 means UTF-16LE (Encoding Standard); Python's would read a BOM
     return "utf-16-le" if found == "utf-16" else found if found in _STANDARD_CODECS else None
+
+
+def _is_label(found: re.Match | None) -> bool:
+    """Whether a label found in a header or a <meta> is one of the Encoding
+    Standard's (webencodings' table, its "get an encoding": blanks around
+    it dropped, ASCII case folded)."""
+    return found is not None and webencodings.lookup(found.group(1)) is not None
 
 
 # The usual head of a UTF-8 page: nothing before its <meta> but blanks, an
@@ -171,9 +193,15 @@ def meta_encoding(body: bytes) -> str | None:
     """The codec a <meta> in the first 1,024 bytes declares, if any."""
     if _UTF8_HEAD.match(body, 0, PRESCAN_BYTES):
         return UTF8
-    found = html_body_declared_encoding(body[:PRESCAN_BYTES])
+    head = body[:PRESCAN_BYTES]
+    found = html_body_declared_encoding(head)
     if found is None:
         return None
+    # w3lib reads the first declaration that names a label: the first
+    # charset= or encoding= whose name resolves to what it found
+    labels = (m for m in _DECLARED.finditer(head.decode("latin-1")) if resolve_encoding(m.group(1)) == found)
+    if not _is_label(next(labels, None)):
+        return None  # a name Python knows and the Encoding Standard does not: no declaration
     if found == USER_DEFINED:  # HTML 13.2.3.2, the prescan: x-user-defined means windows-1252
         return DEFAULT
     if found.startswith("utf-16"):

@@ -105,7 +105,7 @@ def test_pages_with_a_charset_no_browser_knows_are_stored_whole_as_served(crawle
     ("label-base64", "cp1252", "café"), ("label-undefined", "cp1252", "café"), ("label-utf-32", "cp1252", "café"),
     ("label-cp037", "cp1252", "café"), ("mac-cyrillic", "mac-cyrillic", "дом"), ("hebrew-i", "iso8859-8", "שלום"),
     ("big5", "big5hkscs", "中文"), ("bom-wins", "utf-8", "дом"), ("meta-utf16", "utf-8", "é"),
-    ("meta-label", "cp1251", "дом"),
+    ("meta-label", "cp1251", "дом"), ("header-latin-1", "utf-8", "дом"), ("meta-utf_8", "cp1252", "café"),
 ])
 def test_wreck_dump_shows_each_page_in_the_encoding_a_browser_reads_it_in(crawled, name, charset, word):
     _, _, _, stored, _ = crawled

@@ -24,6 +24,24 @@ def test_the_first_base_with_an_href_sets_the_base_even_after_a_base_target():
     assert links('<base target="_blank"><base href="/other/"><a href="y">y</a>') == ("http://example.com/other/y",)
 
 
+@pytest.mark.parametrize("html, link", [
+    ('<svg><base href="/svg/"/></svg><a href="y">y</a>', "http://example.com/dir/y"),
+    ('<math><base href="/math/"></math><a href="y">y</a>', "http://example.com/dir/y"),
+    ('<svg><g><base href="/svg/"/></g></svg><base href="/html/"><a href="y">y</a>', "http://example.com/html/y"),
+    ('<svg><foreignObject><base href="/fo/"></foreignObject></svg><a href="y">y</a>', "http://example.com/fo/y"),
+    ('<math><mi><base href="/mi/"></mi></math><a href="y">y</a>', "http://example.com/mi/y"),
+    ('<math><annotation-xml encoding="text/html"><base href="/ax/"></annotation-xml></math><a href="y">y</a>',
+     "http://example.com/ax/y"),
+    ('<math><annotation-xml><base href="/ax/"></annotation-xml></math><a href="y">y</a>', "http://example.com/dir/y"),
+])
+def test_a_base_in_svg_or_mathml_is_not_the_pages_base_but_one_in_an_html_integration_point_is(html, link):
+    assert links(html) == (link,)
+
+
+def test_a_base_with_an_empty_href_is_the_first_base_and_means_the_pages_own_url():
+    assert links('<base href=""><base href="/other/"><a href="y">y</a>') == ("http://example.com/dir/y",)
+
+
 def test_an_svg_anchor_with_xlink_href_is_a_link():
     assert links('<svg><a xlink:href="/svg"><text>s</text></a></svg>') == ("http://example.com/svg",)
 

@@ -14,7 +14,7 @@ import pytest
 
 from wreck import htmlcharset
 from wreck.protocol import Specific, Status
-from wreck.spider.fetch import FetchResult
+from wreck.spider.fetch import FetchResult, Request
 from wreck.spider.outlinks import extract
 from wreck.spider.report import report
 from wreck.urlnorm import encode_query
@@ -69,6 +69,32 @@ def test_a_label_of_the_encoding_standard_that_w3lib_lacks_is_read_in_the_header
             "http://enc.wreck.test" + path)
 
 
+# names Python's codecs know (w3lib folds '-' and '_' and takes Python's aliases) that are no label of
+# the Encoding Standard: a browser ignores them, as if the page named no charset
+NEAR_LABELS = ("latin-1", "latin_1", "iso_8859_1", "utf_8", "u8", "euc_kr", "us_ascii", "windows_1251", "iso8859_2",
+               "mac_roman")
+UTF8_DOM = '<meta charset="utf-8"><p>\u0434\u043e\u043c <a href="/x/\u0434?q=\u0434">x</a></p>'.encode()
+
+
+@pytest.mark.parametrize("label", NEAR_LABELS)
+def test_a_charset_name_only_python_knows_is_ignored_in_the_header_and_the_meta_as_browsers_ignore_it(label):
+    # was: 'latin-1' in the header read a UTF-8 page, its <meta> saying so, as windows-1252
+    assert htmlcharset.sniff(UTF8_DOM, f"text/html; charset={label}".encode()) == "utf-8"
+    assert extract(UTF8_DOM, PAGE, f"text/html; charset={label}".encode()).outlinks == (
+        "http://enc.wreck.test/x/%D0%B4?q=%D0%B4",)
+    # was: '<meta charset="utf_8">' read a windows-1252 page as UTF-8 (its é a U+FFFD)
+    for meta in (f'<meta charset="{label}">', f'<meta http-equiv="Content-Type" content="text/html; charset={label}">'):
+        assert htmlcharset.sniff(meta.encode() + CAFE) == "cp1252"
+        assert extract(meta.encode() + CAFE, PAGE).outlinks == (CAFE_LINK,)
+
+
+@pytest.mark.parametrize("label", ["latin1", "ISO-8859-1", "iso_8859-1", "l1", "utf8", " utf-8 ", "cp1251", "sjis"])
+def test_the_standards_labels_spelled_as_python_also_spells_them_still_count(label):
+    expected = htmlcharset.sniff(b"<p>", f"text/html; charset={label.strip()}".encode())
+    assert expected != "cp1252" or label in ("latin1", "ISO-8859-1", "iso_8859-1", "l1")
+    assert htmlcharset.sniff(f'<meta charset="{label}"><p>'.encode()) == expected
+
+
 def test_the_standards_own_labels_still_decide_as_before():
     assert htmlcharset.sniff(b"<p>", b"text/html; charset=Shift_JIS") == "cp932"
     assert htmlcharset.sniff(b"<p>", b"text/html; charset=euc-kr") == "cp949"
@@ -112,14 +138,33 @@ def test_a_compressed_body_with_bytes_after_its_end_is_complete_as_a_browser_sho
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
 
 
-@pytest.mark.parametrize("coding", [b"utf-8", b"none", b"UTF8, binary"])
-def test_a_body_in_a_coding_no_browser_knows_is_taken_as_sent_as_a_browser_shows_it(coding):
-    # libcurl fails on its first body byte (DECODE_ERROR: the page lost); browsers show the body as sent
+@pytest.mark.parametrize("coding", [b"utf-8", b"UTF8, binary"])  # 'none' libcurl reads as identity: fetched at once
+def test_a_page_in_a_coding_no_browser_knows_is_asked_again_later_as_sent_not_at_once(coding):
+    # libcurl fails on its first body byte; browsers show the body as sent. It was
+    # asked again at once, inside the host's delay: now the DONE says again=raw and
+    # the urlserver hands it out again with raw=1 after the delay (docs/protocol.txt 5.3, 5.5)
     page = b"<html><body><a href='/next'>next</a></body></html>"
-    rep, result = fetch_raw(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\n"
-                             b"Content-Length: %d\r\n\r\n%s" % (coding, len(page), page))
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n%s" % (
+        coding, len(page), page)
+    asked: list[bytes] = []
+    rep, result = fetch_raw(response, asked=asked)
+    assert len(asked) == 1  # one request, not two
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.DECODE_ERROR), rep.outcome
+    assert rep.extra["again"] == "raw" and rep.record.document.startswith(b"HTTP/1.1 200 OK")
+    rep, result = fetch_raw(response, Request(raw=True), asked)  # the assignment with raw=1
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
+    assert "again" not in rep.extra and len(asked) == 2
+
+
+def test_the_urlservers_own_fetch_in_a_coding_no_browser_knows_is_still_asked_again_at_once():
+    # robots.txt (body=), feeds and sitemaps (kind=) are not page hand-outs raw=1 reaches
+    body = b"User-agent: *\nDisallow: /private/\n"
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Encoding: utf-8\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(body), body)
+    asked: list[bytes] = []
+    rep, result = fetch_raw(response, Request(filter_type=False, keep_partial=True), asked)
+    assert (rep.outcome.status, result.body, len(asked)) == (Status.FETCHED, body, 2)
     assert result.head.startswith(b"HTTP/1.1 200 OK") and result.head.count(b"HTTP/1.1") == 1  # the second answer's
 
 

@@ -22,9 +22,14 @@
 #                        &#NNNN; references) and дом: '%26%23NNNN%3B'
 #     /e/bom-wins        a UTF-8 BOM, the header saying windows-1251: UTF-8
 #     /e/meta-utf16      <meta charset=utf-16> on a UTF-8 page: UTF-8
+#     /e/header-latin-1  'charset=latin-1' (Python's name, no label) on a page
+#                        whose <meta> says UTF-8: UTF-8
+#     /e/meta-utf_8      <meta charset="utf_8"> (no label) on a windows-1252 page
 #     /b/...             two <base href> (the first wins), a <base> in <body>
 #                        (it sets the base of the links before it too), a
-#                        <base href="javascript:..."> (tolerated either way)
+#                        <base href="javascript:..."> (tolerated either way),
+#                        a <base> in <svg> or <math> (not the page's base), in
+#                        <foreignObject> (the page's), <base href=""> (the page's URL)
 #     /c/gzip-garbage    gzip with bytes after its member (browsers show it)
 #     /c/utf8-coding     'Content-Encoding: utf-8' (a PHP misconfiguration: no
 #                        content coding; browsers show the body as sent)
@@ -125,6 +130,10 @@ def _enc_cases() -> dict[str, tuple[str, bytes, set[str]]]:
     header, body, targets = _word_page("bom-wins", "utf-8", "дом", "text/html; charset=windows-1251")
     cases["bom-wins"] = (header, b"\xef\xbb\xbf" + body, targets)
     cases["meta-utf16"] = _word_page("meta-utf16", "utf-8", "é", "text/html", '<meta charset="utf-16">')
+    # names Python knows that are no label: a browser reads the <meta> (UTF-8), or falls back (windows-1252)
+    cases["header-latin-1"] = _word_page("header-latin-1", "utf-8", "дом", "text/html; charset=latin-1",
+                                         '<meta charset="utf-8">')
+    cases["meta-utf_8"] = _word_page("meta-utf_8", "cp1252", "café", "text/html", '<meta charset="utf_8">')
     return cases
 
 
@@ -136,6 +145,13 @@ BASES = {  # /b/NAME: (head, body) -> the targets
     "two": ('<base href="/b1/"><base href="/b2/">', '<a href="p">p</a>'),
     "in-body": ("", '<a href="q">q</a><base href="/bb/"><a href="r">r</a>'),
     "javascript": ('<base href="javascript:void(0)">', '<a href="/t/base-js-absolute">a</a><a href="js">j</a>'),
+    # foreign content: a <base> in <svg> or <math> is no HTML base element; in
+    # <foreignObject> (an HTML integration point) it is one
+    "svg": ("", '<svg><base href="/svgb/"/></svg><a href="s">s</a>'),
+    "math": ("", '<math><base href="/mathb/"></math><a href="m">m</a>'),
+    "foreign-object": ("", '<svg><foreignObject><base href="/fob/"></foreignObject></svg><a href="f">f</a>'),
+    # href="" is an href: the first base, whose URL is the document's
+    "empty": ('<base href=""><base href="/be/">', '<a href="e">e</a>'),
 }
 GZIP_GARBAGE = b"\n<!-- written after the gzip member by a buggy cache -->\n"
 
@@ -174,7 +190,8 @@ class Edges3Host:
     def expected(self) -> dict[str, set[str]]:
         """Host -> every path + query a correct crawl requests (robots.txt aside)."""
         enc = {"/", *self.index_paths(), *(t for _, _, targets in ENC_CASES.values() for t in targets),
-               "/b1/p", "/bb/q", "/bb/r", "/t/base-js-absolute", "/t/gzip-garbage", "/t/utf8-coding", "/t/caf%E9"}
+               "/b1/p", "/bb/q", "/bb/r", "/b/s", "/b/m", "/fob/f", "/b/e", "/t/base-js-absolute", "/t/gzip-garbage",
+               "/t/utf8-coding", "/t/caf%E9"}
         public = {"/", "/public/p", "/other/p"}  # what '/' links, but the disallowed /private/p
         robots = {robots3_name("merge"): {"/", "/public/p"},
                   **{robots3_name(k): public for k in ("gzjunk", "chain5", "utf8")},
@@ -184,7 +201,7 @@ class Edges3Host:
     def forbidden(self) -> dict[str, set[str]]:
         """Host -> paths a correct crawl never requests."""
         every = {"/", "/public/p", "/private/p", "/other/p"}
-        return {ENC: {"/b2/p", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"},
+        return {ENC: {"/b2/p", "/svgb/s", "/mathb/m", "/be/e", *UNWRITABLE_WRONG}, OUT: {"/robots.txt", "/p"},
                 **{robots3_name(k): every for k in ("429", "reset")}, robots3_name("merge"): {"/private/p", "/other/p"},
                 **{robots3_name(k): {"/private/p"} for k in ("deny", "gzjunk", "chain5", "utf8")}}
 

@@ -196,6 +196,9 @@ def summary(last_status: dict, store: Counters, elapsed: float, where: Layout, f
         # this run's links refused at admission, by reason: a trap shows here (docs/operating.md, Spider traps)
         *([f"  filtered this run: {errors_text(last_status, 'filtered_by')}"] if last_status.get("filtered_by")
           else []),
+        # seeds an explicit filter refused (urlserver/seedfilter.py): FILTERED, never fetched
+        *([f"  seeds refused: {counters['seeds_refused']} (--exclude or a URL filter refuses them: they are "
+           "FILTERED, not crawled)"] if counters.get("seeds_refused") else []),
         *deferred_lines(last_status),
         *([f"  retried on request: {counters['retry_requested']} URLs (--retry-errors)"]
           if counters.get("retry_requested") else []),
