@@ -116,6 +116,10 @@ class Site:
             from .edges3 import Edges3Host
 
             table.update(Edges3Host.addresses())
+        if self.spec.cookies:
+            from .cookies import CookieHosts
+
+            table.update(CookieHosts.addresses())
         if self.spec.crawltraps:
             from .crawltraps import TrapHosts
 

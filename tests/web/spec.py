@@ -144,6 +144,8 @@ class SiteSpec:
     """Serve the second round of edge-case hosts too: odd.wreck.test, robots2-*.wreck.test (edges2.py)."""
     edges3: bool = False
     """Serve the third round of edge-case hosts too: enc3.wreck.test, robots3-*.wreck.test (edges3.py)."""
+    cookies: bool = False
+    """Serve the hosts that need a cookie too: check13.wreck.test, shop.cookie13.ltd.uk (cookies.py)."""
     crawltraps: bool = False
     """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
     soft404, redirwalk, growq and paged.traps.test (crawltraps.py)."""
