@@ -77,7 +77,8 @@
 #   answered by a redirect to the URL itself that sets a cookie for it is
 #   asked again once on the same slot with that cookie, as a browser does,
 #   same transaction and clock; the record holds the second answer and the
-#   request that carried the cookie. Off with the crawl's cookies=0.
+#   request that carried the cookie. A HEAD answered so is not the end:
+#   the GET follows and meets the check. Off with the crawl's cookies=0.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -672,7 +673,9 @@ class Fetcher:
         if 200 <= code < 300 and not accepts(slot.accept, slot.content_type()):
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
-        if code in REDIRECT_CODES and c.getinfo_raw(pycurl.REDIRECT_URL):
+        if code in REDIRECT_CODES and (target := c.getinfo_raw(pycurl.REDIRECT_URL)):
+            if self.settings.cookies and target == slot.url.encode() and retry_cookie(slot.url, slot.block()):
+                return ""  # a cookie check (docs/protocol.txt 5.3.2): the GET follows and makes it
             return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""
 

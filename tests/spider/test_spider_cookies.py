@@ -12,7 +12,7 @@ import uvloop
 
 from wreck.protocol import Specific, Status
 from wreck.spider.cookies import MAX_COOKIE_BYTES, MAX_COOKIE_HEADER_BYTES, MAX_COOKIES, retry_cookie
-from wreck.spider.fetch import Fetcher, FetchSettings
+from wreck.spider.fetch import Fetcher, FetchSettings, Request
 from wreck.spider.report import report
 from tests.spider_helpers import crawl_settings
 
@@ -73,12 +73,14 @@ def test_no_set_cookie_no_retry():
     assert retry_cookie(URL, b"HTTP/1.1 302 Found\r\nLocation: /cart\r\n\r\n") is None
 
 
-def _crawl_site(paths: list[str], *, cookies: bool = True, location=None, accepts: bool = True):
+def _crawl_site(paths: list[str], *, cookies: bool = True, location=None, accepts: bool = True,
+                head: bool = False):
     """Fetch each of `paths` in turn on one Fetcher (so on one slot) from a
     site whose every page wants 'seen=1' (when `accepts`; else nothing
     pleases it), answering without it a 302 to `location(path)` (the path
     itself by default) that sets it. (the (report, result) of each, the
-    request heads the site read)."""
+    request heads the site read). With `head`, HEAD first, pages of
+    text/html only (the urlserver's head=1, docs/protocol.txt 5.3.1)."""
     seen: list[bytes] = []
 
     async def answer(reader, writer):
@@ -99,13 +101,14 @@ def _crawl_site(paths: list[str], *, cookies: bool = True, location=None, accept
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
         base = "http://127.0.0.1:%d" % server.sockets[0].getsockname()[1]
         waiting: list[asyncio.Future] = []
-        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings(cookies=cookies)),
+        settings = crawl_settings(cookies=cookies, accept_type=("text/html",) if head else ())
+        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(settings),
                           lambda result: waiting[-1].set_result(result))
         out = []
         try:
             for path in paths:
                 waiting.append(asyncio.get_running_loop().create_future())
-                fetcher.start(path, base + path, "127.0.0.1")
+                fetcher.start(path, base + path, "127.0.0.1", Request(head=head))
                 result = await asyncio.wait_for(waiting[-1], 30)
                 out.append((report(result, 1), result))
         finally:
@@ -143,3 +146,15 @@ def test_a_redirect_elsewhere_that_sets_a_cookie_is_reported_as_the_redirect():
 def test_a_site_that_redirects_to_itself_even_with_the_cookie_is_asked_twice_and_reported_as_the_redirect():
     [(rep, result)], seen = _crawl_site(["/a"], accepts=False)
     assert (rep.outcome.status, result.http_code, len(seen)) == (Status.REDIRECTION, 302, 2)
+
+
+def test_a_head_answered_by_the_cookie_check_is_followed_by_the_get_that_makes_it():
+    [(rep, result)], seen = _crawl_site(["/a.pdf"], head=True)
+    assert (rep.outcome.status, result.http_code) == (Status.FETCHED, 200)
+    assert [(head.split(b" ", 1)[0], b"Cookie:" in head) for head in seen] == [
+        (b"HEAD", False), (b"GET", False), (b"GET", True)]
+
+
+def test_a_head_answered_by_the_cookie_check_settles_the_transaction_without_cookies():
+    [(rep, result)], seen = _crawl_site(["/a.pdf"], head=True, cookies=False)
+    assert (rep.outcome.status, result.http_code, len(seen)) == (Status.REDIRECTION, 302, 1)
