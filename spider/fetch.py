@@ -73,8 +73,8 @@
 #   Also kept: the address connected to (PRIMARY_IP), and whether the body
 #   was cut: "length" at Max_Doc_Size, "time" by the total or low-speed
 #   timeout (curl code 28).
-# - Cookie check (docs/protocol.txt 5.3.2, spider/cookies.py): a page GET
-#   answered by a redirect to the URL itself that sets a cookie for it is
+# - Cookie check (docs/protocol.txt 5.3.2, spider/cookies.py): a GET (a page,
+#   robots.txt...) answered by a redirect to the URL itself that sets a cookie is
 #   asked again once on the same slot with that cookie, as a browser does,
 #   same transaction and clock; the record holds the second answer and the
 #   request that carried the cookie. A HEAD answered so is not the end:
