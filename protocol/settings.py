@@ -36,6 +36,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
     # this urlserver's index among them (5.1, 5.10); empty: one urlserver
     partitions: tuple[str, ...] = ()
     partition: int = 0
+    # a page's redirect to itself that sets a cookie is asked again with it (5.3.2); False: never
+    cookies: bool = True
 
     def to_wire(self) -> dict[str, str]:
         wire = {
@@ -55,6 +57,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
         if self.partitions:  # sent only by a partitioned crawl's urlservers
             wire["partitions"] = ",".join(self.partitions)
             wire["partition"] = str(self.partition)
+        if not self.cookies:  # sent only when off, so older spiders' view is unchanged
+            wire["cookies"] = "0"
         return wire
 
     @classmethod
@@ -94,6 +98,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
         if not (partition.isascii() and partition.isdigit()) or len(partition) > 4 or (
                 partitions and int(partition) >= len(partitions)):
             raise RemoteProtocolError(f"partition: {shown(partition)} is not an index of partitions")
+        cookies = values.get("cookies", "1")
+        if cookies not in ("0", "1"):
+            raise RemoteProtocolError(f"cookies: {shown(cookies)} is not 0 or 1")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -107,6 +114,7 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             crawl_id=crawl_id,
             partitions=partitions,
             partition=int(partition),
+            cookies=cookies == "1",
         )
 
 

@@ -78,6 +78,12 @@
 #   Also kept: the address connected to (PRIMARY_IP), and whether the body
 #   was cut: "length" at Max_Doc_Size, "time" by the total or low-speed
 #   timeout (curl code 28).
+# - Cookie check (docs/protocol.txt 5.3.2, spider/cookies.py): a GET (a page,
+#   robots.txt...) answered by a redirect to the URL itself that sets a cookie is
+#   asked again once on the same slot with that cookie, as a browser does,
+#   same transaction and clock; the record holds the second answer and the
+#   request that carried the cookie. A HEAD answered so is not the end:
+#   the GET follows and meets the check. Off with the crawl's cookies=0.
 """Fetcher: start(key, url, ip) -> FetchResult via on_result."""
 
 from __future__ import annotations
@@ -101,6 +107,7 @@ from wreck.protocol.settings import CrawlSettings
 
 from . import nofetch as nf
 from .allownet import AllowNet
+from .cookies import retry_cookie
 from .curlloop import CurlLoop
 
 # Response header block bound. Real servers send 1-16 KB; libcurl itself
@@ -141,11 +148,12 @@ class FetchSettings:
     allow_net: tuple[str, ...] = ()
     ca_file: str | None = None  # None: the system's default bundle
     accept_type: tuple[str, ...] = ()  # media types a page may have; empty: any
+    cookies: bool = True  # a redirect to the URL itself that sets a cookie is asked again with it
 
     @classmethod
     def from_crawl(cls, s: CrawlSettings) -> FetchSettings:
         return cls(s.user_agent, s.timeout_req_ms, min(s.connect_timeout_ms, s.timeout_req_ms),
-                   s.max_doc_size, s.allow_net, accept_type=s.accept_type)
+                   s.max_doc_size, s.allow_net, accept_type=s.accept_type, cookies=s.cookies)
 
     @property
     def low_speed_window_s(self) -> int:
@@ -226,13 +234,14 @@ class _Slot:
 
     __slots__ = ("handle", "key", "url", "ip", "started", "head", "body", "size",
                  "max_size", "aborted", "allow", "poll", "request", "accept", "filtering",
-                 "in_head", "head_type", "sent", "loud", "quiet", "raw")
+                 "in_head", "head_type", "sent", "loud", "quiet", "raw", "cookie")
 
     def __init__(self, fs: FetchSettings, allow: AllowNet, quiet: list[_Slot]) -> None:
         c = self.handle = pycurl.Curl()
         self.quiet = quiet  # the Fetcher's slots whose request is complete: VERBOSE off (the top)
         self.loud = False  # VERBOSE is on
         self.raw = False  # the body is taken as sent: libcurl's decoding off (again_raw)
+        self.cookie = False  # asked again with a cookie (again_with_cookie): its request headers differ
         self.allow = allow
         self.max_size = fs.max_doc_size
         self.accept = fs.accept_type
@@ -302,15 +311,20 @@ class _Slot:
             # reused connection those bytes would be read as the next answer
             c.setopt(pycurl.FORBID_REUSE, 1)
 
-    def again_as_get(self, verdict: str) -> None:
-        """After the HEAD: the GET, on this handle, same transaction and clock."""
-        self.head_type = (media_type(self.content_type()), verdict)
+    def _again(self) -> None:
+        """A second request in the same transaction: the first answer and
+        request dropped (the second's replace them), the clock kept."""
         self.body, self.size, self.aborted = [], 0, None
         self.head.clear()
-        self.sent = []  # the GET's request replaces the HEAD's
+        self.sent = []
         if KEEP_REQUEST and not self.loud:
             self.handle.setopt(pycurl.VERBOSE, 1)
             self.loud = True
+
+    def again_as_get(self, verdict: str) -> None:
+        """After the HEAD: the GET, on this handle, same transaction and clock."""
+        self.head_type = (media_type(self.content_type()), verdict)
+        self._again()
         self.in_head = False
         self.handle.setopt(pycurl.HTTPGET, 1)
         self.handle.setopt(pycurl.FORBID_REUSE, 0)
@@ -318,14 +332,26 @@ class _Slot:
     def again_raw(self) -> None:
         """After an answer in Content-Codings no browser knows: the same GET,
         its body taken as sent (libcurl's decoding off), same transaction."""
-        self.body, self.size, self.aborted = [], 0, None
-        self.head.clear()
-        self.sent = []
-        if KEEP_REQUEST and not self.loud:
-            self.handle.setopt(pycurl.VERBOSE, 1)
-            self.loud = True
+        self._again()
         self.handle.setopt(pycurl.HTTP_CONTENT_DECODING, 0)
         self.raw = True
+
+    def again_with_cookie(self, cookie: str) -> None:
+        """After a redirect to this URL that set a cookie: the same GET with
+        the cookie (the opening comment), same transaction."""
+        self._again()
+        self.handle.setopt(pycurl.HTTPHEADER, [*self.request.headers(), b"Cookie: " + cookie.encode("latin-1")])
+        self.cookie = True
+
+    def cookie_check(self, result: FetchResult) -> str | None:
+        """The Cookie to ask this URL again with, when its answer (`result`,
+        a redirect) was a redirect to itself that set one (spider/cookies.py),
+        from a GET not yet asked again so; else None."""
+        if result.curl_code or self.cookie or self.in_head:
+            return None
+        if self.handle.getinfo_raw(pycurl.REDIRECT_URL) != self.url.encode():
+            return None
+        return retry_cookie(self.url, result.head)
 
     def _debug(self, kind: int, data: bytes) -> None:
         if kind == HEADER_OUT:
@@ -628,6 +654,10 @@ class Fetcher:
             again = "raw"  # the urlserver asks again, after the host's delay (the opening comment)
         result = slot.result(curl_code, message)
         result.again = again
+        if result.http_code in REDIRECT_CODES and self.settings.cookies and (cookie := slot.cookie_check(result)):
+            slot.again_with_cookie(cookie)  # as a browser does (the opening comment)
+            self.curl.add(handle)
+            return
         if slot.head_type is not None:
             result.head_unusable = _head_verdict(slot.head_type, result)
         del self._busy[slot.key]  # only now: if the above raised, _failed reports it
@@ -659,7 +689,9 @@ class Fetcher:
         if 200 <= code < 300 and not accepts(slot.accept, slot.content_type()):
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
-        if code in REDIRECT_CODES and c.getinfo_raw(pycurl.REDIRECT_URL):
+        if code in REDIRECT_CODES and (target := c.getinfo_raw(pycurl.REDIRECT_URL)):
+            if self.settings.cookies and target == slot.url.encode() and retry_cookie(slot.url, slot.block()):
+                return ""  # a cookie check (docs/protocol.txt 5.3.2): the GET follows and makes it
             return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""
 
@@ -667,6 +699,9 @@ class Fetcher:
         if slot.raw:
             slot.handle.setopt(pycurl.HTTP_CONTENT_DECODING, 1)
             slot.raw = False
+        if slot.cookie:  # the next transfer's headers are its request's, without the cookie
+            slot.handle.setopt(pycurl.HTTPHEADER, slot.request.headers())
+            slot.cookie = False
         if slot.request.head:  # the next transfer starts as a GET, on a reusable connection
             slot.handle.setopt(pycurl.HTTPGET, 1)
             slot.handle.setopt(pycurl.FORBID_REUSE, 0)

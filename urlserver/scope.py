@@ -18,7 +18,8 @@ import re
 from collections import Counter
 from functools import lru_cache
 
-_EXTRACT = None  # tldextract's, made at the first registered_domain() (--scope domain alone needs it)
+from wreck.publicsuffix import psl_domain
+
 # A query parameter's name, in the query with its '?': what follows '?' or
 # '&' up to '=' or the next '&' (a '?' inside the query is a character of it).
 _PARAM_NAME = re.compile(r"(?:\A\?|&)([^=&]*)")
@@ -40,21 +41,6 @@ def registered_domain(host: str) -> str:
             pass
     known = psl_domain(host, private=True)
     return known if known is not None else ".".join(host.split(".")[-2:])
-
-
-def psl_domain(host: str, *, private: bool = False) -> str | None:
-    """The registrable domain of `host` when the Public Suffix List knows its
-    suffix (its ICANN section, and its private one if `private`); None for an
-    IP literal or a name under a suffix it does not know."""
-    global _EXTRACT
-    if _EXTRACT is None:
-        # Imported here: it brings requests and urllib3, and its snapshot takes
-        # ~40 ms to load, which a crawl in host or any scope never needs (issue 16).
-        import tldextract
-
-        _EXTRACT = tldextract.TLDExtract(cache_dir=None, suffix_list_urls=(), fallback_to_snapshot=True)
-    parts = _EXTRACT(host, include_psl_private_domains=private)
-    return f"{parts.domain}.{parts.suffix}" if parts.suffix and parts.domain else None
 
 
 def split_host(url: str) -> tuple[str, str]:

@@ -314,6 +314,11 @@ class Settings:
                  "text/html,application/xhtml+xml); others are aborted at the headers, and URLs whose extension "
                  "names one get HEAD first", parse=_media_types, check=_media_ranges, repeatable=True,
         metavar="TYPES", default_help="any", panel=SCOPE)
+    # cookies: the spiders' cookie check inside one fetch, on as in Heritrix and
+    # Scrapy (docs/operating.md, Cookies); a plain switch, so --help's Scope
+    # panel keeps its width (a --x/--no-x pair widens its option column)
+    no_cookies: bool = setting(False, help="Never send a cookie (by default a page whose redirect to itself sets "
+                                           "one is asked again once with it, as a browser does)", panel=SCOPE)
     # DNS
     dns: str | None = setting(None, help="Nameserver IP:PORT", default_help="the system resolver",
                               check=_nameserver, metavar="IP:PORT", panel=DNS)

@@ -33,6 +33,8 @@ def test_settings_round_trip_through_a_real_handshake():
         {"allow_net": "10.0.0.0/33"},
         {"crawl_id": "00FF" * 8},
         {"crawl_id": "00ff" * 7},
+        {"cookies": "off"},
+        {"cookies": ""},
     ],
 )
 def test_bad_settings_are_refused_with_the_key_named(change):
@@ -51,3 +53,12 @@ def test_missing_required_settings_are_named():
 
 def test_unknown_settings_are_ignored():
     assert CrawlSettings.from_wire(SETTINGS.to_wire() | {"future_knob": "1"}) == SETTINGS
+
+
+def test_cookies_off_is_announced_and_on_is_left_unsaid_for_older_spiders():
+    # docs/protocol.txt 5.1: an older spider ignores the key, and asks nothing again with a cookie anyway
+    assert "cookies" not in SETTINGS.to_wire()
+    off = CrawlSettings(**{f: getattr(SETTINGS, f) for f in SETTINGS.__struct_fields__} | {"cookies": False})
+    server, client = open_pair(settings=off.to_wire())
+    assert client.settings["cookies"] == "0"
+    assert CrawlSettings.from_wire(client.settings) == off and not off.cookies and SETTINGS.cookies

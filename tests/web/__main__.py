@@ -55,6 +55,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="also serve the third round of edge-case hosts (enc3, robots3-*: tests/web/edges3.py)")
     parser.add_argument("--edges4", action="store_true",
                         help="also serve the fourth round's edge host (frame4: HTTP framing: tests/web/edges4.py)")
+    parser.add_argument("--cookies", action="store_true",
+                        help="also serve the hosts that need a cookie (check13, shop.cookie13.ltd.uk: tests/web/cookies.py)")
     parser.add_argument("--crawltraps", action="store_true",
                         help="also serve the crawl-level traps (*.wild.test by wildcard DNS, facets, dots, soft404, "
                              "redirwalk: tests/web/crawltraps.py); crawl them with --dns, not --hosts alone")
@@ -76,7 +78,7 @@ async def run(args: argparse.Namespace) -> None:
                     hostile_spec=HostileSpec(feed_item_interval=args.feed_interval),
                     first_ip=args.first_ip, hostile_ip=args.hostile_ip,
                     revisit=RevisitSpec() if args.revisit else None, edges=args.edges,
-                    edges2=args.edges2, edges3=args.edges3, edges4=args.edges4,
+                    edges2=args.edges2, edges3=args.edges3, edges4=args.edges4, cookies=args.cookies,
                     crawltraps=args.crawltraps)
     web = TestWeb(spec, log_path=args.log, dns_ttl=args.dns_ttl, dns_ip=args.dns_ip)
     stop = asyncio.Event()
@@ -102,6 +104,7 @@ async def run(args: argparse.Namespace) -> None:
             "edges2": web.edges2.seeds(web.port) if web.edges2 else [],
             "edges3": web.edges3.seeds(web.port) if web.edges3 else [],
             "edges4": web.edges4.seeds(web.port) if web.edges4 else [],
+            "cookies": web.cookies.seeds(web.port) if web.cookies else [],
             "crawltraps": web.traps.seeds() if web.traps else [],
             "addresses": web.site.addresses(),
         }), flush=True)

@@ -29,6 +29,7 @@ from .names import write_hosts_file
 from .reqlog import RequestLog, RequestRecord
 from .edges import EdgesHost
 from .edges2 import Edges2Host
+from .cookies import CookieHosts
 from .edges3 import Edges3Host
 from .edges4 import Edges4Host
 from .crawltraps import TrapHosts
@@ -76,6 +77,7 @@ class TestWeb:
         self.edges2: Edges2Host | None = None
         self.edges3: Edges3Host | None = None
         self.edges4: Edges4Host | None = None
+        self.cookies: CookieHosts | None = None
         self.traps: TrapHosts | None = None
 
     @property
@@ -93,6 +95,7 @@ class TestWeb:
         ips |= set(Edges2Host.addresses().values()) if self.spec.edges2 else set()
         ips |= set(Edges3Host.addresses().values()) if self.spec.edges3 else set()
         ips |= set(Edges4Host.addresses().values()) if self.spec.edges4 else set()
+        ips |= set(CookieHosts.addresses().values()) if self.spec.cookies else set()
         ips |= TrapHosts.ips() if self.spec.crawltraps else set()
         return sorted(ips | ({self.spec.revisit.ip} if self.spec.revisit else set()))
 
@@ -116,6 +119,8 @@ class TestWeb:
             self.edges3 = Edges3Host(port)
         if self.spec.edges4:
             self.edges4 = Edges4Host(port)
+        if self.spec.cookies:
+            self.cookies = CookieHosts(port)
         if self.spec.crawltraps:
             self.traps = TrapHosts(port)
         for sock in socks:
@@ -214,7 +219,7 @@ class TestWeb:
             if local_ip != self.edges.addresses()[req.host]:
                 return await _misdirected(conn, req)
             return await self.edges.handle(req, conn)
-        for module in (self.edges2, self.edges3, self.edges4, self.traps):  # the modules that name each host's address
+        for module in (self.edges2, self.edges3, self.edges4, self.cookies, self.traps):  # the modules that name each host's address
             if module is not None and (address := module.address_of(req.host)) is not None:
                 if local_ip != address:
                     return await _misdirected(conn, req)

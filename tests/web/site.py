@@ -120,6 +120,10 @@ class Site:
             from .edges4 import Edges4Host
 
             table.update(Edges4Host.addresses())
+        if self.spec.cookies:
+            from .cookies import CookieHosts
+
+            table.update(CookieHosts.addresses())
         if self.spec.crawltraps:
             from .crawltraps import TrapHosts
 

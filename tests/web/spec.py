@@ -146,6 +146,8 @@ class SiteSpec:
     """Serve the third round of edge-case hosts too: enc3.wreck.test, robots3-*.wreck.test (edges3.py)."""
     edges4: bool = False
     """Serve the fourth round's edge host too: frame4.wreck.test, HTTP framing as raw bytes (edges4.py)."""
+    cookies: bool = False
+    """Serve the hosts that need a cookie too: check13.wreck.test, shop.cookie13.ltd.uk (cookies.py)."""
     crawltraps: bool = False
     """Serve the crawl-level trap hosts too: *.wild.test (wildcard DNS), facets, dots,
     soft404, redirwalk, growq and paged.traps.test (crawltraps.py)."""
