@@ -82,7 +82,9 @@ _ATTRIBUTES = operator.attrgetter("attributes")  # a node's attributes as a dict
 # cost about 4 us a page. extract() per page, this against six walks (least
 # of 5, bench and realdocs pages): +4 us under 200 '<', +1 at 800-1200, -1
 # at 1200-2000, -8.5 at 2000-4000, -98 over 4000
-# (bench/results/2026-11-25-s12-page12.md).
+# (bench/results/2026-11-25-s12-page12.md). Both ways find the same
+# elements (tests/spider/test_spider_outlinks.py): the count only picks the
+# cheaper, so a rough one (a cut page's, a UTF-16 page's bytes) is harmless.
 ONE_WALK_TAGS = 1500
 # The tags but <a> that extraction reads, in one walk on a large page.
 _FEW_TAGS = ("base", "meta", "area", "link", "frame", "iframe")
