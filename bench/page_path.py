@@ -126,17 +126,19 @@ def hold_heap() -> None:
         raise SystemExit("mallopt() refused the heap thresholds: run with --trimming-heap")
 
 
-def store_packer(pages: list[tuple[str, bytes]], attach: bool = False) -> Packer:
+def store_packer(pages: list[tuple[str, bytes]], attach: bool = False,
+                 level: int = store_settings.DEFAULT_ZSTD_LEVEL) -> Packer:
     """A Packer with the dictionary a store trains from these pages (its
     first DICT_TRAIN_DOCS documents, storeserver/compress.py's parameters)
-    and its default level; `attach`: its frames made by bench/zstdattach.py,
+    at `level` (a store's --zstd-level, given to its spiders with the
+    dictionary); `attach`: its frames made by bench/zstdattach.py,
     the dictionary attached at each frame rather than copied (other bytes of
     the same size: section 3 of bench/results/2026-11-25-s11-page11.md)."""
     samples = [(HEAD % len(body) + body)[: store_settings.DICT_SAMPLE_BYTES]
                for _, body in pages[: store_settings.DICT_TRAIN_DOCS]]
     trained = zstd.train_dictionary(store_settings.DICT_SIZE, samples, k=compress._TRAIN_K, d=compress._TRAIN_D,
                                     accel=compress._TRAIN_ACCEL, threads=1)
-    packer = Packer(Dictionary(1, store_settings.DEFAULT_ZSTD_LEVEL, trained.as_bytes()))
+    packer = Packer(Dictionary(1, level, trained.as_bytes()))
     if attach:
         packer._cctx = DictCompressor(packer.level, trained.as_bytes())  # its compress(), the same call
         if not packer._cctx.attached:
@@ -182,12 +184,16 @@ def main() -> None:
                         "(zstd and the body's SHA-256, spider/docpack.py)")
     parser.add_argument("--attach", action="store_true", help="with --pack: zstd's dictionary attached at each "
                         "frame, not copied (bench/zstdattach.py)")
+    parser.add_argument("--level", type=int, default=store_settings.DEFAULT_ZSTD_LEVEL,
+                        help="with --pack: the store's zstd level (its --zstd-level; negative: zstd's fast levels)")
+    parser.add_argument("--hosts", type=int, default=50, help="hosts of the web whose pages are read")
+    parser.add_argument("--per-host", type=int, default=60, help="pages read a host (its first, by path)")
     parser.add_argument("--trimming-heap", action="store_true", help="glibc's default heap thresholds (the top)")
     args = parser.parse_args()
     if not args.trimming_heap:
         hold_heap()
-    pages = load_pages(args.web, 50, 60)
-    packer = store_packer(pages, args.attach) if args.pack else None
+    pages = load_pages(args.web, args.hosts, args.per_host)
+    packer = store_packer(pages, args.attach, args.level) if args.pack else None
     print(json.dumps(uvloop.run(measure(pages, args.pages, args.repeat, packer))))
 
 

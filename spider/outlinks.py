@@ -3,8 +3,10 @@
 # The page is parsed once by selectolax's lexbor backend (the fastest of the
 # candidates measured in bench/spider_bench.py's notes: about 100 us for a
 # 30 KB page, lxml about 120-140 us). Elements are visited with tags(), which
-# is cheaper than a CSS selector. <base href> (the first one of the HTML
-# namespace: not one inside <svg> or <math>) sets the base;
+# is cheaper than a CSS selector, one walk of the tree a tag; on a large page
+# (ONE_WALK_TAGS) the tags but <a> are found in one walk (a CSS selector list)
+# instead of six. <base href> (the first one of the HTML namespace: not one
+# inside <svg> or <math>) sets the base;
 # <meta name=robots content=nofollow|none> (or an X-Robots-Tag header
 # saying so, header_nofollow) empties the link list; rel=nofollow anchors
 # are skipped; a (href, or SVG's xlink:href), area, link (rel canonical,
@@ -44,6 +46,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections import defaultdict
 from collections.abc import Callable
 from typing import NamedTuple
 
@@ -84,6 +87,34 @@ _FOREIGN_ROOTS = frozenset(("svg", "math"))
 _INTEGRATION_POINTS = frozenset(("foreignobject", "desc", "title", "mi", "mo", "mn", "ms", "mtext"))
 _HTML_ENCODINGS = frozenset(("text/html", "application/xhtml+xml"))
 _ATTRIBUTES = operator.attrgetter("attributes")  # a node's attributes as a dict, read once a node
+# From this many '<' in a page (htmlguard.count), base, meta and the link
+# tags but <a> are found in one walk of the tree, a CSS selector list, its
+# elements grouped by tag, rather than in one tags() walk each: each walk
+# visits every node, while the selector engine's set-up and the grouping
+# cost about 4 us a page. extract() per page, this against six walks (least
+# of 5, bench and realdocs pages): +4 us under 200 '<', +1 at 800-1200, -1
+# at 1200-2000, -8.5 at 2000-4000, -98 over 4000
+# (bench/results/2026-11-25-s12-page12.md). Both ways find the same
+# elements (tests/spider/test_spider_outlinks.py): the count only picks the
+# cheaper, so a rough one (a cut page's, a UTF-16 page's bytes) is harmless.
+ONE_WALK_TAGS = 1500
+# The tags but <a> that extraction reads, in one walk on a large page.
+_FEW_TAGS = ("base", "meta", "area", "link", "frame", "iframe")
+_FEW_SELECTOR = ", ".join(_FEW_TAGS)
+
+
+def _tag_ids() -> dict[str, int]:
+    """lexbor's id of each of _FEW_TAGS (a node's tag_id: an int, where its
+    tag is a new string each read), from a parse of them (a <frame> only
+    stands in a frameset)."""
+    ids = {node.tag: node.tag_id for html in ("<base><meta><area><link><iframe>", "<frameset><frame>")
+           for node in LexborHTMLParser(html).css(_FEW_SELECTOR)}
+    if sorted(ids) != sorted(_FEW_TAGS):
+        raise ImportError(f"selectolax parsed {sorted(ids)} of the tags {sorted(_FEW_TAGS)}")
+    return ids
+
+
+_TAG_ID = _tag_ids()
 
 
 class PageLinks(NamedTuple):
@@ -103,13 +134,15 @@ def is_html(content_type: bytes | None, body: bytes) -> bool:
 
 
 def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
-            between: Callable[[], None] | None = None) -> PageLinks:
+            between: Callable[[], None] | None = None, tags: int | None = None) -> PageLinks:
     """Outlinks (normalised, unique, page order, bounded) and refresh target.
 
     `content_type` is the response's raw Content-Type header, whose charset
     (if any) decides the page's encoding before its <meta>. `between` is
     called once, after the parse and before the link walk (the two halves
     of a page's cost): the worker serves libcurl there (spider/report.py).
+    `tags` is the page's count of '<' when the caller has it: from
+    ONE_WALK_TAGS up, the tags but <a> are found in one walk.
     """
     encoding = htmlcharset.sniff(html, content_type)
     if encoding == htmlcharset.UTF8:
@@ -122,8 +155,9 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
             query_encoding = None
     if between is not None:
         between()
+    few = _few_tags(tree) if tags is not None and tags >= ONE_WALK_TAGS else None
     base = page_url
-    for node in tree.tags("base"):
+    for node in tree.tags("base") if few is None else few[_TAG_ID["base"]]:
         href = node.attributes.get("href")
         # HTML 4.2.3: the first base element *with an href* (a <base target>
         # before it does not count; href="" does: the page's own URL), of
@@ -135,7 +169,7 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
             break
     follow = True
     refresh = None
-    for node in tree.tags("meta"):
+    for node in tree.tags("meta") if few is None else few[_TAG_ID["meta"]]:
         attrs = node.attributes
         name = (attrs.get("name") or "").lower()
         if (name == "robots" or name == "wreck") and says_nofollow(attrs.get("content") or ""):
@@ -144,7 +178,15 @@ def extract(html: bytes, page_url: str, content_type: bytes | None = None, *,
             refresh = refresh_target(attrs.get("content") or "", base, query_encoding)
     if not follow:
         return PageLinks((), refresh)
-    return PageLinks(_walk(tree, page_url, base, query_encoding), refresh)
+    return PageLinks(_walk(tree, page_url, base, query_encoding, few), refresh)
+
+
+def _few_tags(tree: LexborHTMLParser) -> defaultdict[int, list]:
+    """The elements of _FEW_TAGS, by tag id, each list in page order."""
+    few: defaultdict[int, list] = defaultdict(list)
+    for node in tree.css(_FEW_SELECTOR):
+        few[node.tag_id].append(node)
+    return few
 
 
 def _in_html_namespace(node) -> bool:
@@ -197,12 +239,14 @@ def header_nofollow(head: bytes) -> bool:
     return False
 
 
-def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str | None) -> tuple[str, ...]:
+def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str | None,
+          few: defaultdict[int, list] | None = None) -> tuple[str, ...]:
     """The links of `tree` (the opening comment says which), resolved
     against `base`: unique, in order (the tags of _LINK_TAGS one after the
-    other, each in page order), without `page_url`, bounded."""
+    other, each in page order), without `page_url`, bounded. `few` is
+    _few_tags(tree) on a large page (ONE_WALK_TAGS), else None."""
     srcdocs: list[str] = []
-    followed = _hrefs(tree, srcdocs)
+    followed = _hrefs(tree, srcdocs, few)
     for _level in range(MAX_SRCDOC_DEPTH):
         if not srcdocs:
             break
@@ -227,16 +271,17 @@ def _walk(tree: LexborHTMLParser, page_url: str, base: str, query_encoding: str 
     return tuple(out)
 
 
-def _hrefs(tree: LexborHTMLParser, srcdocs: list[str]) -> list[str]:
+def _hrefs(tree: LexborHTMLParser, srcdocs: list[str], few: defaultdict[int, list] | None = None) -> list[str]:
     """The raw hrefs of `tree`'s followed links, in the order _walk says,
-    fragments cut; its <iframe srcdoc> documents appended to `srcdocs`."""
+    fragments cut; its <iframe srcdoc> documents appended to `srcdocs`.
+    `few` as _walk's."""
     # Only a followed link's href counts: a nofollow one earlier in the page
     # must not hide a plain link to the same URL.
     followed: list[str] = []
     add = followed.append
     for tag, attr in _LINK_TAGS:
         is_link = tag == "link"  # followed only with a page's rel (_followed_link); the others unless rel=nofollow
-        nodes = map(_ATTRIBUTES, tree.tags(tag))
+        nodes = map(_ATTRIBUTES, tree.tags(tag) if few is None or tag == "a" else few[_TAG_ID[tag]])
         if tag == "iframe":  # here, not in the loop below: no cost a node for <a>, the bulk of a page
             nodes = list(nodes)
             srcdocs += [doc for attrs in nodes if (doc := attrs.get("srcdoc"))]

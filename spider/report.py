@@ -164,7 +164,7 @@ def report(result: FetchResult, doc_id: int, kind: str | None = None,
             extra = feeds.done_fields(feed)
         elif outlinks.is_html(result.content_type, body):
             html, why = htmlguard.bound(body, tags=tags)  # the page is stored whole; links from what was parsed
-            page_links = outlinks.extract(html, result.url, result.content_type, between=between)
+            page_links = outlinks.extract(html, result.url, result.content_type, between=between, tags=tags)
             if page_links.outlinks and outlinks.header_nofollow(result.head):
                 page_links = outlinks.PageLinks((), page_links.refresh)
             if why:

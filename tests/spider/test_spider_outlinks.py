@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from wreck.protocol import limits
-from wreck.spider.outlinks import extract, is_html
+from wreck.spider import htmlguard
+from wreck.spider.outlinks import ONE_WALK_TAGS, extract, is_html
 
 PAGE = "http://example.com/dir/page.html"
 
@@ -92,6 +93,33 @@ def test_links_come_tag_after_tag_each_in_page_order():
     page = ('<iframe src="/f1"></iframe><a href="/a1">1</a><link rel="alternate" href="/l1">'
             '<area href="/r1"><a href="/a2">2</a><frame src="/fr1"><a href="/a1">again</a>')
     assert links(page).outlinks == tuple(f"http://example.com/{p}" for p in ("a1", "a2", "r1", "l1", "f1"))
+
+
+def test_every_link_tag_counts_in_any_case_and_inside_svg_math_and_tables_but_not_templates():
+    # the same links from a page as from a large page (ONE_WALK_TAGS: the
+    # tags but <a> found in one CSS walk, not one tags() walk each)
+    def links(html: str):
+        small = extract(html.encode(), PAGE)
+        large = (html + "<i></i>" * ONE_WALK_TAGS).encode()
+        assert extract(large, PAGE, tags=htmlguard.count(large)) == small
+        return small
+
+    svg = ('<svg><link rel="next" href="/svglink"><iframe src="/svgiframe"></iframe><area href="/svgarea"/>'
+           '<a href="/svga">x</a></svg><a href="/a">')
+    assert links(svg).outlinks == tuple(f"http://example.com/{p}" for p in (
+        "svga", "a", "svgarea", "svglink", "svgiframe"))
+    assert links('<math><meta name="robots" content="nofollow"></math><a href="/a">').outlinks == ()
+    got = links('<svg><foreignObject><base href="http://other.org/"><meta http-equiv=refresh content="0;url=/r">'
+                '<a href=y></foreignObject></svg>')
+    assert got == (("http://other.org/y",), "http://other.org/r")
+    assert links('<template><a href="/t"><link rel=next href=/tl><base href="http://other.org/"></template>'
+                 '<a href=/b>').outlinks == ("http://example.com/b",)
+    upper = ('<noscript><link rel=next href=/n><iframe src=/ni></iframe></noscript><A HREF=/up><AREA HREF=/ar>'
+             '<LINK REL=NEXT HREF=/ln><BASE HREF=http://b.org/>')
+    assert links(upper).outlinks == tuple(f"http://b.org/{p}" for p in ("up", "ar", "n", "ln", "ni"))
+    table = '<table><link rel=next href=/tl><iframe src=/ti></iframe><a href=/ta></table>'
+    assert links(table).outlinks == tuple(f"http://example.com/{p}" for p in ("ta", "tl", "ti"))
+    assert links('<svg><svg:link href=/ns></svg:link></svg><my-link href=/c><linkx href=/d>').outlinks == ()
 
 
 def test_garbage_never_raises():
