@@ -38,6 +38,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
     partition: int = 0
     # a page's redirect to itself that sets a cookie is asked again with it (5.3.2); False: never
     cookies: bool = True
+    # the urlserver hands a page out again with raw=1 after a DONE's again=raw (5.5); False: an
+    # older urlserver, so the spider asks such a page again at once itself, as before
+    raw_again: bool = False
 
     def to_wire(self) -> dict[str, str]:
         wire = {
@@ -59,6 +62,8 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             wire["partition"] = str(self.partition)
         if not self.cookies:  # sent only when off, so older spiders' view is unchanged
             wire["cookies"] = "0"
+        if self.raw_again:  # sent only when on: absent, a spider keeps its older way
+            wire["raw_again"] = "1"
         return wire
 
     @classmethod
@@ -101,6 +106,9 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
         cookies = values.get("cookies", "1")
         if cookies not in ("0", "1"):
             raise RemoteProtocolError(f"cookies: {shown(cookies)} is not 0 or 1")
+        raw_again = values.get("raw_again", "0")
+        if raw_again not in ("0", "1"):
+            raise RemoteProtocolError(f"raw_again: {shown(raw_again)} is not 0 or 1")
         return cls(
             store=store,
             timeout_update_ms=_positive(values, "timeout_update_ms"),
@@ -115,6 +123,7 @@ class CrawlSettings(msgspec.Struct, frozen=True, kw_only=True):
             partitions=partitions,
             partition=int(partition),
             cookies=cookies == "1",
+            raw_again=raw_again == "1",
         )
 
 

@@ -61,7 +61,9 @@
 #   after the host's delay (docs/protocol.txt 5.3, 5.5: never two requests
 #   inside the delay); the urlserver's own fetches (robots.txt, feeds,
 #   sitemaps) and a recrawl's are made again at once on the same slot
-#   (again_raw), as raw=1 does not reach their assignments; a coding browsers decode but this
+#   (again_raw), as raw=1 does not reach their assignments, and so is
+#   every fetch for an urlserver that did not announce raw_again=1 (an
+#   older one, which would end the URL on the DONE); a coding browsers decode but this
 #   libcurl does not (zstd without its zstd) stays DECODE_ERROR. Bytes
 #   after a compressed stream's end (CURLE_WRITE_ERROR once it is decoded
 #   whole) are dropped, as Chrome drops them: the transfer is complete.
@@ -149,11 +151,13 @@ class FetchSettings:
     ca_file: str | None = None  # None: the system's default bundle
     accept_type: tuple[str, ...] = ()  # media types a page may have; empty: any
     cookies: bool = True  # a redirect to the URL itself that sets a cookie is asked again with it
+    raw_again: bool = False  # the urlserver hands a page out again with raw=1 after again=raw
 
     @classmethod
     def from_crawl(cls, s: CrawlSettings) -> FetchSettings:
         return cls(s.user_agent, s.timeout_req_ms, min(s.connect_timeout_ms, s.timeout_req_ms),
-                   s.max_doc_size, s.allow_net, accept_type=s.accept_type, cookies=s.cookies)
+                   s.max_doc_size, s.allow_net, accept_type=s.accept_type, cookies=s.cookies,
+                   raw_again=s.raw_again)
 
     @property
     def low_speed_window_s(self) -> int:
@@ -647,7 +651,7 @@ class Fetcher:
                 return
         again = ""
         if curl_code == pycurl.E_BAD_CONTENT_ENCODING and not slot.raw and _unknown_codings(slot.block()):
-            if not _asked_again_later(slot.request):  # the urlserver's own fetch, or a recrawl's
+            if not (self.settings.raw_again and _asked_again_later(slot.request)):  # see the opening comment
                 slot.again_raw()  # as a browser shows it: the body as sent, asked again at once
                 self.curl.add(handle)
                 return

@@ -74,9 +74,10 @@ async def serve_tls(context: ssl.SSLContext, ip: str = "127.0.0.1") -> asyncio.S
     return await asyncio.start_server(answer, ip, 0, ssl=context)
 
 
-def fetch_raw(response: bytes, request: Request | None = None, asked: list | None = None) -> tuple:
+def fetch_raw(response: bytes, request: Request | None = None, asked: list | None = None, **settings) -> tuple:
     """(report, result) of one GET on a Fetcher, a loopback server answering `response` as is;
-    `asked` gets each request's header block as the server read it."""
+    `asked` gets each request's header block as the server read it; `settings` are the
+    handshake's (crawl_settings' overrides)."""
 
     async def run():
         async def answer(reader, writer):
@@ -90,7 +91,7 @@ def fetch_raw(response: bytes, request: Request | None = None, asked: list | Non
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
         url = "http://127.0.0.1:%d/p" % server.sockets[0].getsockname()[1]
         done = asyncio.get_running_loop().create_future()
-        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings()), done.set_result)
+        fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(crawl_settings(**settings)), done.set_result)
         try:
             fetcher.start(url, url, "127.0.0.1", PLAIN if request is None else request)
             result = await asyncio.wait_for(done, 30)

@@ -226,7 +226,7 @@ class UrlServer:
             user_agent=s.user_agent, allow_net=s.allow_net,
             connect_timeout_ms=int(s.connect_timeout * 1000), spider_id=str(spider.number),
             accept_type=s.accept_type, crawl_id=self.crawl.crawl_id,
-            partitions=s.peers, partition=s.partition, cookies=not s.no_cookies,
+            partitions=s.peers, partition=s.partition, cookies=not s.no_cookies, raw_again=True,
         ).to_wire()  # fmt: skip
 
     def partition_problem(self, name: str) -> str | None:

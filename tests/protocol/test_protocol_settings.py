@@ -35,6 +35,7 @@ def test_settings_round_trip_through_a_real_handshake():
         {"crawl_id": "00ff" * 7},
         {"cookies": "off"},
         {"cookies": ""},
+        {"raw_again": "yes"},
     ],
 )
 def test_bad_settings_are_refused_with_the_key_named(change):
@@ -62,3 +63,12 @@ def test_cookies_off_is_announced_and_on_is_left_unsaid_for_older_spiders():
     server, client = open_pair(settings=off.to_wire())
     assert client.settings["cookies"] == "0"
     assert CrawlSettings.from_wire(client.settings) == off and not off.cookies and SETTINGS.cookies
+
+
+def test_raw_again_is_announced_only_by_an_urlserver_that_hands_pages_out_again_raw():
+    # docs/protocol.txt 5.1, 5.5: absent (an older urlserver), a spider asks such a page again at once itself
+    assert "raw_again" not in SETTINGS.to_wire() and not SETTINGS.raw_again
+    on = CrawlSettings(**{f: getattr(SETTINGS, f) for f in SETTINGS.__struct_fields__} | {"raw_again": True})
+    server, client = open_pair(settings=on.to_wire())
+    assert client.settings["raw_again"] == "1"
+    assert CrawlSettings.from_wire(client.settings) == on

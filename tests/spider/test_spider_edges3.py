@@ -147,14 +147,26 @@ def test_a_page_in_a_coding_no_browser_knows_is_asked_again_later_as_sent_not_at
     response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: %s\r\nContent-Length: %d\r\n\r\n%s" % (
         coding, len(page), page)
     asked: list[bytes] = []
-    rep, result = fetch_raw(response, asked=asked)
+    rep, result = fetch_raw(response, asked=asked, raw_again=True)
     assert len(asked) == 1  # one request, not two
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCH_ERROR, Specific.DECODE_ERROR), rep.outcome
     assert rep.extra["again"] == "raw" and rep.record.document.startswith(b"HTTP/1.1 200 OK")
-    rep, result = fetch_raw(response, Request(raw=True), asked)  # the assignment with raw=1
+    rep, result = fetch_raw(response, Request(raw=True), asked, raw_again=True)  # the assignment with raw=1
     assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
     assert result.body == page and rep.outlinks == (result.url.replace("/p", "/next"),)
     assert "again" not in rep.extra and len(asked) == 2
+
+
+def test_a_page_in_a_coding_no_browser_knows_is_asked_again_at_once_for_an_urlserver_that_cannot_later():
+    # an older urlserver did not announce raw_again=1 (docs/protocol.txt 5.1): it would end the
+    # URL on again=raw's DECODE_ERROR, so the spider takes the body as sent itself, as before
+    page = b"<html><body><a href='/next'>next</a></body></html>"
+    response = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: utf-8\r\nContent-Length: %d\r\n\r\n%s" % (
+        len(page), page)
+    asked: list[bytes] = []
+    rep, result = fetch_raw(response, asked=asked)
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.FETCHED, Specific.OK), rep.outcome
+    assert result.body == page and "again" not in rep.extra and len(asked) == 2
 
 
 def test_the_urlservers_own_fetch_in_a_coding_no_browser_knows_is_still_asked_again_at_once():
