@@ -294,19 +294,11 @@ def _encode_done(d: Done) -> bytes:
         if not 0 < d.known <= limits.MAX_OUTLINKS or any(k in extra for k in _WHOLE_LINKS):
             raise LocalProtocolError("known= is 1 to MAX_OUTLINKS, never with feed= or sitemap=")
         extra["known"] = str(d.known)
-    if d.outlinks:
-        try:
-            block = ("\n".join(d.outlinks) + "\n").encode("ascii")
-        except UnicodeEncodeError:
-            raise LocalProtocolError("outlinks must be ASCII (IDNA and percent-encoded)") from None
-        if len(d.outlinks) > limits.MAX_OUTLINKS or len(block) > limits.MAX_OUTLINKS_BYTES:
-            raise LocalProtocolError("too many outlinks for one DONE; truncate first")
-        try:
-            f.link_block(block, len(d.outlinks))
-        except RemoteProtocolError as exc:
-            raise LocalProtocolError(f"outlinks cannot be sent: {exc}") from None
-    else:
-        block = b""
+    # checked as the urlserver will (link_block) without splitting the
+    # block again: an LF counted per URL (bench/results/2026-11-25-s12-server12.md)
+    block = f.encode_url_lines(d.outlinks, "outlink")
+    if len(d.outlinks) > limits.MAX_OUTLINKS or len(block) > limits.MAX_OUTLINKS_BYTES:
+        raise LocalProtocolError("too many outlinks for one DONE; truncate first")
     head = "DONE %d %s %d %s %d %d %d%s\n" % (
         d.trans_id, d.status.value, d.http_code, d.specific.name, d.ms,
         len(d.outlinks), len(block), f.encode_extras(extra) if extra else "",

@@ -151,9 +151,12 @@ class FetchInfo(msgspec.Struct, frozen=True, array_like=True):
 
 _FETCH_ENCODER = msgspec.msgpack.Encoder()
 _FETCH_DECODER = msgspec.msgpack.Decoder(FetchInfo)
-# zstd level 3 without a dictionary: a page's outlinks (most of the value)
-# share their scheme and host, so they shrink about fivefold.
-FETCH_ZSTD_LEVEL = 3
+# zstd without a dictionary: a page's outlinks (most of the value) share
+# their scheme and host, so they shrink about fivefold. Level 1: on the
+# crawl bench's values (2.3 KB) as small as level 3 (461.9 against 461.4
+# bytes) for 9 % fewer instructions, one value a page
+# (bench/results/2026-11-25-s12-server12.md). Any level reads back alike.
+FETCH_ZSTD_LEVEL = 1
 _zstd = threading.local()  # zstandard's (de)compressor objects are one thread's each
 
 

@@ -200,6 +200,9 @@ def test_a_flood_without_line_ends_is_refused_within_one_line_of_buffer():
     [
         Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://a b/",)),
         Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://é/",)),
+        Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://a/\nhttp://b/",)),  # one outlink would read as two
+        Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://a/", "")),
+        Done(1, Status.FETCHED, 200, Specific.OK, 1, ("http://a/" + "x" * limits.MAX_URL_LEN,)),
         Done(1, Status.FETCHED, 200, Specific.OK, 1, (), new_url="http://x/\n"),
         Get(0),
         Working(()),

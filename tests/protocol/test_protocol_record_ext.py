@@ -157,6 +157,15 @@ def test_an_outlinks_block_is_accepted_or_refused_as_url_by_url(block):
     assert _outcome(textfields.url_lines, block, "outlink") == _outcome(_one_by_one, block)
 
 
+@pytest.mark.parametrize("block", EDGE_BLOCKS)
+def test_a_done_outlinks_block_is_accepted_or_refused_as_url_by_url(block):
+    # the control protocol's block (5.5): the same URLs, their count given by the DONE header
+    count = block.count(b"\n")
+    assert _outcome(textfields.link_block, block, count) == _outcome(_one_by_one, block)
+    if count:
+        assert _outcome(textfields.link_block, block, count + 1)[0] is RemoteProtocolError
+
+
 @pytest.mark.parametrize("where", [0, 5, 9])
 def test_every_byte_value_in_an_outlink_is_judged_as_url_by_url(where):
     for byte in range(256):
@@ -164,6 +173,7 @@ def test_every_byte_value_in_an_outlink_is_judged_as_url_by_url(where):
         url[where] = byte
         block = b"http://h/first\n" + bytes(url) + b"\nhttp://h/last\n"
         assert _outcome(textfields.url_lines, block, "outlink") == _outcome(_one_by_one, block), byte
+        assert _outcome(textfields.link_block, block, block.count(b"\n")) == _outcome(_one_by_one, block), byte
 
 
 @pytest.mark.parametrize("urls", [
