@@ -35,11 +35,19 @@ class FormatError(Exception):
     """The environment is not this daemon's, or its file is damaged."""
 
 
+def _data_file(path: str) -> str:
+    return os.path.join(path, "data.mdb") if os.path.isdir(path) else path
+
+
+def _pages_size(env: lmdb.Environment) -> int:
+    return (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+
+
 def check_size(env: lmdb.Environment, path: str) -> None:
     """FormatError if data.mdb is shorter than the pages the environment uses."""
-    data = os.path.join(path, "data.mdb") if os.path.isdir(path) else path
+    data = _data_file(path)
     size = os.path.getsize(data)
-    need = (env.info()["last_pgno"] + 1) * env.stat()["psize"]
+    need = _pages_size(env)
     if size < need:
         raise FormatError(f"{data} is truncated ({size} bytes, its pages need {need}): "
                           f"restore it from a copy, or start with an empty directory")
@@ -73,3 +81,17 @@ def check_readonly(env: lmdb.Environment, path: str, kind: str) -> None:
         (k for k, own in OWN_DATABASES.items() if k != kind and names & own), kind)
     if owner != kind:
         raise FormatError(f"{path} holds a WRECK {owner}'s data, not a {kind}'s")
+
+
+def keep_whole(env: lmdb.Environment, path: str) -> None:
+    """After a commit: extend data.mdb (sparse: no block written) to every
+    page the meta page counts. LMDB (writemap off) does not write a
+    transaction's loose pages (allocated, then freed before its commit:
+    mdb_page_flush skips P_LOOSE), so when they are the last page numbers
+    the file ends before them; they are free, but check_size at the next
+    open would refuse the whole file (bench/results/2026-11-25-s12-frontier12.md:
+    a cleanly stopped 15.2M-URL frontier was refused)."""
+    data = _data_file(path)
+    need = _pages_size(env)
+    if os.path.getsize(data) < need:
+        os.truncate(data, need)
