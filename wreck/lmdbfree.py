@@ -18,7 +18,8 @@
 # entries, root: u64), last page u64 and txnid u64. The free database maps
 # a txnid to a list of page numbers: count u64 then the numbers, in the
 # leaf or on overflow pages (node flag F_BIGDATA: the data is their first
-# page number).
+# page number). py-lmdb bundles LMDB 0.9.36 here; a layout other than this
+# one reads as Unreadable, and the short file is refused as before.
 """Read the page numbers on an LMDB environment's free list from its file."""
 
 from __future__ import annotations
