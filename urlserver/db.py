@@ -95,7 +95,7 @@ import zlib
 import lmdb
 import msgspec
 
-from wreck.lmdbformat import FormatError, check_marker, check_size
+from wreck.lmdbformat import FormatError, check_marker, check_size, keep_whole
 from wreck.protocol.handshake import CRAWL_ID_BYTES
 from wreck.private import private_dir, private_files
 
@@ -405,7 +405,13 @@ class Db:
     def _sync_meta(self) -> None:
         """fsync what the last commit wrote after its own fsync (the meta page):
         LMDB's MDB_NOMETASYNC keeps the file whole without it, but may lose
-        that last transaction at a power cut until it is done."""
+        that last transaction at a power cut until it is done. The file is
+        first made as long as its pages (lmdbformat.keep_whole), so that
+        fsync keeps the length too."""
+        try:
+            keep_whole(self.env, self.path)
+        except (lmdb.Error, OSError) as exc:
+            raise StateError(f"cannot keep {self.path}/data.mdb as long as its pages: {exc}") from exc
         if self.sync:
             _translated(functools.partial(self.env.sync, True))
 
