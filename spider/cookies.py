@@ -15,7 +15,8 @@
 # Suffix List, wreck/publicsuffix.py), and the bounds below. The jar lives
 # for this one answer and is then dropped: nothing is kept or stored but
 # the request as sent (its Cookie header shows in the WARC request record).
-"""retry_cookie(url, head) -> the Cookie header value to ask `url` again with, or None."""
+"""retry_cookie(url, head) -> the Cookie header value to ask `url` again with, or None;
+names_itself(location, url) -> whether a redirect's target is `url` itself."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ import http.cookiejar
 import urllib.request
 
 from wreck.publicsuffix import is_public_suffix
+from wreck.urlnorm import normalize
 
 # RFC 6265 6.1: a user agent should keep cookies of at least 4096 bytes
 # (name, value and attributes: the Set-Cookie value) and at least 50 per
@@ -71,6 +73,19 @@ def set_cookie_lines(head: bytes) -> list[str]:
                 if len(out) == MAX_COOKIES:
                     break
     return out
+
+
+def names_itself(location: bytes, url: str) -> bool:
+    """True when `location` (a redirect's target as libcurl resolved it)
+    names `url`, in any spelling the URL Standard makes the same URL: an
+    explicit default port (`http://host:80/p`), another case of scheme or
+    host (`HTTP://HOST/p`), a fragment (`/p#x`), a dot segment. Compared
+    after normalisation (wreck/urlnorm.py, docs/urls.md), as the crawl
+    compares URLs, not as strings."""
+    if location == url.encode():
+        return True
+    target = normalize(location.decode("latin-1"), url)  # octets as received (RFC 9110 5.5)
+    return target is not None and target == normalize(url)
 
 
 def retry_cookie(url: str, head: bytes) -> str | None:

@@ -109,7 +109,7 @@ from wreck.protocol.settings import CrawlSettings
 
 from . import nofetch as nf
 from .allownet import AllowNet
-from .cookies import retry_cookie
+from .cookies import names_itself, retry_cookie
 from .curlloop import CurlLoop
 
 # Response header block bound. Real servers send 1-16 KB; libcurl itself
@@ -353,7 +353,7 @@ class _Slot:
         from a GET not yet asked again so; else None."""
         if result.curl_code or self.cookie or self.in_head:
             return None
-        if self.handle.getinfo_raw(pycurl.REDIRECT_URL) != self.url.encode():
+        if not names_itself(self.handle.getinfo_raw(pycurl.REDIRECT_URL) or b"", self.url):
             return None
         return retry_cookie(self.url, result.head)
 
@@ -694,7 +694,7 @@ class Fetcher:
             slot.aborted = Specific.UNWANTED_TYPE  # settled: no GET
             return None
         if code in REDIRECT_CODES and (target := c.getinfo_raw(pycurl.REDIRECT_URL)):
-            if self.settings.cookies and target == slot.url.encode() and retry_cookie(slot.url, slot.block()):
+            if self.settings.cookies and names_itself(target, slot.url) and retry_cookie(slot.url, slot.block()):
                 return ""  # a cookie check (docs/protocol.txt 5.3.2): the GET follows and makes it
             return None  # settled: the redirect is reported (a GET would get the same Location)
         return ""

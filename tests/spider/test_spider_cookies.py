@@ -11,7 +11,7 @@ import pytest
 import uvloop
 
 from wreck.protocol import Specific, Status
-from wreck.spider.cookies import MAX_COOKIE_BYTES, MAX_COOKIE_HEADER_BYTES, MAX_COOKIES, retry_cookie
+from wreck.spider.cookies import MAX_COOKIE_BYTES, MAX_COOKIE_HEADER_BYTES, MAX_COOKIES, names_itself, retry_cookie
 from wreck.spider.fetch import Fetcher, FetchSettings, Request
 from wreck.spider.report import report
 from tests.spider_helpers import crawl_settings
@@ -77,11 +77,12 @@ def _crawl_site(paths: list[str], *, cookies: bool = True, location=None, accept
                 head: bool = False):
     """Fetch each of `paths` in turn on one Fetcher (so on one slot) from a
     site whose every page wants 'seen=1' (when `accepts`; else nothing
-    pleases it), answering without it a 302 to `location(path)` (the path
+    pleases it), answering without it a 302 to `location(path, base)` (the path
     itself by default) that sets it. (the (report, result) of each, the
     request heads the site read). With `head`, HEAD first, pages of
     text/html only (the urlserver's head=1, docs/protocol.txt 5.3.1)."""
     seen: list[bytes] = []
+    bases: list[str] = []  # the site's origin, known once it listens
 
     async def answer(reader, writer):
         head = await reader.readuntil(b"\r\n\r\n")
@@ -93,13 +94,15 @@ def _crawl_site(paths: list[str], *, cookies: bool = True, location=None, accept
                          b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
         else:
             writer.write(b"HTTP/1.1 302 Found\r\nLocation: %s\r\nSet-Cookie: seen=1; Path=/\r\n"
-                         b"Connection: close\r\nContent-Length: 0\r\n\r\n" % (location or str)(path).encode())
+                         b"Connection: close\r\nContent-Length: 0\r\n\r\n"
+                         % (location(path, bases[0]) if location else path).encode())
         await writer.drain()
         writer.close()
 
     async def run():
         server = await asyncio.start_server(answer, "127.0.0.1", 0)
         base = "http://127.0.0.1:%d" % server.sockets[0].getsockname()[1]
+        bases.append(base)
         waiting: list[asyncio.Future] = []
         settings = crawl_settings(cookies=cookies, accept_type=("text/html",) if head else ())
         fetcher = Fetcher(asyncio.get_running_loop(), FetchSettings.from_crawl(settings),
@@ -139,7 +142,7 @@ def test_no_cookies_reports_the_redirect_as_it_was():
 
 
 def test_a_redirect_elsewhere_that_sets_a_cookie_is_reported_as_the_redirect():
-    [(rep, result)], seen = _crawl_site(["/a"], location=lambda path: "/login")
+    [(rep, result)], seen = _crawl_site(["/a"], location=lambda path, base: "/login")
     assert (rep.outcome.status, result.http_code, len(seen)) == (Status.REDIRECTION, 302, 1)
 
 
@@ -158,3 +161,32 @@ def test_a_head_answered_by_the_cookie_check_is_followed_by_the_get_that_makes_i
 def test_a_head_answered_by_the_cookie_check_settles_the_transaction_without_cookies():
     [(rep, result)], seen = _crawl_site(["/a.pdf"], head=True, cookies=False)
     assert (rep.outcome.status, result.http_code, len(seen)) == (Status.REDIRECTION, 302, 1)
+
+
+@pytest.mark.parametrize("location", [
+    "http://www.shop.example:80/cart",  # the scheme's default port, explicit
+    "HTTP://WWW.SHOP.EXAMPLE/cart",  # scheme and host are case-insensitive
+    "/cart#top",  # a fragment is never sent
+    "http://www.shop.example/./cart",  # a dot segment
+])
+def test_a_location_naming_the_url_in_another_spelling_is_the_url_itself(location):
+    assert names_itself(location.encode(), URL)
+
+
+@pytest.mark.parametrize("location", [
+    "http://www.shop.example:8080/cart", "https://www.shop.example/cart", "/cart/", "/Cart", "/cart?x",
+    "http://www.shop.example/c\xe4rt",
+])
+def test_a_location_naming_another_url_is_not(location):
+    assert not names_itself(location.encode("latin-1"), URL)
+
+
+@pytest.mark.parametrize("spell", [
+    lambda base, path: base.upper() + path,  # HTTP://127.0.0.1:PORT/a
+    lambda base, path: path + "#x",
+    lambda base, path: base + "/./" + path.lstrip("/"),
+])
+def test_a_redirect_to_itself_in_another_spelling_that_sets_a_cookie_is_asked_again(spell):
+    [(rep, result)], seen = _crawl_site(["/a"], location=lambda path, base: spell(base, path))
+    assert (rep.outcome.status, result.http_code) == (Status.FETCHED, 200)
+    assert [b"Cookie:" in head for head in seen] == [False, True]
