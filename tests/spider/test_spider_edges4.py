@@ -142,3 +142,20 @@ def test_a_cut_page_sends_no_validator_so_a_recrawl_asks_the_whole_page_again():
                              b"Last-Modified: Tue, 24 Nov 2026 06:00:00 GMT\r\nContent-Length: 5000\r\n\r\n" + PAGE)
     assert result.truncated == "disconnect" and rep.outcome.status is Status.FETCHED
     assert "etag" not in rep.extra and "last_modified" not in rep.extra and "digest" in rep.extra
+
+
+@pytest.mark.parametrize("status_line", [b"HTTP/1.1 302 Found", b"HTTP/1.1 301 Moved Permanently",
+                                         b"HTTP/1.1 404 Not Found", b"HTTP/1.1 410 Gone"])
+def test_a_3xx_without_location_is_kept_as_a_404_page_is_stored_whole_its_links_not_read(status_line):
+    # a browser shows the body of a 3xx without Location (Fetch, HTTP-redirect fetch step 3:
+    # no location URL, the response is returned); WRECK reads links from 2xx answers only,
+    # as for a 404's page (docs/operating.md, The spider): a 3xx without one is such a page
+    rep, result = fetch_raw(_ok(status_line))
+    assert (rep.outcome.status, rep.outcome.specific) == (Status.ERROR, Specific.HTTP_ERROR)
+    assert rep.outlinks == () and rep.record.outlinks == ()
+    assert rep.record.document.endswith(PAGE)  # stored as received: the page a browser shows
+
+
+def test_the_same_page_answered_200_gives_its_links():
+    rep, result = fetch_raw(_ok(b"HTTP/1.1 200 OK"))
+    assert rep.outlinks == _links(result)
