@@ -43,7 +43,10 @@
 #     label; and the 70 labels of the standard w3lib does not know
 #     (x-mac-cyrillic, iso-8859-8-i, gb_2312, x-cp1251, windows-949,
 #     unicode-1-1-utf-8...) are added to w3lib's own translation table at
-#     import, so its header parser and its <meta> prescan both read them.
+#     import, so its header parser and its <meta> prescan both read them;
+#   - a <meta> whose label is no label ('bogus', 'latin-1') gives way to the
+#     next <meta> (HTML 13.2.3.2: "if charset is failure, jump to ... next
+#     byte"), where w3lib stops at the first <meta> naming any label.
 # Pure: no I/O, no state (but the codec registered and w3lib's table
 # completed at import).
 """sniff(body, content_type) -> codec name; decode(body, content_type) -> text."""
@@ -80,7 +83,8 @@ _REPLACEMENT_CODECS = frozenset({"iso2022_kr", "hz"})  # the Python codecs w3lib
 _CHARSET = re.compile(r"charset\s*=\s*[\"']?([^\"';\s]*)", re.IGNORECASE)
 # a declaration's label in a <meta> (charset=, also inside content=) or an <?xml encoding=?>, as w3lib reads it
 _HEADER_LABEL = re.compile(r"""charset\s*=\s*["']?\s*([\w-]+)""", re.IGNORECASE)  # w3lib's label characters
-_DECLARED = re.compile(r"""(?:charset|encoding)\s*=\s*["']?\s*([\w-]+)""", re.IGNORECASE)
+# (its first letter outside (?i:): the scan of a 1 KiB head takes a third of the time)
+_DECLARED = re.compile(r"""(?:[cC](?i:harset)|[eE](?i:ncoding))\s*=\s*["']?\s*([\w-]+)""")
 _BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_BE, "utf-16-be"), (codecs.BOM_UTF16_LE, "utf-16-le"))
 USER_DEFINED = "x-user-defined"
 """The Encoding Standard's x-user-defined (section 14.5), a codec registered here."""
@@ -189,19 +193,44 @@ _UTF8_HEAD = re.compile(
     re.IGNORECASE)
 
 
+def _blot_unknown(found: re.Match[str]) -> str:
+    """A declaration with its label, when no label of the Encoding
+    Standard, overwritten by as many '!' (no label character to w3lib)."""
+    if _is_label(found):
+        return found.group(0)
+    cut = found.start(1) - found.start(0)
+    return found.group(0)[:cut] + "!" * (len(found.group(0)) - cut)
+
+
 def meta_encoding(body: bytes) -> str | None:
     """The codec a <meta> in the first 1,024 bytes declares, if any."""
     if _UTF8_HEAD.match(body, 0, PRESCAN_BYTES):
         return UTF8
-    head = body[:PRESCAN_BYTES]
-    found = html_body_declared_encoding(head)
+    return prescan(body)
+
+
+def prescan(body: bytes) -> str | None:
+    """meta_encoding(body) always by w3lib's prescan, without the regex
+    shortcut for the usual UTF-8 head: what that shortcut is checked against."""
+    raw = body[:PRESCAN_BYTES]
+    found = html_body_declared_encoding(raw)
     if found is None:
-        return None
-    # w3lib reads the first declaration that names a label: the first
-    # charset= or encoding= whose name resolves to what it found
-    labels = (m for m in _DECLARED.finditer(head.decode("latin-1")) if resolve_encoding(m.group(1)) == found)
-    if not _is_label(next(labels, None)):
-        return None  # a name Python knows and the Encoding Standard does not: no declaration
+        if b"harset" not in (lower := raw.lower()) and b"ncoding" not in lower:
+            return None  # no declaration at all: the usual undeclared page (bytes: ASCII case folding is cheap)
+        read = False
+    else:
+        # w3lib read the first declaration that names a label: the first
+        # charset= or encoding= whose name resolves to what it found
+        labels = (m for m in _DECLARED.finditer(raw.decode("latin-1")) if resolve_encoding(m.group(1)) == found)
+        read = _is_label(next(labels, None))
+    if not read:
+        # HTML 13.2.3.2: a <meta> whose label is no encoding ('bogus', or
+        # 'latin-1': Python's name, not the standard's) is passed over for
+        # the next ("if charset is failure, ... next byte"); w3lib stops at
+        # it. Blotted, such labels are none to w3lib, whose scan goes on.
+        found = html_body_declared_encoding(_DECLARED.sub(_blot_unknown, raw.decode("latin-1")))
+        if found is None:
+            return None
     if found == USER_DEFINED:  # HTML 13.2.3.2, the prescan: x-user-defined means windows-1252
         return DEFAULT
     if found.startswith("utf-16"):

@@ -81,6 +81,30 @@ def test_labels_follow_the_encoding_standard():
     assert htmlcharset.sniff(b"\xff\xfe\x00\x00<") == "utf-16-le"  # no UTF-32 BOM in the standard
 
 
+CYRILLIC = '<a href="дом.html?q=дом">d</a>'
+
+
+@pytest.mark.parametrize("first", [
+    '<meta charset="bogus">',
+    "<meta charset=bogus>",
+    '<meta charset="latin-1">',  # a Python codec name, no label of the Encoding Standard
+    '<meta http-equiv="Content-Type" content="text/html; charset=x-bogus">',
+    '<?xml version="1.0" encoding="bogus"?><meta charset="no-such">',
+])
+def test_a_meta_whose_label_is_no_encoding_gives_way_to_the_next_as_the_prescan_says(first):
+    # HTML 13.2.3.2: "if charset is failure, jump to the step below labeled next byte"
+    body = f"<html><head>{first}<meta charset=windows-1251></head><body>{CYRILLIC}".encode("cp1251")
+    assert htmlcharset.sniff(body) == "cp1251"
+    assert extract(body, PAGE).outlinks == (PAGE + "%D0%B4%D0%BE%D0%BC.html?q=%E4%EE%EC",)
+
+
+def test_a_meta_whose_label_is_no_encoding_and_no_other_declares_nothing():
+    body = f"<meta charset=bogus><p>{CYRILLIC}".encode("cp1251")
+    assert htmlcharset.sniff(body) == htmlcharset.DEFAULT  # not UTF-8: the standard's default
+    assert htmlcharset.sniff(b"<meta charset=bogus><meta charset=utf-8>") == "utf-8"
+    assert htmlcharset.sniff(b"<!-- <meta charset=koi8-r> --><meta charset=bogus>\xe9<p>") == htmlcharset.DEFAULT
+
+
 # htmlcharset's regex for the usual HTML5 head (<meta charset="utf-8"> after
 # nothing but the doctype, <html> and <head>) answers as w3lib's prescan
 # does, or leaves the page to it: on crafted heads and their mutations, and on
@@ -116,8 +140,8 @@ _HEADS = [
 ]
 
 
-def _prescan(body: bytes) -> str | None:
-    """meta_encoding() without its regex: w3lib's prescan alone."""
+def _w3lib(body: bytes) -> str | None:
+    """meta_encoding() without its regex nor its label rules: w3lib's prescan alone."""
     found = htmlcharset.html_body_declared_encoding(body[: htmlcharset.PRESCAN_BYTES])
     return None if found is None else htmlcharset.UTF8 if found.startswith("utf-16") else found
 
@@ -134,11 +158,12 @@ def test_the_utf8_head_shortcut_answers_as_the_prescan_does():
     for body in cases:
         if htmlcharset._UTF8_HEAD.match(body, 0, htmlcharset.PRESCAN_BYTES):
             taken += 1
-            assert _prescan(body) == htmlcharset.UTF8, body
-            assert htmlcharset.meta_encoding(body) == htmlcharset.UTF8, body
-        # else the prescan's, or none where it names no label of the Encoding Standard ('utf-', 'utf_8':
-        # test_spider_edges3.py)
-        assert htmlcharset.meta_encoding(body) in (_prescan(body), None), body
+            assert _w3lib(body) == htmlcharset.UTF8, body
+        # the prescan's: w3lib's where it names a label of the Encoding Standard (not 'utf-', 'utf_8':
+        # test_spider_edges3.py; a <meta> whose label is none gives way to the next)
+        assert htmlcharset.meta_encoding(body) == htmlcharset.prescan(body), body
+        assert htmlcharset.prescan(body) in (_w3lib(body), None) or not all(
+            map(htmlcharset._is_label, htmlcharset._DECLARED.finditer(body.decode("latin-1")))), body
     assert taken >= 10
 
 
@@ -148,4 +173,4 @@ def test_the_utf8_head_shortcut_answers_as_the_prescan_does_on_the_realdocs_page
         pytest.skip("no realdocs tree installed (bench/realdocs.py names the Debian packages)")
     for path in pages:
         body = path.read_bytes()
-        assert htmlcharset.meta_encoding(body) == _prescan(body), path
+        assert htmlcharset.meta_encoding(body) == _w3lib(body), path
