@@ -4,7 +4,9 @@
 # a redirect to itself that sets cookies pays retry_cookie (http.cookiejar's
 # parse and RFC 6265 rules, the Public Suffix List for a Domain attribute)
 # and a second request. This times retry_cookie on the answers such sites
-# send, and the status test, each as the median of REPEATS runs.
+# send, names_itself (whether a redirect's target is the URL itself: every
+# redirect of a crawl with cookies on pays it; before session 12 it was a
+# bytes comparison), and the status test, each as the median of REPEATS runs.
 # Run: python -m bench.cookie_bench
 """µs per retry_cookie call, by answer; ns per status test."""
 
@@ -15,7 +17,7 @@ import statistics
 import time
 
 from wreck.publicsuffix import is_public_suffix
-from wreck.spider.cookies import retry_cookie
+from wreck.spider.cookies import names_itself, retry_cookie
 from wreck.spider.fetch import REDIRECT_CODES
 
 URL = "http://www.shop.example/cart"
@@ -37,6 +39,12 @@ ANSWERS = {
     "50 cookies": _head(*(f"c{i:02}={'v' * 40}; Path=/" for i in range(50))),
     "no Set-Cookie": _head(),
 }
+TARGETS = {  # what libcurl's REDIRECT_URL gives
+    "the URL itself, same bytes": b"http://www.shop.example/cart",
+    "the URL itself, with a fragment": b"http://www.shop.example/cart#top",
+    "another page (the usual redirect)": b"http://www.shop.example/login?next=%2Fcart",
+    "another site, https": b"https://shop.example/cart",
+}
 
 
 def _median_us(fn, arg) -> float:
@@ -54,6 +62,7 @@ def main() -> None:
     is_public_suffix("shop.example")  # the PSL snapshot, loaded once a process
     load_ms = round((time.perf_counter() - start) * 1000, 1)
     figures = {name: _median_us(retry_cookie, (URL, head)) for name, head in ANSWERS.items()}
+    targets = {name: _median_us(names_itself, (target, URL)) for name, target in TARGETS.items()}
     codes = [200] * 1000
     runs = []
     for _ in range(REPEATS):
@@ -63,6 +72,7 @@ def main() -> None:
                 code in REDIRECT_CODES  # noqa: B015  # the test every page pays
         runs.append((time.perf_counter() - start) / (CALLS * 10) * 1e9)
     print(json.dumps({"bench": "cookie", "psl_load_ms": load_ms, "retry_cookie_us": figures,
+                      "names_itself_us": targets,
                       "status_test_ns": round(statistics.median(runs), 1)}, indent=2))
 
 
