@@ -11,6 +11,10 @@
 #                          and every /bad/CASE
 #     /in/a                Location the same absolute URL; links /in/b
 #     /in/b, /rel          Location relative ('/in/b', 'rel': the same URL)
+#     /in/frag, /in/caps   Location the same URL spelt otherwise: '/in/frag#top'
+#                          (a fragment), 'HTTP://CHECK13.WRECK.TEST:PORT/in/caps'
+#                          (scheme and host in upper case): the same once
+#                          normalised (docs/urls.md)
 #     /bad/CASE            a cookie RFC 6265 refuses (never sent, so the
 #                          redirect is stored and asked once):
 #       domain-other       Domain= another site (5.3 step 6: the request host
@@ -58,7 +62,8 @@ BIG = {
     "many": ["seen=1; Path=/", *(f"n{i:03}={'v' * 40}; Path=/" for i in range(MANY_COOKIES))],
     "huge-and-small": ["big=" + "y" * 5000 + "; Path=/", "seen=1; Path=/"],
 }
-LOCATION = {"/": "abs", "/in/a": "abs", "/in/b": "/in/b", "/rel": "rel"}  # how each page names itself
+LOCATION = {"/": "abs", "/in/a": "abs", "/in/b": "/in/b", "/rel": "rel",  # how each page names itself
+            "/in/frag": "/in/frag#top", "/in/caps": "caps"}
 
 
 def _page(title: str, links: list[str]) -> bytes:
@@ -88,8 +93,9 @@ class CookieHosts:
     @staticmethod
     def pages() -> dict[str, list[str]]:
         """Path -> the links of the page a request with the cookie gets."""
-        return {"/": ["/in/a", "/rel", *(f"/bad/{k}" for k in BAD), *(f"/big/{k}" for k in BIG)],
-                "/in/a": ["/in/b"], "/in/b": [], "/rel": [],
+        return {"/": ["/in/a", "/rel", "/in/frag", "/in/caps", *(f"/bad/{k}" for k in BAD),
+                      *(f"/big/{k}" for k in BIG)],
+                "/in/a": ["/in/b"], "/in/b": [], "/rel": [], "/in/frag": [], "/in/caps": [],
                 **{f"/big/{k}": [] for k in BIG}}
 
     @staticmethod
@@ -139,6 +145,8 @@ class CookieHosts:
             return await send_response(conn, req, 200, [("Content-Type", HTML)], _page(req.path, links))
         if location == "abs":
             location = f"http://{req.host}:{self.port}{req.path}"
+        elif location == "caps":
+            location = f"HTTP://{req.host.upper()}:{self.port}{req.path}"
         elif location == "rel":
             location = req.path.rsplit("/", 1)[1]
         headers = [("Location", location), *(("Set-Cookie", line) for line in set_cookie)]
