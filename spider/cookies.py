@@ -84,6 +84,8 @@ def names_itself(location: bytes, url: str) -> bool:
     compares URLs, not as strings."""
     if location == url.encode():
         return True
+    if not location:  # no Location (a 3xx without one): it names nothing, resolved it would be `url`
+        return False
     target = normalize(location.decode("latin-1"), url)  # octets as received (RFC 9110 5.5)
     return target is not None and target == normalize(url)
 

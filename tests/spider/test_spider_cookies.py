@@ -14,7 +14,7 @@ from wreck.protocol import Specific, Status
 from wreck.spider.cookies import MAX_COOKIE_BYTES, MAX_COOKIE_HEADER_BYTES, MAX_COOKIES, names_itself, retry_cookie
 from wreck.spider.fetch import Fetcher, FetchSettings, Request
 from wreck.spider.report import report
-from tests.spider_helpers import crawl_settings
+from tests.spider_helpers import crawl_settings, fetch_raw
 
 URL = "http://www.shop.example/cart"
 
@@ -176,6 +176,7 @@ def test_a_location_naming_the_url_in_another_spelling_is_the_url_itself(locatio
 @pytest.mark.parametrize("location", [
     "http://www.shop.example:8080/cart", "https://www.shop.example/cart", "/cart/", "/Cart", "/cart?x",
     "http://www.shop.example/c\xe4rt",
+    "",  # no Location: resolved, the empty string would be the URL itself
 ])
 def test_a_location_naming_another_url_is_not(location):
     assert not names_itself(location.encode("latin-1"), URL)
@@ -190,3 +191,10 @@ def test_a_redirect_to_itself_in_another_spelling_that_sets_a_cookie_is_asked_ag
     [(rep, result)], seen = _crawl_site(["/a"], location=lambda path, base: spell(base, path))
     assert (rep.outcome.status, result.http_code) == (Status.FETCHED, 200)
     assert [b"Cookie:" in head for head in seen] == [False, True]
+
+
+def test_a_redirect_without_location_that_sets_a_cookie_is_asked_once():
+    asked: list[bytes] = []
+    rep, result = fetch_raw(b"HTTP/1.1 302 Found\r\nSet-Cookie: seen=1; Path=/\r\nContent-Length: 0\r\n\r\n",
+                            asked=asked)
+    assert (rep.outcome.status, result.http_code, len(asked)) == (Status.ERROR, 302, 1)
