@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import posixpath
 import random
 from collections.abc import Mapping
@@ -34,6 +35,12 @@ MOVED_PATH = "/moved.html"  # 301 to page 1, linked from '/'
 MISSING_PATH = "/missing.html"  # 404, linked from '/'
 BASE_DIR = "/articles/"  # the <base href> of page 1 points here
 COPY_PATHS = ("/copies/original.html", "/copies/exact.html", "/copies/near.html")  # SiteSpec.copies
+# The optional host modules whose name -> address table is a class's (SiteSpec's flag, the
+# module, the class), imported only when served; crawltraps' table holds '*.wild.test', a
+# wildcard the DNS answers (dns.py).
+_OPTIONAL_HOSTS = (("intl", "intl", "IntlHost"), ("edges", "edges", "EdgesHost"), ("edges2", "edges2", "Edges2Host"),
+                   ("edges3", "edges3", "Edges3Host"), ("edges4", "edges4", "Edges4Host"),
+                   ("cookies", "cookies", "CookieHosts"), ("crawltraps", "crawltraps", "TrapHosts"))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -100,34 +107,9 @@ class Site:
             from .revisit import RevisitHosts
 
             table.update(RevisitHosts(self.spec.revisit).addresses())
-        if self.spec.intl:
-            from .intl import IntlHost
-
-            table.update(IntlHost.addresses())
-        if self.spec.edges:
-            from .edges import EdgesHost
-
-            table.update(EdgesHost.addresses())
-        if self.spec.edges2:
-            from .edges2 import Edges2Host
-
-            table.update(Edges2Host.addresses())
-        if self.spec.edges3:
-            from .edges3 import Edges3Host
-
-            table.update(Edges3Host.addresses())
-        if self.spec.edges4:
-            from .edges4 import Edges4Host
-
-            table.update(Edges4Host.addresses())
-        if self.spec.cookies:
-            from .cookies import CookieHosts
-
-            table.update(CookieHosts.addresses())
-        if self.spec.crawltraps:
-            from .crawltraps import TrapHosts
-
-            table.update(TrapHosts.addresses())  # '*.wild.test' too: a wildcard the DNS answers (dns.py)
+        for flag, module, name in _OPTIONAL_HOSTS:
+            if getattr(self.spec, flag):
+                table.update(getattr(importlib.import_module(f".{module}", __package__), name).addresses())
         return table
 
     def ips(self) -> list[str]:
