@@ -354,8 +354,7 @@ class Crawl:
         fp = d.fingerprint(url)
         if fr.seen.check_and_add(fp) and fr.txn.get(fp, db=fr.db.urls) is not None:
             return "known"
-        fr.move(fp, UrlEvent.FILTERED, why, rec=d.UrlRecord(url))
-        fr.filtered_by[why] = fr.filtered_by.get(why, 0) + 1
+        fr.record_filtered(fp, d.UrlRecord(url), why)
         return "filtered"
 
     @translate_errors

@@ -594,6 +594,11 @@ class Frontier:
         touched.add(host)
         return 0
 
+    def record_filtered(self, fp: bytes, rec: UrlRecord, reason: str) -> None:
+        """Record a new URL (already in the Bloom filter) as FILTERED for `reason`, counted in /status."""
+        self.move(fp, UrlEvent.FILTERED, reason, rec=rec)
+        self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
+
     def _admit(self, url: str, fp: bytes, origin: str, name: str, depth: int, hops: int,
                reason: str | None, via: bytes, path: str, via_url: str = "") -> str:
         """Record a new URL (already in the Bloom filter) as FILTERED or queue it."""
@@ -603,9 +608,8 @@ class Frontier:
         elif reason is None and self.domains is not None:  # the domain caps (domainbudget.py)
             reason = self.domains.new_host_reason(name) if host is None else self.domains.admit(host)
         if reason is not None:
-            self.move(fp, UrlEvent.FILTERED, reason,
-                      rec=UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url))
-            self.filtered_by[reason] = self.filtered_by.get(reason, 0) + 1
+            self.record_filtered(fp, UrlRecord(url, hops=hops, depth=depth, via=via, path=path, via_url=via_url),
+                                 reason)
             return "filtered"
         if host is None:
             host = self.origin_for(origin, name)
